@@ -1,0 +1,50 @@
+# prmkit: two commands on a fresh machine — `make demo` and `make test`.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-fast bench lint install system-deps clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first and exactly: the CPU wheel on these machines, never a multi-GB CUDA build.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[test,rl]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+## Debian packages some tests need (a real browser, a real PostgreSQL server). Best effort: the tests
+## that need them skip with a clear reason where they are missing.
+system-deps:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  need=""; \
+	  command -v chromium >/dev/null || need="$$need chromium"; \
+	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$$need postgresql"; \
+	  if [ -n "$$need" ]; then \
+	    echo "installing:$$need"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null) \
+	      || echo "warning: could not install$$need; tests that need them will skip"; \
+	  fi; \
+	fi
+
+demo: $(STAMP)
+	$(BIN)/prmkit run recipes/world.yaml
+
+test: $(STAMP) system-deps
+	$(BIN)/python -m pytest -q --durations=15
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
+
+bench: $(STAMP)
+	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+clean:
+	rm -rf $(VENV) demo-out .pytest_cache

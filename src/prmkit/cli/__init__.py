@@ -1,0 +1,51 @@
+"""The ``prmkit`` command line: one typer app, one sub-command per public function.
+
+Each module here registers the commands of one area and calls that area's public Python function, so
+the CLI and the API mirror each other. Heavy imports (torch, transformers) happen inside the commands,
+so ``prmkit --help`` stays fast.
+
+    data.py      convert, inspect, validate                  -> prmkit.formats / prmkit.core
+    world.py     world generate | sample | check | stats      -> prmkit.world
+    label.py     label mc | search | judge | consensus | report -> prmkit.labeling
+    annotate.py  annotate serve | assign | export | agreement -> prmkit.annotate
+    models.py    train prm | orm, score, pretrain             -> prmkit.training / prmkit.scoring
+    search.py    bon, vote, beam, resample                    -> prmkit.search
+    serve.py     serve, serve policy                          -> prmkit.serving
+    evaluate.py  eval processbench | bon, audit, card         -> prmkit.evaluation / prmkit.cards
+    run.py       run RECIPE.yaml                               -> prmkit.pipeline
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="prmkit",
+    help="Process supervision: label steps, train PRMs, use them, evaluate and audit them.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+_AREAS = ("data", "world", "label", "annotate", "models", "search", "serve", "evaluate", "run")
+
+for _area in _AREAS:
+    importlib.import_module(f"prmkit.cli.{_area}").register(app)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
+    if version:
+        from prmkit import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+def main() -> None:
+    """Entry point: run the app, turning prmkit's input errors into one clear message and exit code 2."""
+    from prmkit.cli.common import run_app
+
+    run_app(app)

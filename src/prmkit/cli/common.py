@@ -1,0 +1,48 @@
+"""Shared CLI plumbing: error display, progress bars, output paths."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+console = Console(stderr=True)
+
+
+def progress() -> Progress:
+    """A rich progress bar with count, rate-friendly columns and ETA, written to stderr."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(code)
+
+
+def run_app(app: typer.Typer) -> None:
+    from prmkit.core.errors import InputError
+    from prmkit.core.registry import UnknownNameError
+
+    try:
+        app(standalone_mode=True)
+    except (InputError, UnknownNameError, FileNotFoundError) as err:
+        console.print(f"[red]error:[/red] {err}", markup=False, highlight=False)
+        sys.exit(2)

@@ -1,0 +1,9 @@
+"""CLI commands of the serve area (see prmkit.cli for the map)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to the root app (filled in as the area lands)."""

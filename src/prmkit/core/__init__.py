@@ -1,0 +1,52 @@
+"""The core: the typed model and the files it lives in. Everything else in prmkit stands on it.
+
+- ``model.py``     Problem, Trace, Step, Label, Provenance, Continuation; label-source selectors
+- ``dataset.py``   prmkit JSONL / Parquet files and the Hugging Face ``datasets`` bridge
+- ``files.py``     located JSON reading, atomic writes, crash-safe append logs
+- ``errors.py``    ``file:line: field: expected ..., found ...`` errors and skip reports
+- ``registry.py``  lazy name -> backend registries with "Did you mean"
+- ``protocols.py`` Policy, Judge, StepScorer: the seams backends implement
+- ``answers.py``   final-answer equivalence (exact for numbers, math-verify otherwise)
+"""
+
+from prmkit.core.dataset import (
+    from_hf_dataset,
+    read_parquet,
+    read_problems,
+    read_traces,
+    to_hf_dataset,
+    write_jsonl,
+    write_parquet,
+    write_traces,
+)
+from prmkit.core.errors import InputError, Issue, SkipReport
+from prmkit.core.model import Continuation, Label, Problem, Provenance, Step, Trace, matches
+from prmkit.core.protocols import Judge, JudgeVerdict, Policy, StepScorer
+from prmkit.core.registry import Registry, UnknownNameError
+
+__all__ = [
+    "Continuation",
+    "InputError",
+    "Issue",
+    "Judge",
+    "JudgeVerdict",
+    "Label",
+    "Policy",
+    "Problem",
+    "Provenance",
+    "Registry",
+    "SkipReport",
+    "Step",
+    "StepScorer",
+    "Trace",
+    "UnknownNameError",
+    "from_hf_dataset",
+    "matches",
+    "read_parquet",
+    "read_problems",
+    "read_traces",
+    "to_hf_dataset",
+    "write_jsonl",
+    "write_parquet",
+    "write_traces",
+]

@@ -1,0 +1,165 @@
+"""prmkit's own files: JSONL (one Trace or Problem per line) and Parquet, plus Hugging Face datasets.
+
+JSONL is the lossless, human-readable form. Parquet and :func:`to_hf_dataset` go through Hugging Face
+``datasets``; free-form dicts (metadata, provenance params) are stored as JSON strings there because
+Arrow needs one schema for every row, and that is what keeps the round trip lossless.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from prmkit.core.errors import InputError, Issue, SkipReport, issues_from_validation, short
+from prmkit.core.files import atomic_write, iter_json_records
+from prmkit.core.model import Problem, Trace
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _parse_records(path: Path, kind: type[M], skip_invalid: bool, report: SkipReport | None) -> list[M]:
+    out: list[M] = []
+    issues: list[Issue] = []
+    for lineno, rec in iter_json_records(path):
+        found: list[Issue]
+        if isinstance(rec, Issue):
+            found = [rec]
+        elif not isinstance(rec, dict):
+            found = [Issue(str(path), lineno, "(record)", f"a JSON object ({kind.__name__})", short(rec), "type")]
+        else:
+            try:
+                out.append(kind.model_validate(rec))
+                continue
+            except ValidationError as err:
+                found = issues_from_validation(err, str(path), lineno)
+        if not skip_invalid:
+            issues.extend(found)
+        elif report is not None:
+            report.add(found[0])
+    if issues:
+        raise InputError(issues)
+    return out
+
+
+def read_traces(path: str | Path, skip_invalid: bool = False, report: SkipReport | None = None) -> list[Trace]:
+    """Read a prmkit trace file (``.jsonl`` or ``.parquet``)."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        return read_parquet(path)
+    return _parse_records(path, Trace, skip_invalid, report)
+
+
+def read_problems(path: str | Path, skip_invalid: bool = False, report: SkipReport | None = None) -> list[Problem]:
+    """Read a prmkit problem file (JSONL); a trace file is accepted too and yields its distinct problems."""
+    path = Path(path)
+    first = next((rec for _, rec in iter_json_records(path) if isinstance(rec, dict)), None)
+    if first is not None and "steps" in first:
+        seen: dict[str, Problem] = {}
+        for trace in read_traces(path, skip_invalid, report):
+            seen.setdefault(trace.problem.id, trace.problem)
+        return list(seen.values())
+    return _parse_records(path, Problem, skip_invalid, report)
+
+
+def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
+    """Write records atomically, one compact JSON object per line; returns how many were written."""
+    n = 0
+    with atomic_write(path) as fh:
+        for rec in records:
+            fh.write(rec.model_dump_json(exclude_defaults=True) + "\n")
+            n += 1
+    return n
+
+
+def write_traces(path: str | Path, traces: Iterable[Trace]) -> int:
+    """Write traces as JSONL, or Parquet when ``path`` ends in ``.parquet``."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        return write_parquet(path, list(traces))
+    return write_jsonl(path, traces)
+
+
+# --- Hugging Face datasets -------------------------------------------------------------------------
+
+_JSON_FIELDS = ("metadata", "params")
+
+
+def _encode(obj: Any) -> Any:
+    """Replace free-form dict fields by JSON strings, recursively, so Arrow sees one schema."""
+    if isinstance(obj, dict):
+        return {k: json.dumps(v, ensure_ascii=False) if k in _JSON_FIELDS else _encode(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_encode(v) for v in obj]
+    return obj
+
+
+def _decode(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: json.loads(v) if k in _JSON_FIELDS and isinstance(v, str) else _decode(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_decode(v) for v in obj]
+    return obj
+
+
+def _features():  # imported lazily: `datasets` is slow to import
+    from datasets import Features, Value
+
+    provenance = {
+        "method": Value("string"),
+        "actor": Value("string"),
+        "params": Value("string"),
+        "version": Value("string"),
+        "created_at": Value("string"),
+    }
+    label = {"rating": Value("int8"), "score": Value("float64"), "provenance": provenance, "metadata": Value("string")}
+    step = {"text": Value("string"), "kind": Value("string"), "labels": [label], "metadata": Value("string")}
+    problem = {
+        "id": Value("string"),
+        "text": Value("string"),
+        "answer": Value("string"),
+        "source": Value("string"),
+        "metadata": Value("string"),
+    }
+    return Features(
+        {
+            "id": Value("string"),
+            "problem": problem,
+            "steps": [step],
+            "final_answer": Value("string"),
+            "answer_correct": Value("bool"),
+            "generator": Value("string"),
+            "metadata": Value("string"),
+        }
+    )
+
+
+def to_hf_dataset(traces: Sequence[Trace]):
+    """A ``datasets.Dataset`` with one row per trace; :func:`from_hf_dataset` inverts it exactly."""
+    from datasets import Dataset
+
+    rows = [_encode(t.model_dump(mode="json")) for t in traces]
+    return Dataset.from_list(rows, features=_features())
+
+
+def from_hf_dataset(dataset) -> list[Trace]:
+    """Traces back from a dataset made by :func:`to_hf_dataset` (or read from its Parquet file)."""
+    return [Trace.model_validate(_decode(row)) for row in dataset]
+
+
+def write_parquet(path: str | Path, traces: Sequence[Trace]) -> int:
+    """Write traces to Parquet atomically through ``datasets``."""
+    ds = to_hf_dataset(traces)
+    with atomic_write(path, mode="wb") as fh:
+        ds.to_parquet(fh)
+    return len(traces)
+
+
+def read_parquet(path: str | Path) -> list[Trace]:
+    from datasets import Dataset
+
+    ds = Dataset.from_parquet(str(path), features=_features())
+    return from_hf_dataset(ds)

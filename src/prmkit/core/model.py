@@ -1,0 +1,172 @@
+"""The typed core model every layer speaks: Problem, Trace, Step, Label, Provenance.
+
+Formats are adapters around this model; labellers add Labels; models read Steps and write Labels with
+provenance ``model``. A step may carry many labels from many sources side by side, because consensus
+filtering and audits compare them. A *label source* is named by a selector string: ``"gold"`` (any
+label whose method is gold) or ``"human:alice"`` (method and actor). Selectors never contain the actor's
+own colons on the method side, so ``"model:http://host:8000"`` works.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+LabelMethod = Literal[
+    "human", "mc_hard", "mc_soft", "binary_search", "judge", "consensus", "gold", "model", "imported"
+]
+LABEL_METHODS: tuple[str, ...] = LabelMethod.__args__  # type: ignore[attr-defined]
+StepKind = Literal["reasoning", "tool_call", "observation"]
+Rating = Literal[-1, 0, 1]
+
+
+class _Model(BaseModel):
+    # extra="forbid": a misspelt field in a prmkit file is an error, never silently dropped.
+    model_config = ConfigDict(extra="forbid")
+
+
+class Provenance(_Model):
+    """Where a label came from, so every number can be traced back to the process that made it."""
+
+    method: LabelMethod
+    actor: str | None = None
+    """Who or what made it: annotator id, policy or judge model, checkpoint path, source file."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Settings that shape the label: rollouts, temperature, seed, neutral mapping, threshold..."""
+    version: str | None = None
+    """Version of the labeller, reader or world generator, so results stay comparable."""
+    created_at: datetime | None = None
+
+    @classmethod
+    def now(cls, method: LabelMethod, actor: str | None = None, **kwargs: Any) -> Provenance:
+        """A provenance stamped with the current UTC time."""
+        return cls(method=method, actor=actor, created_at=datetime.now(UTC), **kwargs)
+
+    @property
+    def source(self) -> str:
+        """The selector naming this source: ``method`` or ``method:actor``."""
+        return self.method if self.actor is None else f"{self.method}:{self.actor}"
+
+
+class Label(_Model):
+    """One judgement of one step: a rating in {-1, 0, +1} and/or a soft score in [0, 1]."""
+
+    rating: Rating | None = None
+    """PRM800K's scale: -1 wrong, 0 neutral (true but no progress), +1 good."""
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Soft label: chance the step is right, or that it still leads to a right answer."""
+    provenance: Provenance
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _has_a_value(self) -> Label:
+        if self.rating is None and self.score is None:
+            raise ValueError("a label needs a rating (-1, 0, 1) or a score in [0, 1]; an unlabelled step has no Label")
+        return self
+
+    def verdict(self, threshold: float = 0.5) -> int:
+        """The rating, or for a score-only label +1 when ``score >= threshold`` else -1."""
+        if self.rating is not None:
+            return self.rating
+        assert self.score is not None  # guaranteed by the validator
+        return 1 if self.score >= threshold else -1
+
+
+def matches(provenance: Provenance, source: str) -> bool:
+    """Whether a provenance is selected by ``source`` (``"method"`` or ``"method:actor"``)."""
+    method, _, actor = source.partition(":")
+    if provenance.method != method:
+        return False
+    return not actor or provenance.actor == actor
+
+
+class Step(_Model):
+    """One step of a trace. ``kind`` lets agent trajectories (tool calls, observations) share the model."""
+
+    text: str
+    kind: StepKind = "reasoning"
+    labels: list[Label] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def label(self, source: str) -> Label | None:
+        """The first label from ``source``, or None when that source did not label this step."""
+        return next((lab for lab in self.labels if matches(lab.provenance, source)), None)
+
+
+class Problem(_Model):
+    """A problem: id, text, the reference answer when known, and where it came from."""
+
+    id: str
+    text: str
+    answer: str | None = None
+    source: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Trace(_Model):
+    """One attempt at a problem: ordered steps and a final answer."""
+
+    id: str
+    problem: Problem
+    steps: list[Step] = Field(default_factory=list)
+    final_answer: str | None = None
+    answer_correct: bool | None = None
+    """Outcome: whether ``final_answer`` matches the problem's reference answer (None when unknown)."""
+    generator: str | None = None
+    """The policy or model that wrote the trace."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def sources(self) -> list[str]:
+        """Every label source present on this trace, in first-seen order."""
+        seen: dict[str, None] = {}
+        for step in self.steps:
+            for lab in step.labels:
+                seen.setdefault(lab.provenance.source, None)
+        return list(seen)
+
+    def ratings(self, source: str, threshold: float = 0.5) -> list[int | None]:
+        """Per-step verdicts from ``source`` (None where that source left a step unlabelled)."""
+        out: list[int | None] = []
+        for step in self.steps:
+            lab = step.label(source)
+            out.append(None if lab is None else lab.verdict(threshold))
+        return out
+
+    def first_error(self, source: str, threshold: float = 0.5) -> int:
+        """Index of the earliest step ``source`` rated -1, or -1 when it rated none so.
+
+        This is the quantity ProcessBench scores and binary search looks for. Unlabelled steps are
+        skipped, not taken as correct or wrong.
+        """
+        for i, verdict in enumerate(self.ratings(source, threshold)):
+            if verdict == -1:
+                return i
+        return -1
+
+    def add_labels(self, labels: list[Label | None]) -> Trace:
+        """Append one label per step (None leaves a step unlabelled); returns self for chaining."""
+        if len(labels) != len(self.steps):
+            raise ValueError(f"trace {self.id}: {len(labels)} labels for {len(self.steps)} steps")
+        for step, lab in zip(self.steps, labels, strict=True):
+            if lab is not None:
+                step.labels.append(lab)
+        return self
+
+    def drop_labels(self, source: str) -> Trace:
+        """Remove every label from ``source`` (used before relabelling); returns self."""
+        for step in self.steps:
+            step.labels = [lab for lab in step.labels if not matches(lab.provenance, source)]
+        return self
+
+
+class Continuation(_Model):
+    """What a policy adds after a prefix: new steps, and the final answer when it reached one."""
+
+    steps: list[Step] = Field(default_factory=list)
+    final_answer: str | None = None
+    finished: bool = True
+    """False when generation stopped early (a step limit or a length limit), not at an answer."""
+    num_tokens: int | None = None
+    """Tokens generated, when the backend counts them; search methods report compute with it."""

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from prmkit.core import Label, Problem, Provenance, Registry, Step, Trace, UnknownNameError
+
+P = Problem(id="p1", text="2 + 3?", answer="5")
+
+
+def lab(method: str, rating: int | None = None, score: float | None = None, actor: str | None = None) -> Label:
+    return Label(rating=rating, score=score, provenance=Provenance(method=method, actor=actor))
+
+
+def make_trace() -> Trace:
+    steps = [
+        Step(text="a", labels=[lab("gold", 1), lab("human", 0, actor="ann")]),
+        Step(text="b", labels=[lab("gold", -1), lab("mc_soft", score=0.2)]),
+        Step(text="c", labels=[lab("gold", 1), lab("mc_soft", score=0.9), lab("human", -1, actor="ann")]),
+    ]
+    return Trace(id="t1", problem=P, steps=steps, final_answer="5")
+
+
+def test_first_error_per_source_side_by_side():
+    t = make_trace()
+    assert t.first_error("gold") == 1
+    assert t.first_error("human:ann") == 2
+    assert t.first_error("human:bob") == -1  # that source labelled nothing
+    assert t.first_error("mc_soft") == 1  # score 0.2 < 0.5
+    assert t.first_error("mc_soft", threshold=0.1) == -1
+    assert t.ratings("mc_soft") == [None, -1, 1]
+    assert t.sources() == ["gold", "human:ann", "mc_soft"]
+
+
+def test_actor_with_colons_is_selectable():
+    t = make_trace()
+    t.steps[0].labels.append(lab("model", score=0.1, actor="http://localhost:8000"))
+    assert t.first_error("model:http://localhost:8000") == 0
+
+
+def test_label_needs_a_value_and_ranges_are_checked():
+    with pytest.raises(ValidationError, match="needs a rating"):
+        lab("gold")
+    with pytest.raises(ValidationError):
+        lab("gold", rating=2)
+    with pytest.raises(ValidationError):
+        lab("mc_soft", score=1.5)
+    with pytest.raises(ValidationError):
+        Provenance(method="guess")
+
+
+def test_add_and_drop_labels():
+    t = make_trace().drop_labels("gold")
+    assert t.first_error("gold") == -1
+    t.add_labels([lab("gold", 1), None, lab("gold", -1)])
+    assert t.ratings("gold") == [1, None, -1]
+    with pytest.raises(ValueError, match="2 labels for 3 steps"):
+        t.add_labels([None, None])
+
+
+def test_registry_suggests_close_names():
+    reg: Registry[object] = Registry("format")
+    reg.register("math_shepherd", "json:dumps")
+    assert reg.get("math_shepherd") is __import__("json").dumps
+    with pytest.raises(UnknownNameError, match="Did you mean 'math_shepherd'"):
+        reg.get("math_shepard")
