@@ -49,8 +49,7 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
         except json.JSONDecodeError as err:
             yield err.lineno, Issue(str(path), err.lineno, "(json)", "a valid JSON array", err.msg, "json")
             return
-        for i, item in enumerate(data, start=1):
-            yield i, item
+        yield from enumerate(data, start=1)
         return
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
