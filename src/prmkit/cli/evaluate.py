@@ -1,9 +1,162 @@
-"""CLI commands of the evaluate area (see prmkit.cli for the map)."""
+"""CLI commands of the evaluate area: ``prmkit eval processbench | bon``, ``prmkit audit``, ``prmkit card``.
+
+Each command calls the public function of the same name and options:
+``prmkit.evaluation.processbench.eval_processbench``, ``prmkit.evaluation.bon_curves.eval_bon``,
+``prmkit.evaluation.audits.audit`` and ``prmkit.cards.card.card``.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
+
+from prmkit.cli.common import console
+
+eval_app = typer.Typer(
+    name="eval",
+    help="Evaluate step scorers: first-error F1 (ProcessBench), best-of-N curves.",
+    no_args_is_help=True,
+)
+
+MODEL_HELP = "Checkpoint folder, or labels:SOURCE to use scores already stored on the traces."
+
+
+@eval_app.command("processbench")
+def processbench_cmd(
+    files: list[Path] = typer.Argument(
+        ...,
+        help="ProcessBench split files (gsm8k.json ...) or prmkit trace files with gold; one subset per file.",
+    ),
+    model: str | None = typer.Option(
+        None, "--model", help="PRM checkpoint folder (first step scoring below the threshold)."
+    ),
+    judge: str | None = typer.Option(None, "--judge", help="Judge name (world = the simulated judge)."),
+    source: str | None = typer.Option(
+        None, "--source", help="Label source selector whose first error is the prediction."
+    ),
+    threshold: float | None = typer.Option(
+        None, "--threshold", help="Step-score threshold; default: tuned on --dev, else 0.5."
+    ),
+    dev: list[Path] | None = typer.Option(
+        None, "--dev", help="Files to tune the threshold on (repeat the flag)."
+    ),
+    gold_source: str | None = typer.Option(
+        None, "--gold-source", help="Gold selector (default: gold, then human:processbench)."
+    ),
+    out: Path | None = typer.Option(
+        None, "-o", "--out", help="Folder for processbench.json, predictions.jsonl, first_error_hist.png."
+    ),
+) -> None:
+    """First-error detection: acc_error, acc_correct, F1 per subset; headline = plain mean of subset F1s."""
+    from prmkit.evaluation.processbench import eval_processbench
+
+    result = eval_processbench(files, model, judge, source, threshold, dev or None, gold_source, out)
+    console.print(result.table(), markup=False, highlight=False)
+    console.print(f"threshold: {result.threshold} ({result.threshold_from})")
+
+
+@eval_app.command("bon")
+def bon_cmd(
+    traces: Path = typer.Argument(
+        ..., help="Trace file with many samples per problem (answers checked against the reference)."
+    ),
+    prm: str | None = typer.Option(None, "--prm", help=MODEL_HELP),
+    orm: str | None = typer.Option(None, "--orm", help=MODEL_HELP),
+    aggregations: list[str] = typer.Option(
+        ["min", "prod", "last", "mean"], "--aggregation", help="PRM aggregations (repeat the flag)."
+    ),
+    vote_aggregation: str = typer.Option(
+        "min", "--vote-aggregation", help="Aggregation that weighs the PRM-weighted vote."
+    ),
+    max_n: int = typer.Option(256, "--max-n", help="Largest N (capped by the smallest pool)."),
+    draws: int = typer.Option(32, "--draws", help="Random subsets per problem and N."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples of problems for the bands."),
+    confidence: float = typer.Option(0.95, "--confidence", help="Width of the bands."),
+    seed: int = typer.Option(0, "--seed"),
+    out: Path | None = typer.Option(None, "-o", "--out", help="Folder for bon.csv, bon.json, bon.png."),
+) -> None:
+    """Accuracy vs N for PRM (each aggregation), ORM, majority, weighted vote and pass@N, with bands."""
+    from prmkit.evaluation.bon_curves import eval_bon
+
+    result = eval_bon(
+        traces, prm, orm, aggregations, vote_aggregation, max_n, draws, bootstrap, confidence, seed, out
+    )
+    top = max(r["n"] for r in result.rows)
+    for r in result.rows:
+        if r["n"] == top:
+            console.print(
+                f"{r['method']:>14}  N={top}: {100 * r['accuracy']:.1f} [{100 * r['lo']:.1f}, {100 * r['hi']:.1f}]  "
+                f"vs majority {100 * r['gap_vs_majority']:+.1f} [{100 * r['gap_lo']:+.1f}, {100 * r['gap_hi']:+.1f}]"
+            )
+
+
+def audit_cmd(
+    model: str = typer.Argument(..., help=MODEL_HELP),
+    traces: Path = typer.Argument(
+        ..., help="Gold-labelled traces, many per problem (e.g. `prmkit world sample` + check)."
+    ),
+    out: Path = typer.Option(..., "-o", "--out", help="Folder for audit.json and the audit plots."),
+    aggregation: str = typer.Option("min", "--aggregation"),
+    threshold: float = typer.Option(
+        0.5, "--threshold", help="Score below which a step counts as wrong (use the dev-tuned one)."
+    ),
+    max_n: int = typer.Option(64, "--max-n", help="Largest N of the best-of-N audits."),
+    draws: int = typer.Option(16, "--draws"),
+    seed: int = typer.Option(0, "--seed"),
+    source: str = typer.Option("gold", "--gold-source", help="Gold selector."),
+    broadcast: str = typer.Option(
+        "auto",
+        "--broadcast",
+        help="last: every step gets the trace's last score (ORM); auto: for ORM checkpoints; none.",
+    ),
+) -> None:
+    """Failure-mode audits: verifier gaming, outcome shift, process collapse, lucky answers, calibration, length."""
+    from prmkit.evaluation.audits import audit, summary
+
+    report = audit(model, traces, out, aggregation, threshold, max_n, draws, seed, source, broadcast)  # type: ignore[arg-type]
+    console.print_json(json.dumps(summary(report)))
+
+
+def card_cmd(
+    model: Path = typer.Argument(..., help="Checkpoint folder with the process_card.json training wrote."),
+    out: Path | None = typer.Option(
+        None, "-o", "--out", help="Where README.md, process_card.json and card/ go (default: MODEL)."
+    ),
+    refresh: bool = typer.Option(False, "--refresh", help="Measure again even if MODEL/card/ holds results."),
+    orm: Path | None = typer.Option(None, "--orm", help="ORM checkpoint: the best-of-N baseline."),
+    processbench: list[Path] | None = typer.Option(
+        None, "--processbench", help="ProcessBench files to evaluate too (repeat)."
+    ),
+    problems: int = typer.Option(48, "--problems", help="World test problems (best-of-N pools, audits)."),
+    per_problem: int = typer.Option(32, "--per-problem", help="Samples per test problem."),
+    heldout_problems: int = typer.Option(
+        24, "--heldout-problems", help="Longer held-out problems for first-error."
+    ),
+    bootstrap: int = typer.Option(1000, "--bootstrap"),
+    seed: int = typer.Option(1234, "--seed"),
+) -> None:
+    """Write the full process card (README.md = HF model card, process_card.json, plots) from measurements."""
+    from prmkit.cards.card import card
+
+    readme = card(
+        model,
+        out,
+        refresh,
+        orm,
+        processbench or None,
+        problems,
+        per_problem,
+        heldout_problems,
+        bootstrap,
+        seed,
+    )
+    console.print(f"wrote {readme}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app (filled in as the area lands)."""
+    """Add ``eval`` (processbench, bon), ``audit`` and ``card`` to the root app."""
+    app.add_typer(eval_app)
+    app.command("audit")(audit_cmd)
+    app.command("card")(card_cmd)

@@ -1,9 +1,121 @@
-"""CLI commands of the label area (see prmkit.cli for the map)."""
+"""CLI commands of the label area: ``prmkit label mc | search | judge | consensus | report``.
+
+Each command is generated from its typed config (``prmkit.labeling.*Config``): one flag per field, the
+field's docstring as its help, ``--config RECIPE.yaml`` read first and flags overriding it. The command
+then calls the same public function a Python user calls (``run_mc(MCConfig(...))``...).
+"""
 
 from __future__ import annotations
 
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from prmkit.cli.common import fail
+
+_SIMPLE = (str, int, float, bool, Path)
+
+
+def _cli_type(annotation: Any) -> Any:
+    """The type typer should parse a config field as (Literal and unions become their plain type)."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin in (types.UnionType, typing.Union) and len(args) == 1:
+        return _cli_type(args[0])
+    if origin is typing.Literal:
+        return str
+    if origin is list:
+        return list[_cli_type(args[0])] if args else list[str]
+    return annotation if annotation in _SIMPLE else str
+
+
+def config_command(group: typer.Typer, name: str, config_cls: type, run: Callable[[Any], Any]) -> None:
+    """Add command ``name`` to ``group``: flags from ``config_cls``'s fields, then ``run(config)``."""
+    from pydantic import ValidationError
+
+    params = [
+        inspect.Parameter(
+            "config",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=typing.Optional[Path],  # noqa: UP045 - typer reads it
+            default=typer.Option(
+                None, "--config", help="A YAML recipe with these options; flags override it."
+            ),
+        )
+    ]
+    for fname, field in config_cls.model_fields.items():
+        flag = "--" + fname.replace("_", "-")
+        kind = _cli_type(field.annotation)
+        decls = [f"{flag}/--no-{flag[2:]}"] if kind is bool else [flag]
+        required = field.is_required()
+        value = field.default_factory() if field.default_factory is not None else field.default  # type: ignore[call-arg]
+        default = "" if required else f" (default: {value!r})"
+        help_ = (field.description or "") + (" (required)" if required else default)
+        params.append(
+            inspect.Parameter(
+                fname,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=typing.Optional[kind],  # noqa: UP045
+                default=typer.Option(None, *decls, help=help_, show_default=False),
+            )
+        )
+
+    def command(**kwargs: Any) -> None:
+        import yaml
+
+        recipe_path = kwargs.pop("config")
+        recipe = yaml.safe_load(Path(recipe_path).read_text(encoding="utf-8")) or {} if recipe_path else {}
+        given = {k: v for k, v in kwargs.items() if v is not None}
+        try:
+            cfg = config_cls(**{**recipe, **given})
+        except ValidationError as err:
+            lines = [f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in err.errors()]
+            fail(f"{name}: invalid options\n  " + "\n  ".join(lines))
+        result = run(cfg)
+        if isinstance(result, dict):
+            typer.echo(yaml.safe_dump(result, sort_keys=False).rstrip())
+
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    command.__doc__ = (config_cls.__doc__ or "").strip().split("\n")[0].split(": ", 1)[-1]
+    group.command(name)(command)
+
+
+def _lazy(module: str, func: str) -> Callable[[Any], Any]:
+    def run(cfg: Any) -> Any:
+        import importlib
+
+        from prmkit.labeling.jobs import JobMismatchError
+        from prmkit.policies.http import EndpointError
+
+        try:
+            return getattr(importlib.import_module(module), func)(cfg)
+        except (JobMismatchError, EndpointError) as err:
+            fail(str(err))
+
+    return run
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app (filled in as the area lands)."""
+    """Add ``prmkit label ...``; the configs are light (pydantic), the work is imported when run."""
+    from prmkit.labeling.binary_search import SearchConfig
+    from prmkit.labeling.consensus import ConsensusConfig
+    from prmkit.labeling.judge import JudgeConfig
+    from prmkit.labeling.mc import MCConfig
+    from prmkit.labeling.report import ReportConfig
+
+    group = typer.Typer(
+        help="Automated step labels: Monte Carlo, binary search, judge, consensus, report.",
+        no_args_is_help=True,
+    )
+    config_command(group, "mc", MCConfig, _lazy("prmkit.labeling.mc", "run_mc"))
+    config_command(group, "search", SearchConfig, _lazy("prmkit.labeling.binary_search", "run_search"))
+    config_command(group, "judge", JudgeConfig, _lazy("prmkit.labeling.judge", "run_judge"))
+    config_command(group, "consensus", ConsensusConfig, _lazy("prmkit.labeling.consensus", "run_consensus"))
+    config_command(group, "report", ReportConfig, _lazy("prmkit.labeling.report", "run_report"))
+    app.add_typer(group, name="label")

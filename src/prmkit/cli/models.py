@@ -1,9 +1,146 @@
-"""CLI commands of the models area (see prmkit.cli for the map)."""
+"""CLI commands of the models area: ``prmkit pretrain``, ``prmkit train prm | orm``, ``prmkit score``.
+
+Training flags are generated from the typed configs (``prmkit.training.*Config``): one flag per field
+(nested ones as ``--tiny-layers``), the field's docstring as its help, ``--config RECIPE.yaml`` read
+first and flags overriding it. Each command calls the public function of the same name.
+"""
 
 from __future__ import annotations
 
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from prmkit.cli.common import console, fail
+
+_SIMPLE = (str, int, float, bool)
+
+
+def _plain(annotation: Any) -> Any:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (types.UnionType, typing.Union) and len(args) == 1:
+        return _plain(args[0])
+    return annotation if annotation in _SIMPLE else str
+
+
+def _fields(config_cls: type, prefix: str = "") -> list[tuple[str, Any]]:
+    """(dotted name, field) for every leaf field; nested configs are flattened."""
+    from pydantic import BaseModel
+
+    out = []
+    for name, field in config_cls.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            out += _fields(ann, f"{prefix}{name}.")
+        else:
+            out.append((prefix + name, field))
+    return out
+
+
+def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    for p in parents:
+        tree = tree.setdefault(p, {})
+    tree[leaf] = value
+
+
+def _command(group: typer.Typer, name: str, config_cls: type, run: Callable[[Path, Path, Any], Any]) -> None:
+    """Add ``name DATA -o DIR [flags]`` to ``group``; flags come from ``config_cls``."""
+    from pydantic import ValidationError
+
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params = [
+        inspect.Parameter("data", kw, annotation=Path, default=typer.Argument(..., help="A prmkit trace file (JSONL or Parquet).")),
+        inspect.Parameter("output", kw, annotation=Path, default=typer.Option(..., "-o", "--output", help="Output folder.")),
+        inspect.Parameter("config", kw, annotation=typing.Optional[Path],  # noqa: UP045 - typer reads it
+                          default=typer.Option(None, "--config", help="A YAML recipe; flags override it.")),
+    ]  # fmt: skip
+    names = {}
+    for dotted, field in _fields(config_cls):
+        arg = dotted.replace(".", "__")
+        names[arg] = dotted
+        flag = "--" + dotted.replace(".", "-").replace("_", "-")
+        kind = _plain(field.annotation)
+        decls = [f"{flag}/--no-{flag[2:]}"] if kind is bool else [flag]
+        help_ = f"{field.description or ''} (default: {field.default!r})"
+        params.append(inspect.Parameter(arg, kw, annotation=typing.Optional[kind],  # noqa: UP045
+                                        default=typer.Option(None, *decls, help=help_, show_default=False)))  # fmt: skip
+
+    def command(**kwargs: Any) -> None:
+        import yaml
+
+        data, output, recipe_path = kwargs.pop("data"), kwargs.pop("output"), kwargs.pop("config")
+        tree = (yaml.safe_load(Path(recipe_path).read_text(encoding="utf-8")) or {}) if recipe_path else {}
+        for arg, value in kwargs.items():
+            if value is not None:
+                _set(tree, names[arg], value)
+        try:
+            cfg = config_cls(**tree)
+        except ValidationError as err:
+            lines = [f"--{'-'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in err.errors()]
+            fail(f"{name}: invalid options\n  " + "\n  ".join(lines))
+        result = run(data, output, cfg)
+        typer.echo(yaml.safe_dump(result, sort_keys=False).rstrip())
+
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    command.__doc__ = (config_cls.__doc__ or "").strip().split("\n\n")[0]
+    group.command(name)(command)
+
+
+def _pretrain(data: Path, output: Path, cfg: Any) -> Any:
+    from prmkit.training import pretrain_lm
+
+    return pretrain_lm(data, output, cfg)
+
+
+def _prm(data: Path, output: Path, cfg: Any) -> Any:
+    from prmkit.training import train_prm
+
+    return train_prm(data, output, cfg)
+
+
+def _orm(data: Path, output: Path, cfg: Any) -> Any:
+    from prmkit.training import train_orm
+
+    return train_orm(data, output, cfg)
+
+
+def score(
+    model: str = typer.Argument(..., help="A checkpoint folder (prmkit, TRL, Qwen, Math-Shepherd, RLHFlow)."),
+    data: Path = typer.Argument(..., help="A prmkit trace file (JSONL or Parquet)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Where to write the scored traces."),
+    aggregate: str | None = typer.Option(None, "--aggregate", help="Also store one trace score: min, prod, last, mean, geomean."),
+    convention: str | None = typer.Option(None, "--convention", help="PRM convention; default: what the checkpoint declares."),
+    batch_tokens: int = typer.Option(16384, "--batch-tokens", help="Padded tokens per forward batch."),
+    trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow the checkpoint's own code."),
+) -> None:
+    """Score every step of every trace; adds Labels with provenance ``model`` (actor = MODEL)."""
+    from prmkit.core.dataset import read_traces, write_traces
+    from prmkit.scoring import AGGREGATIONS, load_scorer
+    from prmkit.scoring import score as score_traces
+
+    if aggregate is not None:
+        AGGREGATIONS.get(aggregate)  # an unknown name fails now, with suggestions, not after scoring
+    traces = read_traces(data)
+    scorer = load_scorer(model, convention, trust_remote_code=trust_remote_code, batch_tokens=batch_tokens)
+    score_traces(scorer, traces, aggregation=aggregate)
+    n = write_traces(output, traces)
+    console.print(f"scored {n} traces ({sum(len(t.steps) for t in traces)} steps) -> {output}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app (filled in as the area lands)."""
+    """Add ``pretrain``, ``train prm | orm`` and ``score`` to the root app."""
+    from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
+
+    train = typer.Typer(help="Train a PRM or an ORM head on traces.", no_args_is_help=True)
+    _command(train, "prm", PrmConfig, _prm)
+    _command(train, "orm", OrmConfig, _orm)
+    app.add_typer(train, name="train")
+    _command(app, "pretrain", PretrainConfig, _pretrain)
+    app.command("score")(score)

@@ -1,9 +1,27 @@
-"""CLI commands of the run area (see prmkit.cli for the map)."""
+"""CLI command ``prmkit run``: the whole loop from one recipe (see prmkit.pipeline)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app (filled in as the area lands)."""
+    @app.command("run")
+    def run_cmd(
+        recipe: Path = typer.Argument(..., help="Recipe YAML (see recipes/world.yaml)."),
+        output_dir: Path | None = typer.Option(None, "--output-dir", "-o", help="Override the recipe's output_dir."),
+        check: bool = typer.Option(False, "--check", help="Validate the recipe and list its stages, run nothing."),
+    ) -> None:
+        """Run problems -> traces -> labels -> PRMs/ORM -> evaluation -> audits -> cards -> report."""
+        from prmkit.pipeline import load_recipe, run
+        from prmkit.pipeline.stages import plan
+
+        overrides = {"output_dir": str(output_dir)} if output_dir else None
+        config = load_recipe(recipe, overrides)
+        if check:
+            for st in plan(config):
+                typer.echo(f"{st.name:<20} reads {', '.join(st.deps) or '-'}")
+            return
+        run(config, source=str(recipe))

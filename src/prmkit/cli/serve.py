@@ -1,4 +1,4 @@
-"""CLI commands of the serve area (see prmkit.cli for the map)."""
+"""CLI commands of the serve area: ``prmkit serve-policy`` (an OpenAI-compatible policy/judge server)."""
 
 from __future__ import annotations
 
@@ -6,4 +6,13 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app (filled in as the area lands)."""
+    """Add ``prmkit serve-policy``; its flags come from ``ServePolicyConfig`` like the label commands."""
+    from prmkit.cli.label import config_command
+    from prmkit.serving.policy_server import ServePolicyConfig
+
+    def run(cfg: ServePolicyConfig) -> None:
+        from prmkit.serving.policy_server import serve_policy
+
+        serve_policy(cfg)
+
+    config_command(app, "serve-policy", ServePolicyConfig, run)

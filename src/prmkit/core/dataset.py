@@ -57,7 +57,7 @@ def read_problems(path: str | Path, skip_invalid: bool = False, report: SkipRepo
     """Read a prmkit problem file (JSONL); a trace file is accepted too and yields its distinct problems."""
     path = Path(path)
     first = next((rec for _, rec in iter_json_records(path) if isinstance(rec, dict)), None)
-    if first is not None and "steps" in first:
+    if first is not None and "problem" in first:  # a trace record (an empty trace omits "steps")
         seen: dict[str, Problem] = {}
         for trace in read_traces(path, skip_invalid, report):
             seen.setdefault(trace.problem.id, trace.problem)

@@ -51,7 +51,8 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
             return
         yield from enumerate(data, start=1)
         return
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # split on "\n" only: str.splitlines() also splits on U+0085, U+2028..., which JSON leaves unescaped
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -104,7 +105,7 @@ class JsonlAppender:
         """Everything appended so far (read back from disk)."""
         if not self.path.exists():
             return []
-        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
     def append(self, record: Any) -> None:
         self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")

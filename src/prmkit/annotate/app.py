@@ -1,0 +1,285 @@
+"""The web app: FastAPI routes over :mod:`prmkit.annotate.work`, pages from Jinja2 templates (autoescaped),
+one small script for the keyboard. No build step: templates and static files ship inside the package.
+
+Who may do what is decided per request from either a browser session (cookie, with a CSRF token that
+every state-changing request must echo) or a bearer token (scripts; no cookie, so no CSRF risk). Pages
+send a strict Content-Security-Policy (scripts only from this origin, none inline), so even a template
+bug could not run injected script.
+"""
+
+from __future__ import annotations
+
+import hmac
+from datetime import timedelta
+from typing import Any
+
+from fastapi import Depends, FastAPI, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from pydantic import BaseModel
+
+from prmkit.annotate import auth, work
+from prmkit.annotate.agreement import agreement
+from prmkit.annotate.auth import User
+from prmkit.annotate.qc import annotator_stats, flagged_steps
+from prmkit.annotate.render import math_html
+from prmkit.annotate.store import HERE, Store
+
+COOKIE = "prmkit_session"
+LOGIN_CSRF = "prmkit_login_csrf"
+CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+
+
+class SecurityHeaders:
+    """Adds the security headers to every response (plain ASGI: cheaper than an HTTP middleware)."""
+
+    HEADERS = (
+        (b"content-security-policy", CSP.encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"same-origin"),
+    )
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *self.HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class RateIn(BaseModel):
+    step: int
+    rating: int
+    time_ms: int = 0
+
+
+class FlagIn(BaseModel):
+    step: int
+    flagged: bool = True
+
+
+class RewriteIn(BaseModel):
+    step: int
+    text: str
+
+
+class FinishIn(BaseModel):
+    reason: str
+    note: str = ""
+    total_time_ms: int | None = None
+
+
+class Who(BaseModel):
+    """The caller: who they are, and the CSRF token of their session (None for bearer tokens)."""
+
+    id: str
+    role: str
+    csrf: str | None = None
+
+    @property
+    def user(self) -> User:
+        return User(self.id, self.role)
+
+
+def _templates() -> Jinja2Templates:
+    env = Environment(
+        loader=FileSystemLoader(str(HERE / "templates")), autoescape=select_autoescape(["html"], default=True)
+    )
+    env.filters["math"] = math_html
+    env.filters["duration"] = lambda ms: f"{ms / 1000:.0f} s" if ms < 60_000 else f"{ms / 60_000:.1f} min"
+    return Jinja2Templates(env=env)
+
+
+def create_app(
+    store: Store, session_ttl: timedelta = timedelta(hours=12), secure_cookies: bool = False
+) -> FastAPI:
+    """The annotation app over an open store. ``secure_cookies`` for deployments behind HTTPS."""
+    app = FastAPI(title="prmkit annotate", docs_url=None, redoc_url=None, openapi_url=None)
+    templates = _templates()
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+
+    app.add_middleware(SecurityHeaders)
+
+    for exc, code in ((work.NotFound, 404), (work.Conflict, 409), (work.BadInput, 422)):
+
+        def _handler(_request: Request, err: Exception, code: int = code) -> JSONResponse:
+            return JSONResponse({"detail": str(err)}, status_code=code)
+
+        app.add_exception_handler(exc, _handler)
+
+    def who(request: Request) -> Who | None:
+        header = request.headers.get("authorization", "")
+        if header.lower().startswith("bearer "):
+            user = auth.user_for_token(store, header[7:].strip())
+            return None if user is None else Who(id=user.id, role=user.role)
+        sid = request.cookies.get(COOKIE)
+        found = auth.session_user(store, sid) if sid else None
+        return None if found is None else Who(id=found[0].id, role=found[0].role, csrf=found[1])
+
+    def api_user(request: Request) -> Who:
+        caller = who(request)
+        if caller is None:
+            raise HTTPException(401, "log in first (session expired or no token)")
+        if request.method != "GET" and caller.csrf is not None:
+            sent = request.headers.get("x-csrf-token", "")
+            if not hmac.compare_digest(sent, caller.csrf):
+                raise HTTPException(403, "CSRF token missing or wrong; reload the page")
+        return caller
+
+    def page_user(request: Request) -> Who:
+        caller = who(request)
+        if caller is None or caller.csrf is None:
+            raise HTTPException(303, headers={"Location": f"/login?next={request.url.path}"})
+        return caller
+
+    _login_routes(app, store, templates, session_ttl, secure_cookies)
+    _api_routes(app, store, api_user)
+    _page_routes(app, store, templates, page_user)
+    return app
+
+
+def _login_routes(app: FastAPI, store: Store, templates, ttl: timedelta, secure: bool) -> None:
+    import secrets
+
+    @app.get("/login", response_class=HTMLResponse)
+    def login_page(request: Request, next: str = "/", error: str = "") -> Response:
+        token = secrets.token_urlsafe(24)
+        resp = templates.TemplateResponse(
+            request, "login.html", {"csrf": token, "next": next, "error": error}
+        )
+        resp.set_cookie(LOGIN_CSRF, token, httponly=True, samesite="strict", secure=secure)
+        return resp
+
+    @app.post("/login")
+    def login(
+        request: Request,
+        user: str = Form(""),
+        password: str = Form(""),
+        token: str = Form(""),
+        csrf: str = Form(""),
+        next: str = Form("/"),
+    ) -> Response:
+        expected = request.cookies.get(LOGIN_CSRF, "")
+        if not expected or not hmac.compare_digest(csrf, expected):
+            raise HTTPException(403, "login form expired; reload the page")
+        found = auth.user_for_token(store, token) if token else auth.login_password(store, user, password)
+        if found is None:
+            return RedirectResponse("/login?error=1", status_code=303)
+        sid, _ = auth.create_session(store, found, ttl)
+        target = next if next.startswith("/") and not next.startswith("//") else "/"
+        resp = RedirectResponse(target, status_code=303)
+        resp.set_cookie(
+            COOKIE, sid, max_age=int(ttl.total_seconds()), httponly=True, samesite="lax", secure=secure
+        )
+        resp.delete_cookie(LOGIN_CSRF)
+        return resp
+
+    @app.post("/logout")
+    def logout(request: Request, csrf: str = Form("")) -> Response:
+        sid = request.cookies.get(COOKIE)
+        found = auth.session_user(store, sid) if sid else None
+        if found is not None and hmac.compare_digest(csrf, found[1]):
+            auth.end_session(store, sid)  # type: ignore[arg-type]
+        resp = RedirectResponse("/login", status_code=303)
+        resp.delete_cookie(COOKIE)
+        return resp
+
+
+def _public_state(state: dict[str, Any]) -> dict[str, Any]:
+    """What an annotator may see of an assignment: texts and their own ratings, never gold or model labels."""
+    trace = state["trace"]
+    return {
+        "id": state["id"],
+        "status": state["status"],
+        "finish_reason": state["finish_reason"],
+        "stop_at_first_error": state["stop_at_first_error"],
+        "total_time_ms": state["total_time_ms"],
+        "problem": trace.problem.text,
+        "answer": trace.problem.answer,
+        "steps": [s.text for s in trace.steps],
+        "ratings": state["ratings"],
+    }
+
+
+def _api_routes(app: FastAPI, store: Store, api_user) -> None:
+    @app.get("/api/queue")
+    def api_queue(me: Who = Depends(api_user)) -> list[dict[str, Any]]:
+        return work.queue(store, me.user)
+
+    @app.get("/api/assignments/{aid}")
+    def api_assignment(aid: int, me: Who = Depends(api_user)) -> dict[str, Any]:
+        return _public_state(work.assignment_state(store, me.user, aid))
+
+    @app.post("/api/assignments/{aid}/rate")
+    def api_rate(aid: int, body: RateIn, me: Who = Depends(api_user)) -> dict[str, Any]:
+        return work.rate(store, me.user, aid, body.step, body.rating, body.time_ms)
+
+    @app.post("/api/assignments/{aid}/flag")
+    def api_flag(aid: int, body: FlagIn, me: Who = Depends(api_user)) -> dict[str, Any]:
+        return work.flag(store, me.user, aid, body.step, body.flagged)
+
+    @app.post("/api/assignments/{aid}/rewrite")
+    def api_rewrite(aid: int, body: RewriteIn, me: Who = Depends(api_user)) -> dict[str, Any]:
+        return work.rewrite(store, me.user, aid, body.step, body.text)
+
+    @app.post("/api/assignments/{aid}/undo")
+    def api_undo(aid: int, me: Who = Depends(api_user)) -> dict[str, Any]:
+        return {"undone": work.undo(store, me.user, aid)}
+
+    @app.post("/api/assignments/{aid}/finish")
+    def api_finish(aid: int, body: FinishIn, me: Who = Depends(api_user)) -> dict[str, Any]:
+        return work.finish(store, me.user, aid, body.reason, body.note, body.total_time_ms)
+
+    @app.get("/api/lead/report")
+    def api_report(me: Who = Depends(api_user)) -> dict[str, Any]:
+        if not me.user.is_lead:
+            raise HTTPException(403, "leads only")
+        return {
+            "annotators": [s.to_dict() for s in annotator_stats(store)],
+            "agreement": agreement(store).to_dict(),
+        }
+
+
+def _page_routes(app: FastAPI, store: Store, templates, page_user) -> None:
+    @app.get("/")
+    def home(me: Who = Depends(page_user)) -> Response:
+        return RedirectResponse("/lead" if me.user.is_lead else "/annotate", status_code=303)
+
+    @app.get("/annotate", response_class=HTMLResponse)
+    def annotate_next(request: Request, me: Who = Depends(page_user)) -> Response:
+        aid = work.next_assignment(store, me.user)
+        if aid is not None:
+            return RedirectResponse(f"/annotate/{aid}", status_code=303)
+        done = work.queue(store, me.user)
+        return templates.TemplateResponse(request, "done.html", {"me": me, "queue": done})
+
+    @app.get("/annotate/{aid}", response_class=HTMLResponse)
+    def annotate_page(request: Request, aid: int, me: Who = Depends(page_user)) -> Response:
+        state = work.assignment_state(store, me.user, aid)
+        readonly = state["user_id"] != me.id or state["status"] == "done"
+        q = work.queue(store, User(state["user_id"], "annotator"))
+        position = next((i for i, a in enumerate(q) if a["id"] == aid), 0) + 1
+        ctx = {"me": me, "a": state, "readonly": readonly, "position": position, "total": len(q)}
+        return templates.TemplateResponse(request, "annotate.html", ctx)
+
+    @app.get("/lead", response_class=HTMLResponse)
+    def lead_page(request: Request, me: Who = Depends(page_user)) -> Response:
+        if not me.user.is_lead:
+            raise HTTPException(403, "leads only")
+        ctx = {
+            "me": me,
+            "stats": annotator_stats(store),
+            "agreement": agreement(store),
+            "flagged": flagged_steps(store, limit=50),
+        }
+        return templates.TemplateResponse(request, "lead.html", ctx)

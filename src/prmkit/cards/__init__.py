@@ -1,0 +1,25 @@
+"""Process cards: the JSON written beside every checkpoint saying how its labels and model were made.
+
+Contract: :func:`write_process_card` writes ``process_card.json`` atomically from a
+:class:`ProcessCard`; training fills what it knows (separator, label scale, label sources with counts
+and provenance, base model, data and split, dev metrics). Other areas extend the card (audits,
+evaluation results) by adding fields, never by changing these.
+
+- ``process_card.py``  ProcessCard, LabelSourceSummary, summarize_sources, write/read
+"""
+
+from prmkit.cards.process_card import (
+    LabelSourceSummary,
+    ProcessCard,
+    read_process_card,
+    summarize_sources,
+    write_process_card,
+)
+
+__all__ = [
+    "LabelSourceSummary",
+    "ProcessCard",
+    "read_process_card",
+    "summarize_sources",
+    "write_process_card",
+]

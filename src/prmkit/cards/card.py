@@ -1,0 +1,168 @@
+"""The full process card: the training-time card plus where the model was tested and what still fails.
+
+Training writes a minimal ``process_card.json`` beside every checkpoint (process_card.py: reading
+conventions, label sources with counts and provenance, base model, data and split). :func:`card` — the
+``prmkit card MODEL`` command — completes it from measurements:
+
+- ``process``      what was supervised: step definition, separator and tag, label scale
+- ``evaluation``   first-error F1 per subset (threshold and its origin), best-of-N with bands
+- ``audits``       gaming gap, outcome shift, process fidelity / collapse, lucky answers, ECE, length
+- ``not_tested``   what the measurements did not cover, derived from what they did
+- ``plots``        the PNGs, relative to the card
+
+and writes it back as JSON (new sections added, training's left as they were) and as Markdown
+(``README.md``, which is also the Hugging Face model card). A section that could not be measured says
+why in its place; none is left silently empty.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from prmkit.cards.process_card import ProcessCard, read_process_card, write_process_card
+from prmkit.core.files import atomic_write
+from prmkit.core.protocols import StepScorer
+
+EVAL_DIR = "card"
+"""Folder (beside the card) holding the evaluation results and plots the card shows."""
+
+
+def process_section(base: ProcessCard) -> dict[str, Any]:
+    """What process was supervised, from the reading conventions training recorded."""
+    spec = base.model
+    template = spec.get("template", {}) if isinstance(spec.get("template"), dict) else {}
+    kind = spec.get("kind", base.kind)
+    scale = spec.get("label_scale", "hard")
+    classes = spec.get("id2label") or (
+        {0: "incorrect", 1: "correct"} if spec.get("num_labels", 2) == 2 else None
+    )
+    return {
+        "kind": kind,
+        "step_definition": spec.get("step_definition")
+        or "one Step of a prmkit Trace, scored at the tag token of the separator written after it"
+        + (
+            " (world data: one sentence-level computation, the last step states the answer)"
+            if _is_world(base)
+            else ""
+        ),
+        "input_template": template.get("prompt_template"),
+        "separator": template.get("separator"),
+        "tag": template.get("tag"),
+        "tag_id": spec.get("tag_id"),
+        "label_scale": scale,
+        "classes": classes,
+        "positive_labels": spec.get("positive_labels"),
+        "aggregation": spec.get("aggregation"),
+        "supervised_at": "the final step only (outcome)" if kind == "orm" else "every step",
+    }
+
+
+def _is_world(base: ProcessCard) -> bool:
+    blob = json.dumps(base.model_dump(mode="json"), default=str)
+    return "world" in blob
+
+
+def not_tested(base: ProcessCard, evaluation: dict[str, Any] | None) -> list[str]:
+    """What the measurements did not cover, derived from what they did cover."""
+    if not evaluation:
+        return ["anything: no evaluation was run for this card (run `prmkit card MODEL` with evaluation on)"]
+    data = evaluation["data"]
+    out = []
+    if not evaluation.get("processbench"):
+        out.append("real mathematics: ProcessBench / PRM800K were not run (world data only)")
+    out.append(f"traces from other policies than {', '.join(data['policies'])}")
+    out.append(f"traces longer than {data['steps_max']} steps or shorter than {data['steps_min']}")
+    if "tool_call" not in data["step_kinds"]:
+        out.append("agent trajectories (tool-call and observation steps)")
+    bon_max = max((r["n"] for r in evaluation["bon"]["rows"]), default=0)
+    beam = evaluation.get("beam_gaming")
+    beam_max = max((r["pressure"] for r in beam["rows"]), default=0) if beam else 0
+    out.append(
+        f"best-of-N beyond N = {bon_max}"
+        + (f"; beam search beyond a budget of {beam_max}" if beam else "; beam search")
+        + "; RL training as a consumer of the scores (reward hacking over many updates)"
+    )
+    if evaluation["bon"].get("orm") is None:
+        out.append("a side-by-side ORM baseline (no ORM was given)")
+    out.append("other world configurations than the default (larger numbers, more phrasing variety)")
+    return out
+
+
+def full_card(base: ProcessCard, evaluation: dict[str, Any] | None, eval_dir: str = EVAL_DIR) -> ProcessCard:
+    """The training card plus the measured sections (a new object; ``base`` is not changed)."""
+    card = base.model_copy(deep=True)
+    extra: dict[str, Any] = {
+        "process": process_section(base),
+        "evaluation": None
+        if evaluation is None
+        else {k: evaluation[k] for k in ("data", "first_error", "bon", "scorer")}
+        | ({"processbench": evaluation["processbench"]} if evaluation.get("processbench") else {}),
+        "audits": None if evaluation is None else evaluation["audits"],
+        "not_tested": not_tested(base, evaluation),
+        "plots": _plots(evaluation, eval_dir),
+    }
+    for key, value in extra.items():
+        setattr(card, key, value)
+    return card
+
+
+def _plots(evaluation: dict[str, Any] | None, eval_dir: str) -> dict[str, str]:
+    if not evaluation:
+        return {}
+    files = evaluation["files"]
+    plots = {"first_error": files["first_error_plot"], "bon": files["bon_plot"]}
+    plots |= {f"audit_{k}": v for k, v in files["audit_plots"].items()}
+    return {k: f"{eval_dir}/{v}" for k, v in plots.items()}
+
+
+def card_for_scorer(
+    model_dir: str | Path,
+    scorer: StepScorer,
+    out: str | Path | None = None,
+    refresh: bool = False,
+    orm: StepScorer | None = None,
+    processbench: list[str | Path] | None = None,
+    **world: Any,
+) -> Path:
+    """Measure ``scorer`` on the world (unless results are already there), write the full card; returns README.md."""
+    from prmkit.cards.render import render_markdown
+    from prmkit.evaluation.suite import SUMMARY_FILE, evaluate_world
+
+    base = read_process_card(model_dir)
+    out = Path(out or model_dir)
+    eval_dir = out / EVAL_DIR
+    if (eval_dir / SUMMARY_FILE).exists() and not refresh:
+        evaluation = json.loads((eval_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    else:
+        evaluation = evaluate_world(scorer, eval_dir, orm=orm, **world)
+    if processbench:
+        from prmkit.evaluation.processbench import eval_processbench
+
+        threshold = evaluation["first_error"]["threshold"]
+        result = eval_processbench(
+            processbench, model=str(model_dir), threshold=threshold, out=eval_dir / "processbench_real"
+        )
+        evaluation["processbench"] = result.to_dict()
+    card = full_card(base, evaluation)
+    write_process_card(out, card)
+    readme = out / "README.md"
+    usage = keep_training_usage(Path(model_dir) / "README.md", eval_dir / USAGE_FILE)
+    with atomic_write(readme) as fh:
+        fh.write(render_markdown(card, usage))
+    return readme
+
+
+USAGE_FILE = "training_readme.md"
+
+
+def keep_training_usage(readme: Path, keep: Path) -> str | None:
+    """The README training wrote (scoring with plain transformers, serving with vLLM), saved once to
+    ``keep`` before the full card replaces it, so every later card still shows it."""
+    if readme.exists():
+        text = readme.read_text(encoding="utf-8")
+        if "# Process card" not in text:
+            with atomic_write(keep) as fh:
+                fh.write(text)
+    return keep.read_text(encoding="utf-8") if keep.exists() else None

@@ -1,0 +1,89 @@
+"""The process card: what a checkpoint learned from, in one JSON file a person or a script can read."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prmkit.core.files import atomic_write
+from prmkit.core.model import Trace
+
+CARD_FILE = "process_card.json"
+CARD_VERSION = "card-1"
+
+
+class LabelSourceSummary(BaseModel):
+    """One label source: how many steps it labelled, with which values, made how."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    steps: int = 0
+    ratings: dict[str, int] = Field(default_factory=dict)
+    """Count per rating (-1, 0, 1) as strings, JSON keys being strings."""
+    soft: int = 0
+    """Labels that carry a soft score."""
+    provenance: list[dict[str, Any]] = Field(default_factory=list)
+    """The distinct (method, actor, version, params) seen, so the labeller can be rerun."""
+
+
+class ProcessCard(BaseModel):
+    """Beside every checkpoint: the model's reading conventions, its labels, its data, its dev results."""
+
+    model_config = ConfigDict(extra="allow")  # other areas add sections (evaluation, audits)
+
+    card_version: str = CARD_VERSION
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
+    kind: str
+    base_model: str | None = None
+    model: dict[str, Any] = Field(default_factory=dict)
+    """Separator, tag and tag id, label scale and classes, input template, aggregation."""
+    labels: list[LabelSourceSummary] = Field(default_factory=list)
+    data: dict[str, Any] = Field(default_factory=dict)
+    """Input file, counts, and the train/dev split by problem (seed, sizes)."""
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    training: dict[str, Any] = Field(default_factory=dict)
+
+
+def summarize_sources(traces: Sequence[Trace], sources: Sequence[str]) -> list[LabelSourceSummary]:
+    """Count each selected source's labels and collect its distinct provenances."""
+    out = []
+    for source in sources:
+        ratings: Counter[str] = Counter()
+        steps = soft = 0
+        seen: dict[str, dict[str, Any]] = {}
+        for trace in traces:
+            for step in trace.steps:
+                lab = step.label(source)
+                if lab is None:
+                    continue
+                steps += 1
+                if lab.rating is not None:
+                    ratings[str(lab.rating)] += 1
+                soft += lab.score is not None
+                prov = lab.provenance.model_dump(mode="json", exclude={"created_at"})
+                seen.setdefault(json.dumps(prov, sort_keys=True), prov)
+        out.append(
+            LabelSourceSummary(
+                source=source, steps=steps, ratings=dict(ratings), soft=soft, provenance=list(seen.values())
+            )
+        )
+    return out
+
+
+def write_process_card(directory: str | Path, card: ProcessCard) -> Path:
+    """Write ``process_card.json`` into ``directory`` atomically; returns its path."""
+    path = Path(directory) / CARD_FILE
+    with atomic_write(path) as fh:
+        fh.write(card.model_dump_json(indent=2) + "\n")
+    return path
+
+
+def read_process_card(directory: str | Path) -> ProcessCard:
+    return ProcessCard.model_validate_json((Path(directory) / CARD_FILE).read_text(encoding="utf-8"))

@@ -1,0 +1,300 @@
+"""The process card as Markdown: the checkpoint's README.md, which is also its Hugging Face model card.
+
+Front matter follows the Hub's model-card metadata (``library_name``, ``pipeline_tag``, ``tags``,
+``base_model`` when it is a Hub id); the body has one section per question a user of a PRM asks,
+in the order of the issue: what process, which labels, which model and data, where tested, what still
+fails, what was not tested, how to use it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from prmkit.cards.process_card import ProcessCard
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}"
+
+
+def _num(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def _code(x: Any) -> str:
+    """A value as inline code, safe inside a Markdown table cell (pipes escaped)."""
+    if x is None:
+        return "–"
+    text = x.encode("unicode_escape").decode() if isinstance(x, str) else json.dumps(x)
+    return "`" + text.replace("|", "\\|") + "`"
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as dotted keys, so a table row holds one value."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and v:
+            out |= _flat(v, f"{prefix}{k}.")
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def front_matter(card: ProcessCard) -> str:
+    kind = getattr(card, "process", {}).get("kind", card.kind)
+    lines = [
+        "---",
+        "library_name: transformers",
+        "pipeline_tag: token-classification",
+        "tags:",
+        "- prmkit",
+        f"- {kind}",
+    ]
+    lines.append("- process-reward-model" if kind == "prm" else "- outcome-reward-model")
+    base = card.base_model
+    if base and "/" in base and not base.startswith(("/", ".")) and base.count("/") == 1:
+        lines.append(f"base_model: {base}")
+    return "\n".join([*lines, "---", ""])
+
+
+def process_md(card: ProcessCard) -> str:
+    p = card.process
+    rows = [
+        ("kind", p["kind"]),
+        ("supervised at", p["supervised_at"]),
+        ("step definition", p["step_definition"]),
+        ("input template", _code(p.get("input_template"))),
+        ("separator", _code(p["separator"])),
+        ("tag (score read here)", f"{_code(p['tag'])} (id {p['tag_id']})"),
+        (
+            "label scale",
+            f"{p['label_scale']}; classes {_code(p['classes'])}, positive {_code(p['positive_labels'])}",
+        ),
+        ("default aggregation", p["aggregation"] or "–"),
+    ]
+    return "## What process was supervised\n\n| | |\n|---|---|\n" + "\n".join(
+        f"| {k} | {v} |" for k, v in rows
+    )
+
+
+def labels_md(card: ProcessCard) -> str:
+    lines = [
+        "## How the labels were made",
+        "",
+        "| source | steps | ratings (-1 / 0 / +1) | soft | provenance |",
+        "|---|---|---|---|---|",
+    ]
+    for lab in card.labels:
+        r = lab.ratings
+        prov = "; ".join(
+            f"{p.get('method')} by {p.get('actor') or '?'}"
+            + (f" ({_params(p.get('params'))})" if p.get("params") else "")
+            + (f", v{p['version']}" if p.get("version") else "")
+            for p in lab.provenance
+        )
+        lines.append(
+            f"| {lab.source} | {lab.steps} | {r.get('-1', 0)} / {r.get('0', 0)} / {r.get('1', 0)} | {lab.soft} | {prov or '–'} |"
+        )
+    if not card.labels:
+        lines.append("| (training recorded no label sources) | | | | |")
+    return "\n".join(lines)
+
+
+def _params(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def _kv(title: str, d: dict[str, Any]) -> str:
+    if not d:
+        return f"**{title}:** not recorded by training."
+    rows = _flat(d).items()
+    body = "\n".join(f"| {k} | {_code(v) if isinstance(v, dict | list) else _num(v, 4)} |" for k, v in rows)
+    return f"**{title}**\n\n| | |\n|---|---|\n{body}"
+
+
+def model_md(card: ProcessCard) -> str:
+    parts = [
+        "## Base model, training data and split",
+        "",
+        f"Base model: `{card.base_model or 'trained from scratch'}`",
+        "",
+    ]
+    parts += [
+        _kv("Training data and split", card.data),
+        "",
+        _kv("Training", card.training),
+        "",
+        _kv("Dev metrics at training time", card.metrics),
+    ]
+    return "\n".join(parts)
+
+
+def tested_md(card: ProcessCard) -> str:
+    ev = card.evaluation
+    if not ev:
+        return "## Where it was tested\n\nNot evaluated: see *What it was not tested on*."
+    d, fe = ev["data"], ev["first_error"]
+    lines = [
+        "## Where it was tested",
+        "",
+        f"Fresh world data ({d['world_version']}): test split {d['test']['problems']} problems × {d['test']['per_problem']} "
+        f"samples from {', '.join(d['policies'])}; heldout split (longer problems) {d['heldout']['traces']} traces; "
+        f"steps per trace {d['steps_min']}–{d['steps_max']}.",
+        "",
+        f"### First-error detection (ProcessBench metric, ×100; threshold {_num(fe['threshold'])}, {fe['threshold_from']}"
+        + (f" on {d['dev_problems']} dev problems" if fe["threshold_from"] == "dev" else "")
+        + ")",
+        "",
+        _fe_table(fe),
+    ]
+    if ev.get("processbench"):
+        lines += [
+            "",
+            f"### ProcessBench (real), threshold {_num(ev['processbench']['threshold'])} from the world dev split",
+            "",
+            _fe_table(ev["processbench"]),
+        ]
+    lines += [
+        "",
+        "![first-error positions](" + card.plots["first_error"] + ")",
+        "",
+        _bon_md(ev["bon"]),
+        "",
+        "![best-of-N](" + card.plots["bon"] + ")",
+    ]
+    return "\n".join(lines)
+
+
+def _fe_table(fe: dict[str, Any]) -> str:
+    lines = [
+        "| subset | traces | with error / error-free | acc_error | acc_correct | F1 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in fe["subsets"]:
+        lines.append(
+            f"| {s['name']} | {s['traces']} | {s['with_error']} / {s['error_free']} | {_pct(s['acc_error'])} | {_pct(s['acc_correct'])} | {_pct(s['f1'])} |"
+        )
+    lines.append(f"| **mean of subset F1s (headline)** | | | | | **{_pct(fe['f1'])}** |")
+    lines.append(
+        f"| size-weighted F1 (huggingface script's figure, not the headline) | | | | | {_pct(fe['f1_size_weighted'])} |"
+    )
+    return "\n".join(lines)
+
+
+def _bon_md(bon: dict[str, Any]) -> str:
+    p = bon["params"]
+    rows = bon["rows"]
+    ns = sorted({r["n"] for r in rows})
+    cell = {(r["method"], r["n"]): r for r in rows}
+    head = "| method | " + " | ".join(f"N = {n}" for n in ns) + " |\n|---|" + "---|" * len(ns)
+    acc = [head] + [
+        f"| {m} | "
+        + " | ".join(
+            f"{_pct(cell[m, n]['accuracy'])} ({_pct(cell[m, n]['lo'])}–{_pct(cell[m, n]['hi'])})" for n in ns
+        )
+        + " |"
+        for m in dict.fromkeys(r["method"] for r in rows)
+    ]
+    gap = [head] + [
+        f"| {m} | "
+        + " | ".join(
+            f"{100 * cell[m, n]['gap_vs_majority']:+.1f} ({100 * cell[m, n]['gap_lo']:+.1f} to {100 * cell[m, n]['gap_hi']:+.1f})"
+            for n in ns
+        )
+        + " |"
+        for m in dict.fromkeys(r["method"] for r in rows)
+        if m not in ("majority", "oracle")
+    ]
+    return "\n".join(
+        [
+            f"### Best-of-N: answer accuracy ×100 ({int(p['confidence'] * 100)} % bootstrap band over {p['problems']} problems)",
+            "",
+            *acc,
+            "",
+            "Gap to majority vote, points (paired bootstrap band: the same resampled problems on both sides):",
+            "",
+            *gap,
+        ]
+    )
+
+
+AUDIT_ROWS = (
+    ("gaming_gap_at_max_n", "Verifier gaming: picks' score − gold validity at the largest N", "audit_gaming"),
+    ("gaming_gap_growth", "  … growth of that gap from N = 1", None),
+    (
+        "beam_gap_at_max_budget",
+        "Verifier gaming under beam search: picks' score − gold validity, largest budget",
+        "audit_beam",
+    ),
+    ("beam_gap_growth", "  … growth of that gap from the smallest budget", None),
+    (
+        "outcome_shift_share",
+        "Process-to-outcome shift: picks with min score on the final step (open PRMs: 0.42–0.55)",
+        "audit_shift",
+    ),
+    (
+        "process_fidelity",
+        "Process fidelity (AUC; 1 = follows steps, 0 = follows the answer)",
+        "audit_collapse",
+    ),
+    ("collapsed", "Collapsed into an outcome model (fidelity < 0.5)", None),
+    ("lucky_share", "Lucky answers: right answers with a wrong step", "audit_lucky"),
+    ("lucky_catch_rate", "  … of those, flagged by the model", None),
+    ("ece_local", "Calibration error (ECE), local gold view", "audit_calibration"),
+    ("ece_prefix", "Calibration error (ECE), prefix gold view", None),
+    (
+        "length_slope_valid_only",
+        "Length bias: score change per extra step on gold-valid traces",
+        "audit_length",
+    ),
+)
+
+
+def audits_md(card: ProcessCard) -> str:
+    a = card.audits
+    if not a:
+        return "## What failures remain\n\nNo audit was run."
+    lines = ["## What failures remain (audits on the world test split)", "", "| audit | value |", "|---|---|"]
+    lines += [f"| {label} | {_num(a[key])} |" for key, label, _ in AUDIT_ROWS if key in a]
+    lines.append("")
+    lines += [f"![{plot}]({card.plots[plot]})" for _, _, plot in AUDIT_ROWS if plot and plot in card.plots]
+    return "\n".join(lines)
+
+
+def usage_md(card: ProcessCard, training_readme: str | None = None) -> str:
+    """How to score with prmkit, then the sections training's README had (plain transformers, vLLM)."""
+    agg = card.process.get("aggregation") or "min"
+    text = (
+        "## How to use\n\n```python\nfrom prmkit.scoring import aggregate, load_scorer\n\n"
+        'scorer = load_scorer("path/to/this/checkpoint")\nstep_scores = scorer.score(traces)  # one score in [0, 1] per step\n'
+        f'trace_scores = [aggregate(s, "{agg}") for s in step_scores]\n```\n\n'
+        "Or from the shell: `prmkit score MODEL traces.jsonl`. The full numbers are in `process_card.json` "
+        "and the `card/` folder."
+    )
+    if training_readme:
+        body = training_readme.split("\n## ", 1)
+        if len(body) == 2:
+            text += "\n\n### " + body[1].replace("\n## ", "\n### ")
+    return text
+
+
+def render_markdown(card: ProcessCard, training_readme: str | None = None) -> str:
+    """The whole card as Markdown with Hub front matter (``training_readme``: usage sections to keep)."""
+    not_tested = "## What it was not tested on\n\n" + "\n".join(f"- {x}" for x in card.not_tested)
+    title = f"# Process card: {card.process['kind'].upper()} ({card.card_version}, {card.created_at[:10]})"
+    sections = [
+        title,
+        process_md(card),
+        labels_md(card),
+        model_md(card),
+        tested_md(card),
+        audits_md(card),
+        not_tested,
+        usage_md(card, training_readme),
+    ]
+    return front_matter(card) + "\n" + "\n\n".join(sections) + "\n"

@@ -1,0 +1,178 @@
+"""Failure-mode audits on gold-labelled traces: each audit is a number and a plot.
+
+:func:`run_audits` takes per-step scores (``list[list[float]]``, one list per trace, from any
+:class:`~prmkit.core.protocols.StepScorer`) and traces carrying gold labels, so the same audits read a
+PRM, an ORM (its trace score broadcast to every step, or on the last step) or any other scorer:
+
+- ``gaming``      verifier gaming: the Goodhart curve of best-of-N picks (gaming.py)
+- ``shift``       process-to-outcome shift: min step score on the final step (gaming.py)
+- ``collapse``    process collapse: do step scores follow the process or the outcome? (collapse.py)
+- ``lucky``       lucky answers: right answers by a wrong process, and how many are caught (collapse.py)
+- ``calibration`` reliability diagram and ECE against both gold views (calibration.py)
+- ``length``      length bias: aggregated score against number of steps (calibration.py)
+
+:func:`audit` is the ``prmkit audit`` twin: it loads a model, scores a trace file and runs the audits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from prmkit.core.files import atomic_write
+from prmkit.core.model import Trace
+from prmkit.evaluation import plots
+from prmkit.evaluation.calibration import calibration, length_bias
+from prmkit.evaluation.collapse import lucky_answers, process_collapse, step_groups
+from prmkit.evaluation.gaming import outcome_shift, verifier_gaming
+from prmkit.evaluation.gold import check_lengths, has_gold, scores_from_source
+
+AUDITS = ("gaming", "shift", "collapse", "lucky", "calibration", "length")
+
+
+def run_audits(
+    traces: Sequence[Trace],
+    scores: Sequence[Sequence[float]],
+    aggregation: str = "min",
+    threshold: float = 0.5,
+    max_n: int = 64,
+    draws: int = 16,
+    seed: int = 0,
+    source: str = "gold",
+    out_dir: str | Path | None = None,
+    scorer_name: str | None = None,
+) -> dict[str, Any]:
+    """Run every audit; with ``out_dir``, write ``audit.json`` and one PNG per audit there.
+
+    ``threshold`` is the score below which a step counts as wrong (use the one tuned for first-error
+    prediction on a dev split, so lucky-answer catches match the model's ProcessBench setting).
+    """
+    check_lengths(traces, scores)
+    if not any(has_gold(t, source) for t in traces):
+        raise ValueError(
+            f"no trace carries labels from {source!r}; audits need gold (the world's gold_label adds it)"
+        )
+    report: dict[str, Any] = {
+        "scorer": scorer_name,
+        "traces": len(traces),
+        "problems": len({t.problem.id for t in traces}),
+        "gold_source": source,
+        "gaming": verifier_gaming(
+            traces, scores, aggregation, max_n=max_n, draws=draws, seed=seed, source=source
+        ),
+        "shift": outcome_shift(traces, scores, aggregation, max_n=max_n, draws=draws, seed=seed),
+        "collapse": process_collapse(traces, scores, source),
+        "lucky": lucky_answers(traces, scores, threshold, source),
+        "calibration": calibration(traces, scores, source=source),
+        "length": length_bias(traces, scores, aggregation, source),
+    }
+    if out_dir is not None:
+        report["plots"] = write_audit(report, traces, scores, out_dir, source)
+    return report
+
+
+def write_audit(
+    report: dict[str, Any],
+    traces: Sequence[Trace],
+    scores: Sequence[Sequence[float]],
+    out_dir: str | Path,
+    source: str = "gold",
+) -> dict[str, str]:
+    """Write ``audit.json`` and the plots; returns audit name -> PNG file name (relative to ``out_dir``)."""
+    out = Path(out_dir)
+    paths = {
+        "gaming": plots.goodhart(report["gaming"]["rows"], out / "audit_gaming.png"),
+        "shift": plots.outcome_shift(report["shift"]["rows"], out / "audit_shift.png"),
+        "collapse": plots.collapse(
+            step_groups(traces, scores, source),
+            out / "audit_collapse.png",
+            report["collapse"]["process_fidelity"],
+        ),
+        "lucky": plots.lucky(report["lucky"], out / "audit_lucky.png"),
+        "calibration": plots.reliability(
+            {
+                f"{v} view (ECE {d['ece']:.3f})": d["reliability"]
+                for v, d in report["calibration"]["views"].items()
+            },
+            out / "audit_calibration.png",
+        ),
+        "length": plots.length_bias(report["length"]["rows"], out / "audit_length.png"),
+    }
+    names = {k: p.name for k, p in paths.items()}
+    with atomic_write(out / "audit.json") as fh:
+        json.dump({**report, "plots": names}, fh, indent=2)
+    return names
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    """The headline number of each audit (what a process card and a README table show)."""
+    cal = report["calibration"]["views"]
+    return {
+        "gaming_gap_at_max_n": report["gaming"]["gap_at_max"],
+        "gaming_gap_growth": report["gaming"]["gap_growth"],
+        "gaming_max_n": report["gaming"]["max_n"],
+        "outcome_shift_share": report["shift"]["share_at_max"],
+        "process_fidelity": report["collapse"]["process_fidelity"],
+        "collapsed": report["collapse"]["collapsed"],
+        "lucky_share": report["lucky"]["lucky_share"],
+        "lucky_catch_rate": report["lucky"]["catch_rate"],
+        "ece_local": cal.get("local", {}).get("ece"),
+        "ece_prefix": cal.get("prefix", {}).get("ece"),
+        "length_slope_valid_only": report["length"]["score_slope_valid_only"],
+    }
+
+
+def audit(
+    model: str,
+    traces: str | Path,
+    out: str | Path,
+    aggregation: str = "min",
+    threshold: float = 0.5,
+    max_n: int = 64,
+    draws: int = 16,
+    seed: int = 0,
+    source: str = "gold",
+    broadcast: Literal["auto", "last", "none"] = "auto",
+) -> dict[str, Any]:
+    """Score a gold-labelled trace file with ``model`` and audit it (the ``prmkit audit`` command).
+
+    ``model`` is a checkpoint folder (loaded with ``prmkit.scoring.load_scorer``) or ``labels:SOURCE``
+    to audit scores already stored on the traces as labels from SOURCE (e.g. ``labels:judge``).
+    ``broadcast``: ``last`` gives every step its trace's last-step score (an ORM's verdict on the
+    whole trace); ``auto`` does so for checkpoints whose spec says ``kind: orm``.
+    """
+    from prmkit.core.dataset import read_traces
+
+    items = read_traces(traces)
+    scores, name, kind = score_with(model, items)
+    if broadcast == "last" or (broadcast == "auto" and kind == "orm"):
+        scores = broadcast_last(scores)
+        name = f"{name} (last-step score broadcast)"
+    return run_audits(
+        items, scores, aggregation, threshold, max_n, draws, seed, source, out_dir=out, scorer_name=name
+    )
+
+
+def broadcast_last(scores: Sequence[Sequence[float]]) -> list[list[float]]:
+    """Every step gets its trace's last-step score: how an ORM's one verdict per trace is audited."""
+    return [[float(s[-1])] * len(s) if len(s) else [] for s in scores]
+
+
+def scorer_kind(scorer: Any) -> str | None:
+    """``prm`` / ``orm`` from a prmkit checkpoint's spec, None when the scorer does not say."""
+    spec = getattr(getattr(scorer, "convention", None), "spec", None)
+    return getattr(spec, "kind", None)
+
+
+def score_with(model: str, traces: Sequence[Trace]) -> tuple[list[list[float]], str, str | None]:
+    """Per-step scores, scorer name and kind, from a checkpoint folder or stored labels (``labels:SOURCE``)."""
+    if model.startswith("labels:"):
+        source = model.removeprefix("labels:")
+        return scores_from_source(traces, source), source, None
+    from prmkit.scoring import load_scorer
+
+    scorer = load_scorer(model)
+    scores = [list(map(float, s)) for s in scorer.score(list(traces))]
+    return scores, getattr(scorer, "name", str(model)), scorer_kind(scorer)

@@ -1,0 +1,294 @@
+"""Best-of-N curves: answer accuracy against N (1 to 256, log scale) for every way of choosing.
+
+Published PRM gains over majority vote are often 1–2 points, so a curve without an error bar says
+little: every point carries a bootstrap confidence band over problems, and every method's gap to
+majority vote carries its own *paired* band (the same resampled problems on both sides).
+
+How a point is computed: each problem has a pool of M sampled traces; for each N <= M we draw
+``draws`` random subsets of size N, let each method choose from each subset and average (ties are
+broken at random because subset order is random). Per-problem accuracies are then resampled.
+
+Methods: ``prm:<agg>`` (best-of-N by aggregated PRM score, one per aggregation), ``orm`` (best-of-N by
+ORM score), ``majority`` (plain vote), ``weighted:<agg>`` (PRM-weighted vote), ``oracle`` (pass@N).
+Answers are grouped exactly as :mod:`prmkit.search.vote` groups them; traces without an answer never
+vote and are never right.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prmkit.core.answers import check_answer
+from prmkit.core.files import atomic_write
+from prmkit.core.model import Trace
+from prmkit.evaluation.gold import check_lengths, group_by_problem, trace_correct
+from prmkit.scoring.aggregate import aggregate
+from prmkit.search.vote import group_answers
+
+DEFAULT_AGGREGATIONS = ("min", "prod", "last", "mean")
+
+
+@dataclass
+class Pool:
+    """One problem's candidates, as arrays: correctness, answer group, and one score per method."""
+
+    problem_id: str
+    correct: np.ndarray
+    answer: np.ndarray
+    """Answer-group id per trace; -1 for a trace without an answer (it never votes)."""
+    group_correct: np.ndarray
+    scores: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return len(self.correct)
+
+
+def aggregate_all(scores: Sequence[Sequence[float]], how: str) -> np.ndarray:
+    """One aggregated score per trace, through ``prmkit.scoring``'s aggregation registry."""
+    return np.array([aggregate(list(s), how) for s in scores], dtype=float)
+
+
+def build_pools(traces: Sequence[Trace], trace_scores: dict[str, np.ndarray]) -> list[Pool]:
+    """Group traces by problem into pools carrying every method's per-trace score."""
+    pools = []
+    for pid, idx in group_by_problem(traces).items():
+        members = [traces[i] for i in idx]
+        groups = group_answers([t.final_answer for t in members])
+        answer = np.full(len(members), -1, dtype=int)
+        for g_id, group in enumerate(groups):
+            answer[group.members] = g_id
+        ref = members[0].problem.answer
+        group_correct = np.array([bool(check_answer(ref, g.answer)) for g in groups], dtype=bool)
+        pools.append(
+            Pool(
+                problem_id=pid,
+                correct=np.array([trace_correct(t) for t in members], dtype=bool),
+                answer=answer,
+                group_correct=group_correct,
+                scores={name: np.asarray(s)[idx] for name, s in trace_scores.items()},
+            )
+        )
+    return pools
+
+
+def subsets(m: int, n: int, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """``draws`` random size-``n`` subsets of ``range(m)``, shape (draws, n); one subset when n == m."""
+    if n >= m:
+        return rng.permutation(m)[None, :]
+    return rng.random((draws, m)).argsort(axis=1)[:, :n]
+
+
+def pick_best(score: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The chosen trace of each subset: highest score (first in random order among equals)."""
+    return idx[np.arange(len(idx)), score[idx].argmax(axis=1)]
+
+
+def _vote(pool: Pool, idx: np.ndarray, weight: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
+    """Whether the winning answer of each subset is right (weights: counts, or PRM scores)."""
+    k = len(pool.group_correct)
+    if k == 0:
+        return np.zeros(len(idx), dtype=bool)
+    ans = pool.answer[idx]
+    rows = np.repeat(np.arange(len(idx)), idx.shape[1])
+    voting = ans.ravel() >= 0
+    w = np.ones(idx.size) if weight is None else weight[idx].ravel()
+    totals = np.zeros((len(idx), k))
+    present = np.zeros((len(idx), k), dtype=bool)
+    np.add.at(totals, (rows[voting], ans.ravel()[voting]), w[voting])
+    present[rows[voting], ans.ravel()[voting]] = True
+    jitter = rng.random(totals.shape) * 1e-9  # random tie-break among equal totals
+    winner = np.where(present, totals + jitter, -np.inf).argmax(axis=1)
+    return pool.group_correct[winner] & present.any(axis=1)
+
+
+def pool_accuracies(
+    pool: Pool, methods: Sequence[str], n: int, draws: int, rng: np.random.Generator
+) -> list[float]:
+    """Expected accuracy of each method choosing among ``n`` random candidates of ``pool``.
+
+    Every method sees the same random subsets (common random numbers), so their gaps are not blurred
+    by subset-sampling noise: at N = 1 every method scores exactly the same.
+    """
+    idx = subsets(pool.size, n, draws, rng)
+    out = []
+    for method in methods:
+        if method == "oracle":
+            hit = pool.correct[idx].any(axis=1)
+        elif method == "majority":
+            hit = _vote(pool, idx, None, rng)
+        elif method.startswith("weighted:"):
+            hit = _vote(pool, idx, pool.scores[method.replace("weighted:", "prm:")], rng)
+        else:
+            hit = pool.correct[pick_best(pool.scores[method], idx)]
+        out.append(float(hit.mean()))
+    return out
+
+
+def bootstrap_mean(
+    values: np.ndarray, resamples: np.ndarray, confidence: float
+) -> tuple[float, float, float]:
+    """Mean and percentile band of per-problem ``values`` over resampled problem indices."""
+    means = values[resamples].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    return float(values.mean()), float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
+
+
+@dataclass
+class BonResult:
+    """Rows of (method, n, accuracy with band, gap to majority with paired band)."""
+
+    rows: list[dict[str, Any]]
+    params: dict[str, Any]
+
+    def methods(self) -> list[str]:
+        return list(dict.fromkeys(r["method"] for r in self.rows))
+
+    def curve(self, method: str) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["method"] == method]
+
+    def at(self, method: str, n: int) -> dict[str, Any]:
+        return next(r for r in self.rows if r["method"] == method and r["n"] == n)
+
+    def write_csv(self, path: str | Path) -> Path:
+        path = Path(path)
+        with atomic_write(path) as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(self.rows[0]))
+            writer.writeheader()
+            writer.writerows(self.rows)
+        return path
+
+
+def default_ns(max_n: int) -> list[int]:
+    """1, 2, 4, ... up to ``max_n`` (and ``max_n`` itself when it is not a power of two)."""
+    ns = [1 << k for k in range(max_n.bit_length()) if (1 << k) <= max_n]
+    return ns if ns[-1] == max_n else [*ns, max_n]
+
+
+def bon_curves(
+    traces: Sequence[Trace],
+    prm_scores: Sequence[Sequence[float]] | None = None,
+    orm_scores: Sequence[Sequence[float]] | None = None,
+    aggregations: Sequence[str] = DEFAULT_AGGREGATIONS,
+    vote_aggregation: str = "min",
+    max_n: int = 256,
+    ns: Sequence[int] | None = None,
+    draws: int = 32,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> BonResult:
+    """Accuracy against N for every method, with bootstrap bands; see the module docstring.
+
+    ``orm_scores`` are per-step lists like any scorer's; the last step's score is the ORM's verdict.
+    N runs up to the smallest pool (problems with fewer than ``max_n`` samples cap the curve).
+    """
+    trace_scores: dict[str, np.ndarray] = {}
+    methods = ["oracle", "majority"]
+    if prm_scores is not None:
+        check_lengths(traces, prm_scores)
+        for how in aggregations:
+            trace_scores[f"prm:{how}"] = aggregate_all(prm_scores, how)
+            methods.append(f"prm:{how}")
+        if f"prm:{vote_aggregation}" not in trace_scores:
+            trace_scores[f"prm:{vote_aggregation}"] = aggregate_all(prm_scores, vote_aggregation)
+        methods.append(f"weighted:{vote_aggregation}")
+    if orm_scores is not None:
+        check_lengths(traces, orm_scores)
+        trace_scores["orm"] = aggregate_all(orm_scores, "last")
+        methods.append("orm")
+    pools = build_pools(traces, trace_scores)
+    if not pools:
+        raise ValueError("no traces to evaluate")
+    smallest = min(p.size for p in pools)
+    ns = sorted({n for n in (ns or default_ns(min(max_n, smallest))) if 1 <= n <= smallest})
+    rng = np.random.default_rng(seed)
+    # acc[method, n, problem]
+    acc = np.array([[pool_accuracies(p, methods, n, draws, rng) for p in pools] for n in ns]).transpose(
+        2, 0, 1
+    )
+    resamples = rng.integers(0, len(pools), size=(bootstrap, len(pools)))
+    rows = []
+    for mi, method in enumerate(methods):
+        for ni, n in enumerate(ns):
+            mean, lo, hi = bootstrap_mean(acc[mi, ni], resamples, confidence)
+            gap, gap_lo, gap_hi = bootstrap_mean(acc[mi, ni] - acc[1, ni], resamples, confidence)
+            rows.append(
+                {
+                    "method": method,
+                    "n": n,
+                    "accuracy": round(mean, 6),
+                    "lo": round(lo, 6),
+                    "hi": round(hi, 6),
+                    "gap_vs_majority": round(gap, 6),
+                    "gap_lo": round(gap_lo, 6),
+                    "gap_hi": round(gap_hi, 6),
+                    "problems": len(pools),
+                }
+            )
+    params = {
+        "problems": len(pools),
+        "pool_size_min": smallest,
+        "draws": draws,
+        "bootstrap": bootstrap,
+        "confidence": confidence,
+        "seed": seed,
+        "vote_aggregation": vote_aggregation,
+    }
+    return BonResult(rows=rows, params=params)
+
+
+def eval_bon(
+    traces: str | Path,
+    prm: str | None = None,
+    orm: str | None = None,
+    aggregations: Sequence[str] = DEFAULT_AGGREGATIONS,
+    vote_aggregation: str = "min",
+    max_n: int = 256,
+    draws: int = 32,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    out: str | Path | None = None,
+) -> BonResult:
+    """Best-of-N curves for a trace file with many samples per problem (the ``prmkit eval bon`` twin).
+
+    ``prm`` / ``orm``: a checkpoint folder, or ``labels:SOURCE`` for scores already stored on the traces.
+    ``out``: folder for ``bon.csv``, ``bon.json`` (rows and parameters) and ``bon.png``.
+    """
+    import json
+
+    from prmkit.core.dataset import read_traces
+    from prmkit.evaluation import plots
+    from prmkit.evaluation.audits import score_with
+
+    items = read_traces(traces)
+    prm_scores, prm_name, _ = score_with(prm, items) if prm else (None, None, None)
+    orm_scores, orm_name, _ = score_with(orm, items) if orm else (None, None, None)
+    result = bon_curves(
+        items,
+        prm_scores,
+        orm_scores,
+        aggregations,
+        vote_aggregation,
+        max_n,
+        None,
+        draws,
+        bootstrap,
+        confidence,
+        seed,
+    )
+    result.params |= {"traces": str(traces), "prm": prm_name, "orm": orm_name}
+    if out is not None:
+        out = Path(out)
+        result.write_csv(out / "bon.csv")
+        with atomic_write(out / "bon.json") as fh:
+            json.dump({"params": result.params, "rows": result.rows}, fh, indent=2)
+        plots.bon_curves(result.rows, out / "bon.png")
+    return result

@@ -1,0 +1,173 @@
+"""PNG plots for evaluations and audits: a person would rather look at these than read the numbers.
+
+Each function takes plain rows (the same dicts the JSON/CSV results hold) and a path, writes one PNG
+with the non-interactive Agg backend, and returns the path. matplotlib is imported inside the functions
+so importing prmkit.evaluation stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+Rows = Sequence[dict[str, Any]]
+
+
+def _figure(width: float = 6.4, height: float = 4.2):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(width, height), dpi=110)
+    return plt, fig, ax
+
+
+def _save(plt, fig, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def bon_curves(rows: Rows, path: str | Path, title: str = "Best-of-N accuracy") -> Path:
+    """Accuracy vs N (log2 axis), one line per method with its bootstrap band."""
+    plt, fig, ax = _figure()
+    for method in dict.fromkeys(r["method"] for r in rows):
+        pts = [r for r in rows if r["method"] == method]
+        ns = [r["n"] for r in pts]
+        style = {"linestyle": "--", "color": "grey"} if method == "oracle" else {}
+        line = ax.plot(ns, [r["accuracy"] for r in pts], marker="o", markersize=3, label=method, **style)[0]
+        ax.fill_between(
+            ns, [r["lo"] for r in pts], [r["hi"] for r in pts], alpha=0.15, color=line.get_color()
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("N (samples per problem)")
+    ax.set_ylabel("answer accuracy")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return _save(plt, fig, path)
+
+
+def goodhart(rows: Rows, path: str | Path, x: str = "n", title: str = "Verifier gaming") -> Path:
+    """Selected traces' mean PRM score vs their gold process validity as selection pressure rises."""
+    plt, fig, ax = _figure()
+    xs = [r[x] for r in rows]
+    ax.plot(xs, [r["score"] for r in rows], marker="o", label="PRM score of picks (aggregated)")
+    ax.plot(xs, [r["gold_valid"] for r in rows], marker="s", label="gold: share of picks with no wrong step")
+    ax.plot(
+        xs, [r["answer_correct"] for r in rows], marker="^", linestyle=":", label="answer accuracy of picks"
+    )
+    if x == "n":
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel("N (best-of-N)" if x == "n" else x)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(plt, fig, path)
+
+
+def outcome_shift(rows: Rows, path: str | Path) -> Path:
+    """Share of best-of-N picks whose lowest step score sits on the final step, vs N."""
+    plt, fig, ax = _figure()
+    ax.plot(
+        [r["n"] for r in rows], [r["share_min_on_final"] for r in rows], marker="o", label="best-of-N picks"
+    )
+    if rows and rows[0].get("share_min_on_final_all") is not None:
+        ax.axhline(rows[0]["share_min_on_final_all"], color="grey", linestyle="--", label="all traces")
+    ax.axhspan(0.42, 0.55, color="orange", alpha=0.15, label="42–55 % (Qwen 'Lessons', open PRMs)")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("N (best-of-N)")
+    ax.set_ylabel("share with min score on final step")
+    ax.set_title("Process-to-outcome shift")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(plt, fig, path)
+
+
+def collapse(groups: dict[str, Sequence[float]], path: str | Path, fidelity: float | None = None) -> Path:
+    """Step scores of the four validity x outcome groups; a process-faithful PRM separates by validity."""
+    plt, fig, ax = _figure(7.0, 4.2)
+    names = [k for k, v in groups.items() if len(v)]
+    ax.boxplot([list(groups[k]) for k in names], showfliers=False)
+    ax.set_xticks(range(1, len(names) + 1), [k.replace(" | ", "\n") for k in names], fontsize=7)
+    ax.set_ylabel("step score")
+    ax.set_ylim(-0.02, 1.02)
+    extra = "" if fidelity is None else f" (process fidelity AUC {fidelity:.2f})"
+    ax.set_title("Process collapse: step scores by gold validity and outcome" + extra, fontsize=9)
+    ax.grid(alpha=0.3, axis="y")
+    return _save(plt, fig, path)
+
+
+def lucky(summary: dict[str, Any], path: str | Path) -> Path:
+    """Right-answer traces split into valid and lucky ones, and how many lucky ones the PRM flags."""
+    plt, fig, ax = _figure(5.5, 3.8)
+    labels = [
+        "right answer,\nvalid process",
+        "lucky\n(wrong step)",
+        "lucky,\nflagged by PRM",
+        "lucky, first\nerror exact",
+    ]
+    values = [summary["right_valid"], summary["lucky"], summary["lucky_flagged"], summary["lucky_exact"]]
+    ax.bar(labels, values, color=["tab:green", "tab:orange", "tab:blue", "tab:purple"])
+    ax.set_ylabel("traces")
+    ax.set_title(f"Lucky answers: {summary['lucky_share']:.1%} of right answers", fontsize=9)
+    ax.tick_params(axis="x", labelsize=7)
+    return _save(plt, fig, path)
+
+
+def reliability(curves: dict[str, Rows], path: str | Path) -> Path:
+    """Reliability diagram: observed validity rate against mean predicted score, per bin and gold view."""
+    plt, fig, ax = _figure(5.0, 4.6)
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", label="perfect calibration")
+    for name, bins in curves.items():
+        pts = [b for b in bins if b["count"]]
+        ax.plot([b["confidence"] for b in pts], [b["accuracy"] for b in pts], marker="o", label=name)
+    ax.set_xlabel("mean predicted step score")
+    ax.set_ylabel("observed share of valid steps")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_title("Calibration (reliability diagram)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(plt, fig, path)
+
+
+def length_bias(rows: Rows, path: str | Path) -> Path:
+    """Mean aggregated score and gold validity rate against the number of steps."""
+    plt, fig, ax = _figure()
+    xs = [r["steps"] for r in rows]
+    ax.plot(xs, [r["score"] for r in rows], marker="o", label="mean PRM score (aggregated)")
+    ax.plot(xs, [r["gold_valid"] for r in rows], marker="s", label="gold: share with no wrong step")
+    ax.plot(
+        xs,
+        [r["score_valid_only"] for r in rows],
+        marker="^",
+        linestyle=":",
+        label="PRM score, gold-valid only",
+    )
+    ax.set_xlabel("number of steps")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("Length bias")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(plt, fig, path)
+
+
+def first_error_hist(gold: Sequence[int], predicted: Sequence[int], path: str | Path) -> Path:
+    """Histogram of gold and predicted first-error positions (-1 = no error)."""
+    plt, fig, ax = _figure()
+    top = max([*gold, *predicted, 0])
+    bins = [b - 0.5 for b in range(-1, top + 2)]
+    ax.hist([list(gold), list(predicted)], bins=bins, label=["gold", "predicted"])
+    ax.set_xlabel("first error step (-1 = none)")
+    ax.set_ylabel("traces")
+    ax.set_title("First-error positions")
+    ax.legend(fontsize=8)
+    return _save(plt, fig, path)

@@ -1,0 +1,160 @@
+"""The whole evaluation of a step scorer on fresh world data: first-error F1, best-of-N curves, audits.
+
+This is what a process card's "where it was tested" and "what failures remain" sections are measured
+with. The world's *test* split (disjoint from training's graphs) gives the best-of-N pools and the
+audit traces; its first third of problems is the dev split the first-error threshold is tuned on, and
+the rest is the first-error test subset. The *heldout* split (longer problems than training) is a
+second first-error subset, so length generalisation is measured, not assumed. Fresh test problems
+are solved by PRM-guided beam search at rising budgets for the beam-search Goodhart reading.
+
+Every trace is scored once (:class:`CachedScorer`), however many evaluations read it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from prmkit.core.files import atomic_write
+from prmkit.core.model import Trace
+from prmkit.core.protocols import StepScorer
+from prmkit.evaluation import plots
+from prmkit.evaluation.audits import broadcast_last, run_audits, scorer_kind, summary
+from prmkit.evaluation.bon_curves import bon_curves
+from prmkit.evaluation.gaming import beam_gaming
+from prmkit.evaluation.gold import group_by_problem
+from prmkit.evaluation.processbench import evaluate_first_error
+
+SUMMARY_FILE = "eval_summary.json"
+BON_POINTS = (1, 4, 16, 64, 256)
+
+
+class CachedScorer:
+    """A StepScorer that scores each trace id once and remembers it."""
+
+    def __init__(self, scorer: StepScorer):
+        self.scorer = scorer
+        self.name = scorer.name
+        self.cache: dict[str, list[float]] = {}
+
+    def score(self, traces: Sequence[Trace]) -> list[list[float]]:
+        todo = [t for t in traces if t.id not in self.cache]
+        if todo:
+            for t, row in zip(todo, self.scorer.score(todo), strict=True):
+                self.cache[t.id] = [float(s) for s in row]
+        return [self.cache[t.id] for t in traces]
+
+
+def world_traces(problems: int, per_problem: int, seed: int, split: str) -> list[Trace]:
+    """Fresh gold-labelled world traces of ``split`` (trace ids made unique per split)."""
+    from prmkit.world import generate_problems, gold_label, sample_traces
+
+    traces = gold_label(
+        sample_traces(generate_problems(problems, seed=seed, split=split), per_problem, seed=seed)
+    )
+    for t in traces:
+        t.id = f"{split}/{t.id}"
+    return traces
+
+
+def bon_summary(result: Any, points: Sequence[int] = BON_POINTS) -> list[dict[str, Any]]:
+    """The rows a card shows: each method at N in ``points`` (those measured)."""
+    measured = {r["n"] for r in result.rows}
+    return [r for r in result.rows if r["n"] in points or r["n"] == max(measured)]
+
+
+def evaluate_world(
+    scorer: StepScorer,
+    out_dir: str | Path,
+    problems: int = 48,
+    per_problem: int = 32,
+    heldout_problems: int = 24,
+    heldout_per_problem: int = 4,
+    orm: StepScorer | None = None,
+    aggregation: str = "min",
+    bootstrap: int = 1000,
+    seed: int = 1234,
+    beam_problems: int = 12,
+    beam_budgets: Sequence[int] = (4, 16),
+) -> dict[str, Any]:
+    """Measure ``scorer`` on fresh world data; writes results and plots to ``out_dir``, returns the summary."""
+    from prmkit.world import WORLD_VERSION
+
+    out = Path(out_dir)
+    cached = CachedScorer(scorer)
+    test = world_traces(problems, per_problem, seed, "test")
+    heldout = world_traces(heldout_problems, heldout_per_problem, seed, "heldout")
+    pids = list(group_by_problem(test))
+    dev_ids = set(pids[: len(pids) // 3])
+    dev = [t for t in test if t.problem.id in dev_ids]
+    fe_test = [t for t in test if t.problem.id not in dev_ids]
+    first_error = evaluate_first_error(
+        {"world-test": fe_test, "world-heldout": heldout}, cached, dev={"world-dev": dev}
+    )
+    first_error.write(out)
+
+    prm_scores = cached.score(test)
+    orm_scores = orm.score(test) if orm is not None else None
+    bon = bon_curves(
+        test, prm_scores, orm_scores, bootstrap=bootstrap, seed=seed, vote_aggregation=aggregation
+    )
+    bon.write_csv(out / "bon.csv")
+    plots.bon_curves(bon.rows, out / "bon.png", title=f"Best-of-N on world test ({problems} problems)")
+    audit_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores
+    report = run_audits(
+        test,
+        audit_scores,
+        aggregation,
+        threshold=first_error.threshold or 0.5,
+        max_n=min(64, per_problem),
+        seed=seed,
+        out_dir=out,
+        scorer_name=scorer.name,
+    )
+    audits = summary(report)
+    beam = None
+    if beam_problems:
+        from prmkit.world import WorldPolicy, generate_problems
+
+        beam_set = generate_problems(beam_problems, seed=seed + 1, split="test")
+        beam = beam_gaming(beam_set, WorldPolicy(), scorer, beam_budgets, aggregation=aggregation, seed=seed)
+        plots.goodhart(
+            beam["rows"], out / "audit_beam.png", x="pressure", title="Verifier gaming under beam search"
+        )
+        report["plots"]["beam"] = "audit_beam.png"
+        audits |= {"beam_gap_at_max_budget": beam["rows"][-1]["gap"], "beam_gap_growth": beam["gap_growth"]}
+    steps = [len(t.steps) for t in test + heldout]
+    result = {
+        "scorer": scorer.name,
+        "data": {
+            "world_version": WORLD_VERSION,
+            "policies": sorted({t.generator or "unknown" for t in test + heldout}),
+            "test": {"problems": problems, "per_problem": per_problem, "traces": len(test), "seed": seed},
+            "heldout": {
+                "problems": heldout_problems,
+                "per_problem": heldout_per_problem,
+                "traces": len(heldout),
+            },
+            "dev_problems": len(dev_ids),
+            "steps_min": min(steps),
+            "steps_max": max(steps),
+            "step_kinds": sorted({s.kind for t in test + heldout for s in t.steps}),
+        },
+        "first_error": first_error.to_dict(),
+        "bon": {"params": bon.params, "rows": bon_summary(bon), "orm": orm.name if orm is not None else None},
+        "audits": audits,
+        "beam_gaming": beam,
+        "files": {
+            "first_error": "processbench.json",
+            "first_error_plot": "first_error_hist.png",
+            "bon_csv": "bon.csv",
+            "bon_plot": "bon.png",
+            "audit": "audit.json",
+            "audit_plots": report["plots"],
+        },
+    }
+    with atomic_write(out / SUMMARY_FILE) as fh:
+        json.dump(result, fh, indent=2)
+    return result

@@ -1,0 +1,62 @@
+"""Format adapters at the edge of the core model: read and write the field's data sets, convert between them.
+
+Contract: every reader turns a file into core :class:`~prmkit.core.model.Trace` objects (or Problems),
+keeping what the core model cannot hold in ``metadata``; every writer goes back atomically and reports
+what it dropped and why. Bad input raises one :class:`~prmkit.core.errors.InputError` listing every issue
+as ``file:line: field: expected ..., found ...``; ``skip_invalid=True`` skips and counts by reason.
+
+Files:
+
+- ``base.py``          ReadResult, WriteReport, Format, record checking, rows in/out (JSONL, JSON array, Parquet)
+- ``binary.py``        -1/0/+1 -> booleans: the neutral mapping and first-error policy, recorded in provenance
+- ``prm800k.py``       PRM800K phase 1/2 label files and MATH split files (byte-exact round trip)
+- ``math_shepherd.py`` Math-Shepherd ``input``/``label`` with the ``ки`` tag (byte-exact round trip)
+- ``processbench.py``  ProcessBench JSON arrays (byte-exact round trip)
+- ``trl.py``           TRL stepwise supervision, written as TRL's own converters write it
+- ``native.py``        prmkit's own JSONL / Parquet (lossless)
+- ``detect.py``        format detection from content
+- ``convert.py``       read, write, convert, validate (the public API; CLI twins in prmkit.cli.data)
+- ``stats.py``         inspect: counts, label distribution by source, first-error histogram (PNG)
+"""
+
+from __future__ import annotations
+
+from prmkit.core.registry import Registry
+from prmkit.formats.base import Format, ReadResult, WriteReport
+from prmkit.formats.binary import binarize_traces
+from prmkit.formats.convert import (
+    ConversionReport,
+    InspectReport,
+    ValidationReport,
+    convert,
+    inspect,
+    read,
+    validate,
+    write,
+)
+from prmkit.formats.detect import detect_format
+
+FORMATS: Registry[Format] = Registry("format")
+"""Format name -> adapter; lazy so a format's module loads only when it is used."""
+FORMATS.register("prm800k", "prmkit.formats.prm800k:FORMAT")
+FORMATS.register("math_shepherd", "prmkit.formats.math_shepherd:FORMAT")
+FORMATS.register("processbench", "prmkit.formats.processbench:FORMAT")
+FORMATS.register("trl", "prmkit.formats.trl:FORMAT")
+FORMATS.register("prmkit", "prmkit.formats.native:FORMAT")
+
+__all__ = [
+    "FORMATS",
+    "ConversionReport",
+    "Format",
+    "InspectReport",
+    "ReadResult",
+    "ValidationReport",
+    "WriteReport",
+    "binarize_traces",
+    "convert",
+    "detect_format",
+    "inspect",
+    "read",
+    "validate",
+    "write",
+]

@@ -1,0 +1,183 @@
+"""The public functions of the data area: read, write, convert, validate (and inspect, from stats.py).
+
+Each has a CLI twin in ``prmkit.cli.data``. A format name is looked up in :data:`prmkit.formats.FORMATS`;
+without one, the format is detected from the content and the result says so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prmkit.core.errors import InputError, Issue, SkipReport
+from prmkit.core.model import Problem, Trace
+from prmkit.formats.base import Format, ReadResult, WriteReport
+from prmkit.formats.detect import detect_format
+from prmkit.formats.stats import InspectReport, inspect
+
+__all__ = [
+    "ConversionReport",
+    "InspectReport",
+    "ValidationReport",
+    "convert",
+    "inspect",
+    "read",
+    "validate",
+    "write",
+]
+
+
+def get_format(name: str) -> Format:
+    from prmkit.formats import FORMATS
+
+    return FORMATS.get(name)
+
+
+def read(path: str | Path, format: str | None = None, skip_invalid: bool = False) -> ReadResult:
+    """Read a file of any supported format into core traces (a list, with ``.problems``, ``.format``, ``.skipped``).
+
+    Without ``format`` the format is detected from the content (``result.detected`` is then True).
+    With ``skip_invalid`` bad records are skipped and counted by reason in ``result.skipped``; without it
+    every problem of the file is raised at once as an :class:`InputError`.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    detected = format is None
+    name = detect_format(path) if format is None else format
+    result = get_format(name).read(path, skip_invalid=skip_invalid)
+    result.detected = detected
+    return result
+
+
+def write(path: str | Path, traces: list[Trace] | list[Problem], format: str, **options: Any) -> WriteReport:
+    """Write traces (or problems, for prm800k MATH splits and prmkit) atomically in ``format``.
+
+    Options depend on the format (``neutral``, ``mode``, ``source``, ...); an option a format does not
+    take is an error, never silently ignored. The report counts what was written and dropped, by reason.
+    """
+    return get_format(format).write(path, list(traces), **options)
+
+
+@dataclass
+class ConversionReport:
+    """What a conversion did: records read, skipped (invalid input), written, dropped, and fields lost."""
+
+    src: str
+    dst: str
+    from_format: str
+    to_format: str
+    detected: bool
+    read: int
+    written: int
+    skipped: SkipReport = field(default_factory=SkipReport)
+    dropped: Counter[str] = field(default_factory=Counter)
+    notes: Counter[str] = field(default_factory=Counter)
+    lost: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        """The report as a few human-readable lines (what the CLI prints)."""
+        how = "detected" if self.detected else "given"
+        out = [
+            f"read {self.read} record(s) from {self.src} ({self.from_format}, {how})",
+            f"wrote {self.written} record(s) to {self.dst} ({self.to_format})",
+        ]
+        if self.skipped.total:
+            out.append(f"skipped {self.skipped.total} invalid input record(s): {dict(self.skipped.skipped)}")
+        if self.dropped:
+            out.append(f"dropped {sum(self.dropped.values())} trace(s): {dict(self.dropped)}")
+        if self.notes:
+            out.append(f"notes: {dict(self.notes)}")
+        shown = {k: v for k, v in self.options.items() if v is not None}
+        if shown:
+            out.append(f"options: {shown}")
+        out += [f"not held by {self.to_format}: {item}" for item in self.lost]
+        return out
+
+
+def _target_format(dst: Path, to_format: str | None) -> str:
+    if to_format is not None:
+        return to_format
+    return "processbench" if dst.suffix == ".json" else "prmkit"
+
+
+def convert(
+    src: str | Path,
+    dst: str | Path,
+    from_format: str | None = None,
+    to_format: str | None = None,
+    skip_invalid: bool = False,
+    **options: Any,
+) -> ConversionReport:
+    """Read ``src`` and write ``dst`` in another format, reporting what was dropped and why.
+
+    ``to_format`` defaults to ``processbench`` for a ``.json`` destination and ``prmkit`` otherwise.
+    ``options`` go to the writer: ``neutral`` (negative / positive), ``mode`` (expand / first_error, TRL),
+    ``source`` (which label source to export), ...
+    """
+    dst = Path(dst)
+    target = _target_format(dst, to_format)
+    fmt = get_format(target)
+    fmt.check_options(options)  # before reading: a misspelt option should not wait for a big file
+    result = read(src, from_format, skip_invalid=skip_invalid)
+    items: list[Trace] | list[Problem] = result.traces
+    if not items and result.problems:
+        if not fmt.problems:
+            issue = Issue(
+                str(src),
+                None,
+                "(file)",
+                f"traces ({target} holds no problem-only records)",
+                "problems only",
+                "format",
+            )
+            raise InputError([issue])
+        items = result.problems
+    report = fmt.write(dst, items, **options)
+    return ConversionReport(
+        src=str(src),
+        dst=str(dst),
+        from_format=result.format,
+        to_format=target,
+        detected=result.detected,
+        read=len(items),
+        written=report.written,
+        skipped=result.skipped,
+        dropped=report.dropped,
+        notes=report.notes,
+        lost=report.lost,
+        options=report.options,
+    )
+
+
+@dataclass
+class ValidationReport:
+    """Whether a file reads cleanly in its format, and every located issue when it does not."""
+
+    path: str
+    format: str
+    detected: bool
+    records: int
+    issues: list[Issue] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.issues
+
+
+def validate(path: str | Path, format: str | None = None) -> ValidationReport:
+    """Check every record of a file; the report lists each problem as ``file:line: field: expected, found``."""
+    path = Path(path)
+    detected = format is None
+    try:
+        name = detect_format(path) if format is None else format
+    except InputError as err:
+        return ValidationReport(str(path), "unknown", detected, 0, err.issues)
+    try:
+        result = read(path, name)
+    except InputError as err:
+        return ValidationReport(str(path), name, detected, 0, err.issues)
+    return ValidationReport(str(path), name, detected, len(result) or len(result.problems))

@@ -1,0 +1,206 @@
+"""TRL stepwise supervision: ``{prompt, completions, labels}`` rows (``trl-lib/prm800k``, ``trl-lib/math_shepherd``).
+
+Rows are written as TRL's own converters (``examples/datasets/{prm800k,math_shepherd}.py``) write them:
+
+- ``mode="expand"`` (default) on a PRM800K trace runs TRL's algorithm on the PRM800K record: every
+  non-chosen completion becomes its own terminal row ``prefix + [it]``, the chosen (or human) completion
+  extends the prefix, the walk breaks at an all-null step or when nothing was chosen, and one last row
+  holds the whole prefix. Labels are ``rating == 1`` (neutral negative) unless ``neutral="positive"``.
+- ``mode="first_error"``: the trace's own path up to and including its first negative step.
+- A trace read from Math-Shepherd keeps TRL's layout: prompt = question stripped, completions =
+  ``"Step k: ..."`` (TRL keeps the prefixes), one row per trace.
+- Soft scores are never truncated (TRL's trainer does ``int(label)``): they go in a separate ``scores``
+  column (option ``scores="column"``, default) or, with ``scores="labels"``, as float labels.
+
+Reading gives one trace per row, labels rating +1/-1 (score for float labels or a ``scores`` column),
+provenance ``imported`` / ``trl``: the file does not say how its labels were made.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prmkit.core.errors import short
+from prmkit.core.model import Label, Problem, Provenance, Step, Trace
+from prmkit.formats import math_shepherd, prm800k
+from prmkit.formats.base import (
+    FORMAT_VERSION,
+    Format,
+    ReadResult,
+    RecordChecker,
+    WriteReport,
+    check_choice,
+    digest,
+    dump_rows,
+    read_records,
+    take_options,
+    unique_ids,
+)
+from prmkit.formats.binary import MODES, NEUTRAL, binary_path, pick_source, resolve_neutral
+
+NAME = "trl"
+PROVENANCE = Provenance(
+    method="imported", actor="trl", params={"format": "trl stepwise supervision"}, version=FORMAT_VERSION
+)
+LOST = [
+    "neutral 0 and null ratings (mapped by option neutral), labels of other sources, provenance",
+    "unlabelled steps (cut from the end, or the trace dropped when a gap sits between labelled steps)",
+    "Trace.final_answer, answer_correct, generator, ids, problem answer and source, step kinds, metadata",
+]
+
+
+def _is_label(value: Any) -> bool:
+    return isinstance(value, bool) or (isinstance(value, int | float) and 0 <= value <= 1)
+
+
+def _parse(rec: dict, ck: RecordChecker) -> Trace | None:
+    prompt = ck.get(rec, "prompt", str, "a string (TRL's standard stepwise form)")
+    completions = ck.strings(rec, "completions")
+    labels = ck.get(rec, "labels", list, "a list of booleans (or floats in [0, 1])")
+    scores = (
+        ck.get(rec, "scores", list, "a list of floats in [0, 1] or nulls", nullable=True)
+        if "scores" in rec
+        else None
+    )
+    for name, values, nullable in (("labels", labels, False), ("scores", scores, True)):
+        if not isinstance(values, list):
+            continue
+        for i, v in enumerate(values):
+            if not (_is_label(v) or (nullable and v is None)):
+                ck.issue(
+                    f"{name}[{i}]",
+                    "true, false or a number in [0, 1]",
+                    short(v),
+                    "range" if isinstance(v, int | float) else "type",
+                )
+        if isinstance(completions, list) and len(values) != len(completions):
+            ck.issue(name, f"{len(completions)} values (one per completion)", str(len(values)), "count")
+    if ck.issues:
+        return None
+    steps = []
+    for i, (text, lab) in enumerate(zip(completions, labels, strict=True)):
+        score = scores[i] if scores else None
+        if isinstance(lab, bool):
+            label = Label(rating=1 if lab else -1, score=score, provenance=PROVENANCE)
+        else:
+            label = Label(score=float(lab), provenance=PROVENANCE)
+        steps.append(Step(text=text, labels=[label]))
+    extra = {k: v for k, v in rec.items() if k not in ("prompt", "completions", "labels", "scores")}
+    problem = Problem(id=f"{NAME}-{digest(prompt)}", text=prompt)
+    return Trace(
+        id=f"{NAME}-{digest(prompt, *completions)}",
+        problem=problem,
+        steps=steps,
+        metadata={NAME: {"extra": extra}} if extra else {},
+    )
+
+
+def read(path: str | Path, skip_invalid: bool = False) -> ReadResult:
+    """Read TRL stepwise rows (JSONL or Parquet)."""
+    traces, report = read_records(path, NAME, _parse, skip_invalid)
+    return ReadResult(unique_ids(traces), format=NAME, path=str(path), skipped=report)
+
+
+def expand_prm800k(record: dict, neutral: str = "negative") -> list[dict]:
+    """TRL's ``examples/datasets/prm800k.py`` on one PRM800K record, with the neutral mapping as an option."""
+    prompt = record["question"]["problem"]
+
+    def good(rating: int | None) -> bool:
+        return rating == 1 or (neutral == "positive" and rating in (0, None))
+
+    rows, prefix, labels = [], [], []
+    for step in record["label"]["steps"]:
+        comps, chosen, human = step["completions"], step["chosen_completion"], step["human_completion"]
+        if comps is None and human is None and chosen is None:
+            break
+        for i, comp in enumerate(comps or []):
+            if i != chosen:
+                rows.append(
+                    {
+                        "prompt": prompt,
+                        "completions": [*prefix, comp["text"]],
+                        "labels": [*labels, good(comp["rating"])],
+                    }
+                )
+        if chosen is not None:
+            prefix.append(comps[chosen]["text"])
+            labels.append(good(comps[chosen]["rating"]))
+        elif human is not None:
+            prefix.append(human["text"])
+            labels.append(True)
+        else:
+            break
+    rows.append({"prompt": prompt, "completions": prefix, "labels": labels})
+    return rows
+
+
+def _row(trace: Trace, opts: dict, report: WriteReport) -> list[dict]:
+    source = pick_source(trace, opts["source"])
+    if opts["mode"] == "expand" and prm800k.NAME in trace.metadata:
+        return expand_prm800k(prm800k.to_record(trace, opts["source"]), opts["neutral"])
+    path = binary_path(trace, source, opts["neutral"], opts["mode"], opts["threshold"])
+    if path.drop:
+        report.dropped[path.drop] += 1
+        return []
+    if path.note:
+        report.notes[path.note] += 1
+    if _from_math_shepherd(trace):
+        prompt = trace.problem.text.strip()
+        completions = [seg.strip() for seg in math_shepherd.segments(trace, path.steps)]
+    else:
+        prompt, completions = trace.problem.text, [s.text for s in path.steps]
+    row: dict[str, Any] = {"prompt": prompt, "completions": completions, "labels": path.labels}
+    if any(s is not None for s in path.scores):
+        if opts["scores"] == "labels" and all(s is not None for s in path.scores):
+            row["labels"] = path.scores
+        else:
+            row["scores"] = path.scores
+    return [row]
+
+
+def _from_math_shepherd(trace: Trace) -> bool:
+    """Whether a trace was read from Math-Shepherd (its metadata or its mc_hard math-shepherd labels)."""
+    if math_shepherd.NAME in trace.metadata or any(math_shepherd.NAME in s.metadata for s in trace.steps):
+        return True
+    return any(
+        lab.provenance.actor == math_shepherd.PROVENANCE.actor for s in trace.steps for lab in s.labels
+    )
+
+
+def write(path: str | Path, traces: list[Trace], **options: Any) -> WriteReport:
+    """Write TRL stepwise rows (JSONL, ``ensure_ascii=False``; or Parquet by suffix).
+
+    Options: ``mode`` (``expand`` default, or ``first_error``), ``neutral`` (``negative`` / ``positive``;
+    default negative in expand mode as TRL, positive in first_error mode), ``source`` (label source,
+    default the PRM800K labeller or the first on each trace), ``threshold`` (for score-only labels),
+    ``scores`` (``column`` default, or ``labels``).
+    """
+    opts = take_options(
+        NAME,
+        options,
+        {"mode": "expand", "neutral": None, "source": None, "threshold": 0.5, "scores": "column"},
+    )
+    check_choice("mode", opts["mode"], MODES)
+    opts["neutral"] = resolve_neutral(opts["neutral"], opts["mode"])
+    check_choice("neutral", opts["neutral"], NEUTRAL)
+    check_choice("scores", opts["scores"], ("column", "labels"))
+    report = WriteReport(format=NAME, path=str(path), traces=len(traces), lost=list(LOST), options=opts)
+    rows = [row for trace in traces for row in _row(trace, opts, report)]
+    report.written = dump_rows(path, rows, ensure_ascii=False)
+    return report
+
+
+FORMAT = Format(
+    NAME,
+    read,
+    write,
+    "prompt, completions, one boolean per step (+ optional soft scores column)",
+    options={
+        "mode": MODES,
+        "neutral": NEUTRAL,
+        "source": None,
+        "threshold": None,
+        "scores": ("column", "labels"),
+    },
+)

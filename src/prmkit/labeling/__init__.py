@@ -1,0 +1,47 @@
+"""Automated step labels as resumable jobs: Monte Carlo, binary search, LLM judge, consensus, report.
+
+Contract: every labeller takes traces (whose problems carry a reference answer) and a
+:class:`~prmkit.core.protocols.Policy` or :class:`~prmkit.core.protocols.Judge`, and returns labelled
+copies plus a summary dict; with a ``work_dir`` it is a crash-safe job that a rerun resumes to the same
+result. Each ``run_*`` function is the file-level twin of a ``prmkit label`` command and takes that
+command's typed config.
+
+- ``mc.py``             per-step Monte Carlo, hard (``mc_hard``) and soft (``mc_soft``) — ``label mc``
+- ``binary_search.py``  first error by divide and conquer (``binary_search``) — ``label search``
+- ``judge.py``          LLM-as-judge labels (``judge``) — ``label judge``
+- ``consensus.py``      keep traces where MC and judge agree (``consensus``) — ``label consensus``
+- ``report.py``         precision / recall / F1, first-error accuracy, calibration, PNG — ``label report``
+- ``jobs.py``           the job store: append-only records, content keys, derived seeds, thread pool
+- ``rollouts.py``       drawing rollouts and scoring them (``unparseable`` kept apart from ``wrong``)
+- ``common.py``         shared file options, input checks, result writing
+"""
+
+from prmkit.labeling.binary_search import SearchConfig, label_search, run_search
+from prmkit.labeling.consensus import ConsensusConfig, consensus_filter, run_consensus
+from prmkit.labeling.jobs import LABELING_VERSION, Job, derive_seed, prefix_key
+from prmkit.labeling.judge import JudgeConfig, label_judge, run_judge
+from prmkit.labeling.mc import MCConfig, label_mc, run_mc
+from prmkit.labeling.report import ReportConfig, label_report, plot_report, run_report
+
+__all__ = [
+    "LABELING_VERSION",
+    "ConsensusConfig",
+    "Job",
+    "JudgeConfig",
+    "MCConfig",
+    "ReportConfig",
+    "SearchConfig",
+    "consensus_filter",
+    "derive_seed",
+    "label_judge",
+    "label_mc",
+    "label_report",
+    "label_search",
+    "plot_report",
+    "prefix_key",
+    "run_consensus",
+    "run_judge",
+    "run_mc",
+    "run_report",
+    "run_search",
+]

@@ -1,0 +1,107 @@
+"""Consensus filtering (Qwen, "The Lessons of Developing PRMs"): keep a trace only where MC and judge agree.
+
+Monte Carlo labels are noisy where the policy is weak or lucky; judge labels are noisy where the judge
+is. Where the two independent sources agree the labels are much cleaner, at the price of data. The
+filter compares the two sources on the first error (``mode="first_error"``, as the paper does) or on
+every step both labelled (``mode="per_step"``); kept traces get ``consensus`` labels, and the summary
+says how much was kept and, for the rest, why it was dropped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from prmkit.core.dataset import read_traces
+from prmkit.core.model import Label, Trace
+from prmkit.labeling.common import Options, provenance, write_result
+
+
+class ConsensusConfig(Options):
+    """``prmkit label consensus``: keep the traces whose two label sources agree."""
+
+    input: Path
+    """Traces carrying both label sources (e.g. the output of `label mc` run through `label judge`)."""
+    output: Path
+    """Where the kept traces go, with `consensus` labels added."""
+    mc_source: str = "mc_hard"
+    """Selector of the first source (``method`` or ``method:actor``), usually the Monte Carlo labels."""
+    judge_source: str = "judge"
+    """Selector of the second source, usually the judge's labels."""
+    mode: Literal["first_error", "per_step"] = "first_error"
+    """Agree on the first error only, or on every step both sources labelled."""
+
+
+def _disagreement(t: Trace, a: str, b: str, mode: str) -> str | None:
+    """Why sources ``a`` and ``b`` disagree on ``t`` (a reason name), or None when they agree."""
+    ra, rb = t.ratings(a), t.ratings(b)
+    if all(r is None for r in ra):
+        return "missing_mc"
+    if all(r is None for r in rb):
+        return "missing_judge"
+    fa, fb = t.first_error(a), t.first_error(b)
+    if mode == "per_step":
+        both = [(x, y) for x, y in zip(ra, rb, strict=True) if x is not None and y is not None]
+        return None if all((x == -1) == (y == -1) for x, y in both) else "step_disagreement"
+    if fa == fb:
+        return None
+    if fa == -1 or fb == -1:
+        return "only_mc_finds_error" if fb == -1 else "only_judge_finds_error"
+    return "mc_error_earlier" if fa < fb else "judge_error_earlier"
+
+
+def consensus_filter(
+    traces: Sequence[Trace],
+    *,
+    mc_source: str = "mc_hard",
+    judge_source: str = "judge",
+    mode: str = "first_error",
+) -> tuple[list[Trace], dict[str, Any]]:
+    """(kept copies with ``consensus`` labels, summary with kept share and drop reasons)."""
+    if mode not in ("first_error", "per_step"):
+        raise ValueError(f"mode: expected 'first_error' or 'per_step', found {mode!r}")
+    prov = provenance("consensus", f"{mc_source}+{judge_source}", {"mode": mode}, datetime.now(UTC))
+    kept: list[Trace] = []
+    dropped: Counter[str] = Counter()
+    for t in traces:
+        reason = _disagreement(t, mc_source, judge_source, mode)
+        if reason is not None:
+            dropped[reason] += 1
+            continue
+        new = t.model_copy(deep=True).drop_labels(prov.source)
+        ra, rb = t.ratings(mc_source), t.ratings(judge_source)
+        if mode == "first_error":
+            fe = t.first_error(mc_source)
+            ratings = [1] * len(t.steps) if fe == -1 else [1] * fe + [-1] + [None] * (len(t.steps) - fe - 1)
+        else:
+            ratings = [
+                None if x is None or y is None else (-1 if x == -1 else 1)
+                for x, y in zip(ra, rb, strict=True)
+            ]
+        new.add_labels([None if r is None else Label(rating=r, provenance=prov) for r in ratings])
+        kept.append(new)
+    n = len(traces)
+    summary = {
+        "method": "consensus",
+        "mode": mode,
+        "traces": n,
+        "kept": len(kept),
+        "kept_fraction": round(len(kept) / n, 4) if n else 0.0,
+        "dropped": dict(sorted(dropped.items())),
+    }
+    return kept, summary
+
+
+def run_consensus(config: ConsensusConfig) -> dict[str, Any]:
+    """``prmkit label consensus``: read, filter, write kept traces, config and summary."""
+    kept, summary = consensus_filter(
+        read_traces(config.input),
+        mc_source=config.mc_source,
+        judge_source=config.judge_source,
+        mode=config.mode,
+    )
+    write_result(config, config.output, kept, summary)
+    return summary

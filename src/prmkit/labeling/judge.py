@@ -1,0 +1,92 @@
+"""LLM-as-judge step labels: a judge reads problem and steps and names the first wrong step.
+
+Steps before the judge's first error are labelled +1, the first error -1, later steps keep whatever
+per-step verdicts the judge gave (a critic that only names an index leaves them unlabelled). The raw
+response is kept in every label's provenance (``params["raw"]``) for audit. A response the reader cannot
+parse labels nothing and is counted under ``unparseable`` in the summary, never read as "no error".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from prmkit.core.model import Label, Trace
+from prmkit.core.protocols import Judge, JudgeVerdict
+from prmkit.labeling.common import JobOptions, provenance, read_labelable, write_result
+from prmkit.labeling.jobs import Job, prefix_key
+from prmkit.policies.options import JudgeOptions
+
+
+class JudgeConfig(JobOptions, JudgeOptions):
+    """``prmkit label judge``: per-step labels and the first error from a judge."""
+
+
+def verdict_labels(verdict: JudgeVerdict, n_steps: int) -> list[int | None]:
+    """Per-step ratings: +1 before the first error, -1 at it, the judge's own ratings after it."""
+    if (verdict.extra or {}).get("status", "ok") != "ok":
+        return [None] * n_steps
+    fe = verdict.first_error
+    if fe == -1:
+        return [r if r is not None else 1 for r in verdict.ratings]
+    return [1] * fe + [-1] + list(verdict.ratings[fe + 1 :])
+
+
+def label_judge(
+    traces: Sequence[Trace],
+    judge: Judge,
+    *,
+    work_dir: str | None = None,
+    restart: bool = False,
+    concurrency: int = 4,
+    show_progress: bool = False,
+) -> tuple[list[Trace], dict[str, Any]]:
+    """Copies of ``traces`` with ``judge`` labels, and a summary (statuses counted). Resumable."""
+    out = [t.model_copy(deep=True) for t in traces]
+    params = {"method": "judge", "judge": judge.name}
+
+    def one(t: Trace) -> dict:
+        def compute() -> dict:
+            v = judge.judge(t.problem, t.steps)
+            if len(v.ratings) != len(t.steps):
+                raise RuntimeError(
+                    f"judge {judge.name}: {len(v.ratings)} ratings for {len(t.steps)} steps of {t.id}"
+                )
+            return {"n": 0, "verdict": v.model_dump(mode="json")}
+
+        return job.get("judge-" + prefix_key(t.problem.id, t.steps), compute)
+
+    with Job(work_dir, "judge", params, restart) as job:
+        recs = job.map(out, one, concurrency, "judge", show_progress)
+        at = job.started_at
+    summary: dict[str, Any] = {
+        "method": "judge",
+        "traces": len(out),
+        "ok": 0,
+        "unparseable": 0,
+        "out_of_range": 0,
+    }
+    for t, rec in zip(out, recs, strict=True):
+        v = JudgeVerdict.model_validate(rec["verdict"])
+        status = (v.extra or {}).get("status", "ok")
+        summary[status] = summary.get(status, 0) + 1
+        prov = provenance("judge", judge.name, {"raw": v.raw} if v.raw is not None else {}, at)
+        t.drop_labels(prov.source)
+        ratings = verdict_labels(v, len(t.steps))
+        t.add_labels([None if r is None else Label(rating=r, provenance=prov) for r in ratings])
+    return out, summary
+
+
+def run_judge(config: JudgeConfig, show_progress: bool = True) -> dict[str, Any]:
+    """``prmkit label judge``: read, judge with the configured judge, write output, config and summary."""
+    traces = read_labelable(config.input, need_answer=False)
+    labelled, summary = label_judge(
+        traces,
+        config.build_judge(),
+        work_dir=str(config.job_dir()),
+        restart=config.restart,
+        concurrency=config.concurrency,
+        show_progress=show_progress,
+    )
+    write_result(config, config.output, labelled, summary)
+    return summary

@@ -1,0 +1,135 @@
+"""Monte Carlo step labels (Math-Shepherd): roll out from every step prefix and see who still wins.
+
+For step ``i`` of a trace, ``rollouts`` continuations are drawn from the prefix ending at that step.
+The hard label (method ``mc_hard``) is +1 when any of them reaches the reference answer, else -1; the
+soft label (``mc_soft``) is the share that do. Prefixes shared by several traces of one problem are
+rolled out once (the job keys work by content). The last step of a trace that states an answer needs no
+rollouts: its label is whether that answer is right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from prmkit.core.model import Label, Trace
+from prmkit.core.protocols import Policy
+from prmkit.labeling.common import JobOptions, provenance, read_labelable, record_rollouts, write_result
+from prmkit.labeling.jobs import Job, derive_seed, prefix_key
+from prmkit.labeling.rollouts import OUTCOMES, draw, outcome, success_rate
+from prmkit.policies.options import PolicyOptions
+
+
+class MCConfig(JobOptions, PolicyOptions):
+    """``prmkit label mc``: hard and soft Monte Carlo labels for every step."""
+
+    rollouts: int = 8
+    """Rollouts per step prefix (Math-Shepherd used 8)."""
+
+
+def final_step_record(trace: Trace) -> dict[str, Any] | None:
+    """The zero-rollout record of a trace's last step when it states an answer (None otherwise)."""
+    if trace.final_answer is None or not trace.steps:
+        return None
+    kind = outcome(trace.problem.answer, trace.final_answer)
+    return {"n": 0, **dict.fromkeys(OUTCOMES, 0), kind: 1, "tokens": 0, "final": True}
+
+
+def prefix_keys(trace: Trace) -> list[str]:
+    """The content key of every step prefix of a trace (prefix ``i`` ends with step ``i``)."""
+    return [prefix_key(trace.problem.id, trace.steps[: i + 1]) for i in range(len(trace.steps))]
+
+
+def label_mc(
+    traces: Sequence[Trace],
+    policy: Policy,
+    *,
+    rollouts: int = 8,
+    seed: int = 0,
+    work_dir: str | None = None,
+    restart: bool = False,
+    concurrency: int = 4,
+    show_progress: bool = False,
+) -> tuple[list[Trace], dict[str, Any]]:
+    """Copies of ``traces`` with ``mc_hard`` and ``mc_soft`` labels from ``policy``, and a summary.
+
+    With ``work_dir`` the job is resumable: rerun the same call after a crash and it continues.
+    """
+    if rollouts < 1:
+        raise ValueError(f"rollouts: expected at least 1, found {rollouts}")
+    out = [t.model_copy(deep=True) for t in traces]
+    params = {"method": "mc", "rollouts": rollouts, "seed": seed, "policy": policy.name}
+    todo: dict[str, tuple[Trace, int]] = {}
+    for t in out:
+        last = len(t.steps) - 1
+        for i, key in enumerate(prefix_keys(t)):
+            if not (i == last and t.final_answer is not None):
+                todo.setdefault(key, (t, i + 1))
+
+    def work(key: str) -> dict:
+        trace, k = todo[key]
+        return job.get(
+            key, lambda: draw(policy, trace.problem, trace.steps[:k], rollouts, derive_seed(seed, "mc", key))
+        )
+
+    with Job(work_dir, "mc", params, restart) as job:
+        resumed = sum(1 for k in todo if k in job.records)
+        job.map(list(todo), work, concurrency, "mc rollouts", show_progress)
+        records, at = job.records, job.started_at
+    summary = _assemble(out, records, policy.name, params, at)
+    summary.update(prefixes=len(todo), prefixes_resumed=resumed)
+    return out, summary
+
+
+def _assemble(out: list[Trace], records: dict[str, dict], actor: str, params: dict, at) -> dict[str, Any]:
+    hard_p = provenance("mc_hard", actor, params, at)
+    soft_p = provenance("mc_soft", actor, params, at)
+    seen: set[str] = set()
+    totals = {k: 0 for k in ("rollouts", "steps", "unlabelled_steps", "shared_prefixes", *OUTCOMES)}
+    for t in out:
+        t.drop_labels(f"mc_hard:{actor}").drop_labels(f"mc_soft:{actor}")
+        final = final_step_record(t)
+        spent = 0
+        for i, key in enumerate(prefix_keys(t)):
+            rec = final if (final is not None and i == len(t.steps) - 1) else records[key]
+            if key in seen and not rec.get("final"):
+                totals["shared_prefixes"] += 1
+            elif not rec.get("final"):
+                seen.add(key)
+                spent += rec["n"]
+                for k in OUTCOMES:
+                    totals[k] += rec[k]
+            rate = success_rate(rec)
+            totals["steps"] += 1
+            if rate is None:
+                totals["unlabelled_steps"] += 1
+                continue
+            meta = (
+                {"correct": rec["correct"], "scored": rec["n"] - rec["unparseable"]}
+                if rec["n"]
+                else {"from": "final_answer"}
+            )
+            t.steps[i].labels.append(
+                Label(rating=1 if rec["correct"] else -1, provenance=hard_p, metadata=meta)
+            )
+            t.steps[i].labels.append(Label(score=rate, provenance=soft_p, metadata=meta))
+        record_rollouts(t, "mc", spent)
+        totals["rollouts"] += spent
+    return {"method": "mc", "traces": len(out), **totals}
+
+
+def run_mc(config: MCConfig, show_progress: bool = True) -> dict[str, Any]:
+    """``prmkit label mc``: read, label with the configured policy, write output, config and summary."""
+    traces = read_labelable(config.input)
+    labelled, summary = label_mc(
+        traces,
+        config.build_policy(),
+        rollouts=config.rollouts,
+        seed=config.seed,
+        work_dir=str(config.job_dir()),
+        restart=config.restart,
+        concurrency=config.concurrency,
+        show_progress=show_progress,
+    )
+    write_result(config, config.output, labelled, summary)
+    return summary

@@ -1,0 +1,82 @@
+"""Drawing rollouts from a prefix and scoring where they end, with "could not parse" kept apart.
+
+A rollout that states no answer (the policy ran out of steps or tokens) did not reach the right answer:
+it counts as ``no_answer`` and as a failure. A rollout whose answer the checker cannot parse is
+``unparseable``: it is left out of every estimate and counted, because reading it as wrong would quietly
+bias Monte Carlo labels toward -1 (math-verify's main trap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from prmkit.core.answers import check_answer
+from prmkit.core.model import Problem, Step, Trace
+from prmkit.core.protocols import Policy
+
+OUTCOMES = ("correct", "wrong", "no_answer", "unparseable")
+
+
+def outcome(gold: str | None, answer: str | None) -> str:
+    """One of :data:`OUTCOMES` for a final answer against the reference."""
+    if answer is None or not answer.strip():
+        return "no_answer"
+    ok = check_answer(gold, answer)
+    return "unparseable" if ok is None else "correct" if ok else "wrong"
+
+
+def draw(
+    policy: Policy, problem: Problem, prefix: Sequence[Step], n: int, seed: int, keep: bool = False
+) -> dict[str, Any]:
+    """``n`` rollouts from ``prefix``: counts per outcome, tokens, and (``keep``) the continuations."""
+    conts = policy.continue_from(problem, list(prefix), n, seed=seed)
+    if len(conts) != n:
+        raise RuntimeError(f"policy {policy.name}: asked for {n} continuations, got {len(conts)}")
+    rec: dict[str, Any] = {"n": n, **dict.fromkeys(OUTCOMES, 0), "tokens": 0}
+    kept = []
+    for cont in conts:
+        kind = outcome(problem.answer, cont.final_answer)
+        rec[kind] += 1
+        rec["tokens"] += cont.num_tokens or 0
+        if keep:
+            kept.append(
+                {"steps": [s.text for s in cont.steps], "final_answer": cont.final_answer, "outcome": kind}
+            )
+    if keep:
+        rec["rollouts"] = kept
+    return rec
+
+
+def merge(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Counts of several draws added up (chunks of one prefix)."""
+    out: dict[str, Any] = {"n": 0, **dict.fromkeys(OUTCOMES, 0), "tokens": 0}
+    for rec in records:
+        for k in ("n", *OUTCOMES, "tokens"):
+            out[k] += rec[k]
+    if any("rollouts" in r for r in records):
+        out["rollouts"] = [c for r in records for c in r.get("rollouts", [])]
+    return out
+
+
+def success_rate(rec: dict[str, Any]) -> float | None:
+    """Share of scorable rollouts that reached the right answer; None when none could be scored."""
+    scored = rec["correct"] + rec["wrong"] + rec["no_answer"]
+    return rec["correct"] / scored if scored else None
+
+
+def continuation_trace(
+    trace: Trace, prefix_len: int, cont: dict[str, Any], rid: str, generator: str
+) -> Trace:
+    """A kept rollout as a new trace: the prefix it started from, then the policy's steps."""
+    steps = [Step(text=s.text, kind=s.kind) for s in trace.steps[:prefix_len]]
+    steps += [Step(text=t) for t in cont["steps"]]
+    return Trace(
+        id=rid,
+        problem=trace.problem,
+        steps=steps,
+        final_answer=cont["final_answer"],
+        answer_correct={"correct": True, "wrong": False}.get(cont["outcome"]),
+        generator=generator,
+        metadata={"rollout_of": trace.id, "prefix_len": prefix_len},
+    )

@@ -1,0 +1,33 @@
+"""Modeling: PRM and ORM heads on any Hugging Face backbone, and the step-tag layout they read.
+
+Contract: a step-scoring model is an ordinary ``*ForTokenClassification`` checkpoint whose
+``config.json`` carries a ``prmkit`` block (:class:`PrmSpec`: template, tag id, positive classes,
+aggregation), so it loads with ``AutoModelForTokenClassification`` and serves on vLLM without prmkit.
+
+- ``tokenizer.py``  byte-level BPE built on the data, digits split one by one, the ``<|step|>`` tag
+- ``template.py``   StepTemplate and encode_trace: token ids + one read position per step
+- ``backbone.py``   tiny Llama-style config from scratch, or any local folder, same code path
+- ``spec.py``       PrmSpec: what a checkpoint means, stored in config.json
+- ``checkpoint.py`` save a model + tokenizer + spec + model card + process card as one HF folder
+"""
+
+from prmkit.modeling.backbone import TinyConfig, load_tokenizer, tiny_config, token_classifier
+from prmkit.modeling.spec import PrmSpec, read_spec, write_spec
+from prmkit.modeling.template import SEPARATORS, Encoded, StepTemplate, encode_trace
+from prmkit.modeling.tokenizer import STEP_TAG, build_tokenizer
+
+__all__ = [
+    "SEPARATORS",
+    "STEP_TAG",
+    "Encoded",
+    "PrmSpec",
+    "StepTemplate",
+    "TinyConfig",
+    "build_tokenizer",
+    "encode_trace",
+    "load_tokenizer",
+    "read_spec",
+    "tiny_config",
+    "token_classifier",
+    "write_spec",
+]

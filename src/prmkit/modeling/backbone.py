@@ -1,0 +1,72 @@
+"""Backbones: a tiny Llama-style config trained from scratch, or any local Hugging Face folder.
+
+Both go through the same calls (``AutoModelFor*.from_pretrained`` / ``from_config``), so the tiny world
+models exercise the code path a real pretrained backbone takes. ``trust_remote_code`` stays off unless a
+caller asks for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class TinyConfig(BaseModel):
+    """Size of a from-scratch backbone (Llama architecture: RMSNorm, RoPE, SwiGLU)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    layers: int = Field(4, ge=1)
+    width: int = Field(256, ge=16)
+    heads: int = Field(4, ge=1)
+    max_length: int = Field(512, ge=16)
+
+
+def tiny_config(tokenizer: Any, size: TinyConfig | None = None) -> Any:
+    """A ``LlamaConfig`` sized by ``size`` for ``tokenizer`` (its vocab and special ids)."""
+    from transformers import LlamaConfig
+
+    size = size or TinyConfig()
+    return LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=size.width,
+        intermediate_size=size.width * 4,
+        num_hidden_layers=size.layers,
+        num_attention_heads=size.heads,
+        num_key_value_heads=size.heads,
+        max_position_embeddings=size.max_length,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+        use_cache=False,
+    )
+
+
+def load_tokenizer(path: str | Path, trust_remote_code: bool = False) -> Any:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=trust_remote_code)
+    if tok.pad_token_id is None:  # many causal LMs ship without one; padding is masked anyway
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def token_classifier(
+    base: str | Path | Any, num_labels: int, trust_remote_code: bool = False, id2label: dict | None = None
+) -> Any:
+    """A token-classification model: from a local folder (a new head on a causal LM or a backbone, or
+    an existing classifier) or from an HF config (random init, the tiny from-scratch path)."""
+    from transformers import AutoModelForTokenClassification, PretrainedConfig
+
+    labels = id2label or {i: f"LABEL_{i}" for i in range(num_labels)}
+    kwargs = {"num_labels": num_labels, "id2label": labels, "label2id": {v: k for k, v in labels.items()}}
+    if isinstance(base, PretrainedConfig):
+        for key, value in kwargs.items():
+            setattr(base, key, value)
+        return AutoModelForTokenClassification.from_config(base)
+    return AutoModelForTokenClassification.from_pretrained(
+        str(base), trust_remote_code=trust_remote_code, **kwargs
+    )

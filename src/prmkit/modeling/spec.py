@@ -1,0 +1,61 @@
+"""The PRM block a checkpoint carries in ``config.json`` (key ``prmkit``) and in its process card.
+
+Everything a reader needs to score steps without prmkit: the input template, the tag token and its id,
+which classes mean "correct", the label scale trained on and the default aggregation. vLLM's pooling
+runner needs exactly ``step_tag_id`` from here (``--pooler-config '{"pooling_type": "STEP",
+"step_tag_id": ...}'``); a ``*ForTokenClassification`` head is served as ``token_classify``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from prmkit.modeling.template import StepTemplate
+
+SPEC_KEY = "prmkit"
+SPEC_VERSION = "prm-1"
+
+LABELS_2 = {0: "incorrect", 1: "correct"}
+LABELS_3 = {0: "negative", 1: "neutral", 2: "positive"}
+
+
+class PrmSpec(BaseModel):
+    """What a step-scoring checkpoint means (written into config.json and the process card)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["prm", "orm"] = "prm"
+    """``prm``: trained on per-step labels; ``orm``: trained on the final answer only (read at the last
+    tag in training; at every tag in scoring, where it estimates whether the prefix ends right)."""
+    template: StepTemplate = StepTemplate()
+    tag_id: int
+    """Token id of ``template.tag``: vLLM's ``step_tag_id``."""
+    num_labels: Literal[2, 3] = 2
+    positive_labels: list[int] = [1]
+    """Classes whose probabilities add up to the step score (2-class: [1]; 3-class: neutral + positive,
+    since a neutral step is true, only useless)."""
+    label_scale: Literal["hard", "soft"] = "hard"
+    aggregation: str = "min"
+    """Default way to turn step scores into one trace score (see prmkit.scoring.AGGREGATIONS)."""
+    max_length: int = 1024
+    threshold: float = 0.5
+    """First-error threshold: a step scoring below it is predicted wrong (tuned on dev in training)."""
+    version: str = SPEC_VERSION
+
+    def id2label(self) -> dict[int, str]:
+        return dict(LABELS_2 if self.num_labels == 2 else LABELS_3)
+
+
+def write_spec(config: Any, spec: PrmSpec) -> None:
+    """Store the spec on an HF config (saved with it) and set the label names from it."""
+    setattr(config, SPEC_KEY, spec.model_dump(mode="json"))
+    config.id2label = spec.id2label()
+    config.label2id = {v: k for k, v in spec.id2label().items()}
+
+
+def read_spec(config: Any) -> PrmSpec | None:
+    """The spec stored on an HF config, or None when the checkpoint was not made by prmkit."""
+    raw = getattr(config, SPEC_KEY, None)
+    return None if raw is None else PrmSpec.model_validate(raw)

@@ -1,0 +1,103 @@
+"""How a trace becomes token ids with one read-out position per step (the step tag).
+
+The input is ``[bos] prompt`` then, for every step, the step's tokens followed by the separator's
+tokens, built piece by piece exactly like TRL's ``PRMTrainer.tokenize_row``. The score of a step is read
+at the *tag* token inside its separator (at the tag's own position, no shift: the convention of the
+Math-Shepherd and Qwen reference code and of vLLM's STEP pooling). Because the backbone is causal, the
+hidden state there has seen the problem and every step up to this one and nothing after, so one
+forward pass scores every prefix at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from prmkit.modeling.tokenizer import STEP_TAG
+
+SEPARATORS: dict[str, tuple[str, str]] = {
+    "token": (STEP_TAG + "\n", STEP_TAG),
+    "ki": (" ки\n", "ки"),
+    "extra_0": ("<extra_0>", "<extra_0>"),
+    "newline": ("\n", "\n"),
+}
+"""Named separator choices: name -> (separator text written after each step, tag read in it)."""
+
+
+class StepTemplate(BaseModel):
+    """The input layout of a step-scoring model; saved in its config and process card.
+
+    ``separator`` is written after every step and must contain ``tag``, whose position is where the
+    step's score is read. The default is a dedicated added token (it cannot occur in step text, so
+    vLLM's STEP pooling by ``step_tag_id`` finds exactly one row per step); ``"ки"`` (Math-Shepherd),
+    ``"<extra_0>"`` (Qwen) and a newline (TRL's default) are the named alternatives in
+    :data:`SEPARATORS`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_template: str = "{problem}\n"
+    separator: str = STEP_TAG + "\n"
+    tag: str = STEP_TAG
+    add_bos: bool = True
+
+    @classmethod
+    def named(cls, name: str, **kwargs: Any) -> StepTemplate:
+        """The template of a named separator (``token``, ``ki``, ``extra_0``, ``newline``)."""
+        if name not in SEPARATORS:
+            raise ValueError(f"unknown separator {name!r}; expected one of {', '.join(SEPARATORS)}")
+        sep, tag = SEPARATORS[name]
+        return cls(separator=sep, tag=tag, **kwargs)
+
+    def tag_id(self, tokenizer: Any) -> int:
+        """The id of the tag token (the last id the tag text encodes to)."""
+        ids = tokenizer.encode(self.tag, add_special_tokens=False)
+        if not ids:
+            raise ValueError(f"step tag {self.tag!r} encodes to no token with this tokenizer")
+        return ids[-1]
+
+    def separator_ids(self, tokenizer: Any) -> tuple[list[int], int]:
+        """The separator's ids and the offset of the tag inside them."""
+        sep = tokenizer.encode(self.separator, add_special_tokens=False)
+        tag = self.tag_id(tokenizer)
+        if tag not in sep:
+            raise ValueError(f"separator {self.separator!r} does not contain tag {self.tag!r} once tokenized")
+        return sep, len(sep) - 1 - sep[::-1].index(tag)
+
+    def text(self, problem: str, steps: Sequence[str]) -> str:
+        """The whole input as one string (what vLLM or a pipeline is given)."""
+        return self.prompt_template.replace("{problem}", problem) + "".join(s + self.separator for s in steps)
+
+
+class Encoded(BaseModel):
+    """Token ids of one trace and the position of each step's tag (None where truncation cut it)."""
+
+    input_ids: list[int]
+    tag_positions: list[int]
+
+
+def encode_trace(
+    tokenizer: Any, template: StepTemplate, problem: str, steps: Sequence[str], max_length: int | None = None
+) -> Encoded:
+    """Tokenize piecewise and record where each step's tag sits.
+
+    Steps whose tag would fall past ``max_length`` are cut off; callers decide whether that is an error
+    (scoring) or a shorter training example (training).
+    """
+    sep_ids, tag_offset = template.separator_ids(tokenizer)
+    ids: list[int] = []
+    if template.add_bos and tokenizer.bos_token_id is not None:
+        ids.append(tokenizer.bos_token_id)
+    ids += tokenizer.encode(template.prompt_template.replace("{problem}", problem), add_special_tokens=False)
+    positions: list[int] = []
+    for step in steps:
+        piece = tokenizer.encode(step, add_special_tokens=False) + sep_ids
+        if max_length is not None and len(ids) + tag_offset + len(piece) - len(sep_ids) >= max_length:
+            break
+        positions.append(len(ids) + len(piece) - len(sep_ids) + tag_offset)
+        ids += piece
+    if max_length is not None:
+        ids = ids[:max_length]
+    return Encoded(input_ids=ids, tag_positions=positions)

@@ -1,0 +1,14 @@
+"""The whole loop in one command: ``prmkit run RECIPE.yaml``.
+
+- ``recipe.py``   the typed recipe (each section nests the config of the command it drives)
+- ``yamlconf.py`` YAML -> typed config, with every mistake reported at its line before work starts
+- ``stages.py``   the stages, each calling one public prmkit function, passing files
+- ``cache.py``    stage folders keyed by a hash of settings and inputs; DONE markers
+- ``runner.py``   run the stages in order, skip finished ones, resume after a crash
+- ``summary.py``  the report's content: headline tables, plots, audits, cards, timings
+- ``report.py``   Markdown and HTML rendering of the report
+"""
+
+from prmkit.pipeline.runner import RunResult, load_recipe, run
+
+__all__ = ["RunResult", "load_recipe", "run"]

@@ -1,0 +1,127 @@
+"""The recipe: one typed config for the whole loop, read from YAML, every key checked before work starts.
+
+Each section nests the typed config of the command it drives (``prmkit world``, ``prmkit label``,
+``prmkit pretrain``, ``prmkit train``, ``prmkit card``), so a setting means the same thing in a recipe
+and on the command line, and is documented once, where that config defines it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from prmkit.policies.options import JudgeOptions, PolicyOptions
+from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
+from prmkit.world.config import PolicyConfig, WorldConfig
+
+LabelMethodName = Literal["mc", "search", "judge", "consensus"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class ProblemsSection(_Section):
+    """Where the training problems and their sampled traces come from."""
+
+    source: Literal["world"] | Path = "world"
+    """``world`` generates problems; a path reads a prmkit trace file (problems with reference answers
+    and traces to label) instead, and the world-only stages (gold labels) are skipped."""
+    n: int = Field(400, ge=2)
+    """World problems in the training set."""
+    per_problem: int = Field(8, ge=1)
+    """Traces sampled per problem by the world policy."""
+    seed: int = 0
+    """Seed of problem generation and sampling."""
+    world: WorldConfig = WorldConfig()
+    """Knobs of the problem generator (see ``prmkit world generate``)."""
+    policy: PolicyConfig = PolicyConfig()
+    """Error rates of the simulated policy that writes the traces."""
+
+    @model_validator(mode="after")
+    def _file_exists(self) -> ProblemsSection:
+        if isinstance(self.source, Path) and not self.source.exists():
+            raise ValueError(f"problems file {str(self.source)!r} does not exist")
+        return self
+
+
+class LabelsSection(_Section):
+    """Automated step labels made for the training traces (and scored against gold where it exists)."""
+
+    methods: list[LabelMethodName] = ["mc", "search", "judge", "consensus"]
+    """Which labellers run: Monte Carlo (hard + soft), binary search, judge, and MC-judge consensus."""
+    rollouts: int = Field(8, ge=1)
+    """Rollouts per prefix for Monte Carlo, and most rollouts per probe for binary search."""
+    seed: int = 0
+    """Seed every rollout's seed derives from."""
+    rollout_policy: PolicyOptions = PolicyOptions()
+    """Which policy draws the rollouts (world, a local HF folder, or an endpoint)."""
+    judge: JudgeOptions = JudgeOptions()
+    """Which judge labels the steps (the world's simulated judge, or an endpoint)."""
+    consensus_mode: Literal["first_error", "per_step"] = "first_error"
+    """What MC and judge must agree on for a trace to be kept."""
+
+    @model_validator(mode="after")
+    def _consensus_needs_both(self) -> LabelsSection:
+        if "consensus" in self.methods and not {"mc", "judge"} <= set(self.methods):
+            raise ValueError("consensus needs both 'mc' and 'judge' in methods")
+        return self
+
+
+class TrainSection(_Section):
+    """The models: one pretrained backbone shared by every PRM, the ORM and the small LM policy."""
+
+    pretrain: PretrainConfig = PretrainConfig(max_minutes=2.0)
+    """The tiny causal LM pretrained on the training traces (also usable as a neural policy)."""
+    prm: PrmConfig = PrmConfig(max_minutes=2.0)
+    """Settings shared by every PRM; ``label_source`` is set per PRM from ``prm_sources``."""
+    prm_sources: list[str] = ["gold", "mc_hard"]
+    """One PRM per label source (gold, mc_hard, mc_soft, binary_search, judge, consensus...)."""
+    orm: OrmConfig | None = OrmConfig(max_minutes=1.5)
+    """The outcome baseline; null to skip it."""
+
+
+class EvaluateSection(_Section):
+    """Fresh world data every model is measured on (first-error F1, best-of-N, audits, cards)."""
+
+    problems: int = Field(48, ge=3)
+    """Test problems for best-of-N pools and audits (the first third tunes the first-error threshold)."""
+    per_problem: int = Field(64, ge=1)
+    """Samples per test problem: the largest N of the best-of-N curves."""
+    heldout_problems: int = Field(24, ge=1)
+    """Longer-than-training problems for first-error generalisation."""
+    bootstrap: int = Field(500, ge=10)
+    """Bootstrap resamples for the best-of-N confidence bands."""
+    beam_problems: int = Field(8, ge=0)
+    """Problems solved by PRM-guided beam search for the verifier-gaming audit (0 skips it)."""
+    seed: int = 1234
+    """Seed of the evaluation data (distinct from training's)."""
+
+
+class Recipe(_Section):
+    """``prmkit run RECIPE.yaml``: problems -> traces -> labels -> models -> evaluation -> cards -> report."""
+
+    name: str = "world"
+    """Shown in the report's title."""
+    output_dir: Path = Path("demo-out")
+    """Where stage outputs (cached by a hash of their settings) and the report go."""
+    problems: ProblemsSection = ProblemsSection()
+    labels: LabelsSection = LabelsSection()
+    train: TrainSection = TrainSection()
+    evaluate: EvaluateSection = EvaluateSection()
+
+    @model_validator(mode="after")
+    def _sources_are_made(self) -> Recipe:
+        made = {"gold"} if self.problems.source == "world" else set()
+        methods = set(self.labels.methods)
+        if "mc" in methods:
+            made |= {"mc_hard", "mc_soft"}
+        if "search" in methods:
+            made.add("binary_search")
+        made |= {m for m in ("judge", "consensus") if m in methods}
+        missing = [s for s in self.train.prm_sources if s.partition(":")[0] not in made]
+        if missing:
+            raise ValueError(f"train.prm_sources {missing} are not made by this recipe (made: {sorted(made)})")
+        return self

@@ -1,0 +1,117 @@
+"""The run report: one document, in Markdown and HTML, that a person reads top to bottom.
+
+Sections hold prose, tables (rows of dicts) and images (PNG paths relative to the report); the same
+content renders to both formats, so they never disagree.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prmkit.core.files import atomic_write
+
+
+@dataclass
+class Table:
+    rows: list[dict[str, Any]]
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    title: str
+    text: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    images: list[tuple[str, str]] = field(default_factory=list)
+    """(path relative to the report, caption)"""
+    commands: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    title: str
+    sections: list[Section] = field(default_factory=list)
+
+    def section(self, title: str) -> Section:
+        sec = Section(title)
+        self.sections.append(sec)
+        return sec
+
+
+def fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return "" if value is None else str(value)
+
+
+def _columns(rows: list[dict[str, Any]]) -> list[str]:
+    cols: dict[str, None] = {}
+    for row in rows:
+        cols.update(dict.fromkeys(row))
+    return list(cols)
+
+
+def to_markdown(report: Report) -> str:
+    out = [f"# {report.title}", ""]
+    for sec in report.sections:
+        out += [f"## {sec.title}", ""]
+        for para in sec.text:
+            out += [para, ""]
+        for table in sec.tables:
+            cols = _columns(table.rows)
+            if table.caption:
+                out += [f"*{table.caption}*", ""]
+            out.append("| " + " | ".join(cols) + " |")
+            out.append("|" + "---|" * len(cols))
+            out += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in table.rows]
+            out.append("")
+        for path, caption in sec.images:
+            out += [f"![{caption}]({path})", ""]
+        if sec.commands:
+            out += ["```bash", *sec.commands, "```", ""]
+    return "\n".join(out)
+
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #eee}
+pre{background:#f6f6f6;padding:.8em;overflow-x:auto}caption{caption-side:top;font-style:italic;text-align:left}"""
+
+
+def to_html(report: Report) -> str:
+    e = html.escape
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(report.title)}</title>",
+           f"<style>{_CSS}</style></head><body><h1>{e(report.title)}</h1>"]
+    for sec in report.sections:
+        out.append(f"<h2>{e(sec.title)}</h2>")
+        out += [f"<p>{e(p)}</p>" for p in sec.text]
+        for table in sec.tables:
+            cols = _columns(table.rows)
+            out.append("<table>" + (f"<caption>{e(table.caption)}</caption>" if table.caption else ""))
+            out.append("<tr>" + "".join(f"<th>{e(c)}</th>" for c in cols) + "</tr>")
+            out += ["<tr>" + "".join(f"<td>{e(fmt(r.get(c)))}</td>" for c in cols) + "</tr>" for r in table.rows]
+            out.append("</table>")
+        for path, caption in sec.images:
+            out.append(f"<figure><img src='{e(path)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption></figure>")
+        if sec.commands:
+            out.append("<pre>" + e("\n".join(sec.commands)) + "</pre>")
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:
+    """Write ``report.md`` and ``report.html`` into ``out_dir``; image paths are relative to it."""
+    md, page = out_dir / "report.md", out_dir / "report.html"
+    with atomic_write(md) as fh:
+        fh.write(to_markdown(report))
+    with atomic_write(page) as fh:
+        fh.write(to_html(report))
+    return md, page
+
+
+def relpath(path: Path, start: Path) -> str:
+    return os.path.relpath(path, start)

@@ -1,0 +1,196 @@
+"""The stages of ``prmkit run``: each calls the public function of one prmkit command.
+
+A stage gets the recipe, its own folder and the folders of the stages it reads, and returns a summary
+(JSON-able) that the report reads. Stages never reach into each other's internals: they pass files.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prmkit.pipeline.recipe import Recipe
+
+TRACES = "traces.jsonl"
+LABELS = "labels.jsonl"
+MODEL = "model"
+
+Run = Callable[[Recipe, Path, dict[str, Path]], dict[str, Any]]
+
+
+@dataclass
+class Stage:
+    name: str
+    deps: list[str]
+    settings: Any
+    """What determines the output besides the inputs (hashed into the stage key)."""
+    run: Run
+    kind: str = "data"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _problems(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+    from prmkit.core.dataset import read_traces, write_traces
+
+    p = r.problems
+    if p.source != "world":
+        traces = read_traces(p.source)
+        write_traces(out / TRACES, traces)
+        return {"traces": len(traces), "problems": len({t.problem.id for t in traces}), "source": str(p.source)}
+    from prmkit.world import check, generate, sample
+
+    generate(p.n, out / "problems.jsonl", seed=p.seed, split="train", config=p.world)
+    sample(out / "problems.jsonl", out / "sampled.jsonl", per_problem=p.per_problem, seed=p.seed, policy_config=p.policy)
+    stats = check(out / "sampled.jsonl", out / TRACES)
+    (out / "sampled.jsonl").unlink()
+    return {"problems": p.n, "traces": p.n * p.per_problem, "world_stats": stats.model_dump(mode="json")}
+
+
+def _job_common(r: Recipe, src: Path, out: Path) -> dict[str, Any]:
+    return {"input": src, "output": out / LABELS, "work_dir": out / "job", "seed": r.labels.seed}
+
+
+def _mc(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+    from prmkit.labeling.mc import MCConfig, run_mc
+
+    policy = r.labels.rollout_policy.model_dump()
+    cfg = MCConfig(**_job_common(r, deps["problems"] / TRACES, out), rollouts=r.labels.rollouts, **policy)
+    return run_mc(cfg)
+
+
+def _search(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+    from prmkit.labeling.binary_search import SearchConfig, run_search
+
+    policy = r.labels.rollout_policy.model_dump()
+    cfg = SearchConfig(**_job_common(r, deps["problems"] / TRACES, out), rollouts=r.labels.rollouts, **policy)
+    return run_search(cfg)
+
+
+def _judge(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+    from prmkit.labeling.judge import JudgeConfig, run_judge
+
+    src = deps["mc"] / LABELS if "mc" in deps else deps["problems"] / TRACES
+    return run_judge(JudgeConfig(**_job_common(r, src, out), **r.labels.judge.model_dump()))
+
+
+def _consensus(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+    from prmkit.labeling.consensus import ConsensusConfig, run_consensus
+
+    cfg = ConsensusConfig(input=deps["judge"] / LABELS, output=out / LABELS, mode=r.labels.consensus_mode)
+    return run_consensus(cfg)
+
+
+def _label_report(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+    from prmkit.core.dataset import read_traces
+    from prmkit.labeling.report import label_report, plot_report
+
+    merged: dict[str, Any] = {}
+    report: dict[str, Any] = {}
+    for name, folder in deps.items():
+        if name == "problems":
+            continue
+        traces = read_traces(folder / LABELS)
+        sources = {"mc": ["mc_hard", "mc_soft"], "search": ["binary_search"], "judge": ["judge"]}.get(name, [name])
+        report = label_report(traces, sources=sources, reference="gold")
+        merged.update(report["sources"])
+    report = {**report, "sources": merged}
+    plot_report(report, out / "label_quality.png")
+    return report
+
+
+def data_for(source: str, available: set[str]) -> str:
+    """Which stage's file carries the labels of ``source`` (the most complete one)."""
+    method = source.partition(":")[0]
+    wanted = {"binary_search": "search", "consensus": "consensus", "judge": "judge"}.get(method)
+    if wanted is None and method in ("mc_hard", "mc_soft"):
+        wanted = "judge" if "judge" in available else "mc"
+    if wanted is None:  # gold, human, imported: every file carries them; the judge file carries most
+        wanted = next((s for s in ("judge", "mc") if s in available), "problems")
+    return wanted
+
+
+def _pretrain(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+    from prmkit.training import pretrain_lm
+
+    return pretrain_lm(deps["problems"] / TRACES, out / MODEL, r.train.pretrain)
+
+
+def _prm(source: str) -> Run:
+    def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+        from prmkit.training import train_prm
+
+        data = next(d for name, d in deps.items() if name != "pretrain")
+        path = data / (TRACES if data.name.startswith("problems-") else LABELS)
+        cfg = r.train.prm.model_copy(update={"label_source": source, "base_model": str(deps["pretrain"] / MODEL)})
+        return train_prm(path, out / MODEL, cfg)
+
+    return run
+
+
+def _orm(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+    from prmkit.training import train_orm
+
+    assert r.train.orm is not None  # the stage exists only when the recipe asks for an ORM
+    cfg = r.train.orm.model_copy(update={"base_model": str(deps["pretrain"] / MODEL)})
+    return train_orm(deps["problems"] / TRACES, out / MODEL, cfg)
+
+
+def _evaluate(model_stage: str) -> Run:
+    def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+        import json
+
+        from prmkit.cards.card import card_for_scorer
+        from prmkit.evaluation.suite import SUMMARY_FILE
+        from prmkit.scoring import load_scorer
+
+        model_dir = out / MODEL
+        if model_dir.exists():
+            shutil.rmtree(model_dir)
+        shutil.copytree(deps[model_stage] / MODEL, model_dir)  # the card is written beside its checkpoint
+        orm = load_scorer(deps["orm"] / MODEL) if "orm" in deps and model_stage != "orm" else None
+        e = r.evaluate
+        card_for_scorer(
+            model_dir, load_scorer(model_dir), orm=orm, refresh=True, problems=e.problems,
+            per_problem=e.per_problem, heldout_problems=e.heldout_problems, bootstrap=e.bootstrap,
+            seed=e.seed, beam_problems=e.beam_problems,
+        )  # fmt: skip
+        return json.loads((model_dir / "card" / SUMMARY_FILE).read_text())
+
+    return run
+
+
+def plan(r: Recipe) -> list[Stage]:
+    """The stages this recipe runs, in order, with what each reads."""
+    stages = [Stage("problems", [], r.problems.model_dump(mode="json"), _problems)]
+    methods = r.labels.methods
+    label_settings = r.labels.model_dump(mode="json", exclude={"methods"})
+    if "mc" in methods:
+        stages.append(Stage("mc", ["problems"], label_settings, _mc, "label"))
+    if "search" in methods:
+        stages.append(Stage("search", ["problems"], label_settings, _search, "label"))
+    if "judge" in methods:
+        stages.append(Stage("judge", ["mc" if "mc" in methods else "problems"], label_settings, _judge, "label"))
+    if "consensus" in methods:
+        stages.append(Stage("consensus", ["judge"], label_settings, _consensus, "label"))
+    labelled = [s.name for s in stages if s.kind == "label"]
+    if r.problems.source == "world" and labelled:
+        stages.append(Stage("label_report", ["problems", *labelled], {}, _label_report, "report"))
+    stages.append(Stage("pretrain", ["problems"], r.train.pretrain.model_dump(mode="json"), _pretrain, "train"))
+    available = {s.name for s in stages}
+    models = []
+    for source in r.train.prm_sources:
+        name = "prm-" + source.replace(":", "-")
+        settings = r.train.prm.model_dump(mode="json") | {"label_source": source}
+        stages.append(Stage(name, ["pretrain", data_for(source, available)], settings, _prm(source), "train"))
+        models.append(name)
+    if r.train.orm is not None:
+        stages.append(Stage("orm", ["pretrain", "problems"], r.train.orm.model_dump(mode="json"), _orm, "train"))
+        models.append("orm")
+    ev = r.evaluate.model_dump(mode="json")
+    for m in models:
+        deps = [m, "orm"] if r.train.orm is not None and m != "orm" else [m]
+        stages.append(Stage(f"eval-{m}", deps, ev, _evaluate(m), "eval", {"model": m}))
+    return stages

@@ -1,0 +1,76 @@
+"""The ProcessBench critic prompt and a forgiving reader of critic answers.
+
+The template follows QwenLM/ProcessBench's ``critique_template.txt``: paragraphs tagged
+``<paragraph_i>`` indexed from 0, and the index of the earliest wrong paragraph (or -1) in the last
+``\\boxed{}``. Users replace the template with their own; it must keep ``{problem}`` and
+``{tagged_response}``. :func:`read_critic_prompt` inverts the default layout so prmkit's policy server can
+act as a judge behind ``/v1/chat/completions``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from prmkit.core.model import Step
+from prmkit.core.protocols import JudgeVerdict
+
+CRITIC_TEMPLATE = (
+    "The following is a math problem and a solution (split into paragraphs, enclosed with tags and "
+    "indexed from 0):\n\n"
+    "[Math Problem]\n\n{problem}\n\n"
+    "[Solution]\n\n{tagged_response}\n\n"
+    "Your task is to review and critique the solution paragraph by paragraph. Once you identify an error "
+    "in a paragraph, return the index of the paragraph where the earliest error occurs. Otherwise, return "
+    'the index of -1 (which typically denotes "not found").\n\n'
+    "Please put your final answer (i.e., the index) in \\boxed{}."
+)
+
+_BOXED_INT = re.compile(r"\\boxed\s*\{\s*\$?\s*([-+]?\d+)\s*\$?\s*\}")
+_PARAGRAPH = re.compile(r"<paragraph_(\d+)>\n?(.*?)\n?</paragraph_\1>", re.S)
+
+
+def tag_steps(steps: Sequence[Step]) -> str:
+    """Steps as ProcessBench's tagged paragraphs."""
+    return "\n\n".join(f"<paragraph_{i}>\n{s.text}\n</paragraph_{i}>" for i, s in enumerate(steps))
+
+
+def critic_prompt(problem_text: str, steps: Sequence[Step], template: str = CRITIC_TEMPLATE) -> str:
+    """Fill a critic template (plain ``str.replace``, so braces elsewhere in it are left alone)."""
+    for field in ("{problem}", "{tagged_response}"):
+        if field not in template:
+            raise ValueError(f"critic template: expected the placeholder {field}, found none")
+    return template.replace("{problem}", problem_text).replace("{tagged_response}", tag_steps(steps))
+
+
+def parse_first_error(text: str | None) -> int | None:
+    """The last ``\\boxed{int}`` in a critic's answer; None when there is none (junk, refusal, cut off)."""
+    if not text:
+        return None
+    found = _BOXED_INT.findall(text)
+    return int(found[-1]) if found else None
+
+
+def verdict_from_first_error(first_error: int | None, n_steps: int, raw: str | None) -> JudgeVerdict:
+    """Per-step ratings implied by a first-error index: +1 before it, -1 at it, unknown after it.
+
+    An unparseable answer or an index outside ``[-1, n_steps)`` gives no ratings at all and
+    ``extra["status"]`` says why, so callers count it apart instead of reading it as "no error".
+    """
+    if first_error is None or not -1 <= first_error < n_steps:
+        status = "unparseable" if first_error is None else "out_of_range"
+        return JudgeVerdict(ratings=[None] * n_steps, first_error=-1, raw=raw, extra={"status": status})
+    if first_error == -1:
+        ratings: list[int | None] = [1] * n_steps
+    else:
+        ratings = [1] * first_error + [-1] + [None] * (n_steps - first_error - 1)
+    return JudgeVerdict(ratings=ratings, first_error=first_error, raw=raw, extra={"status": "ok"})
+
+
+def read_critic_prompt(prompt: str) -> tuple[str, list[Step]] | None:
+    """Problem text and steps back from a prompt written with :data:`CRITIC_TEMPLATE`; None otherwise."""
+    m = re.search(r"\[Math Problem\]\n\n(.*?)\n\n\[Solution\]\n\n(.*)\n\nYour task is", prompt, re.S)
+    if not m:
+        return None
+    steps = [Step(text=body) for _, body in _PARAGRAPH.findall(m.group(2))]
+    return m.group(1), steps

@@ -1,0 +1,140 @@
+"""The typed options every labelling command uses to name and build its policy or judge.
+
+Each field is documented once, here; the CLI's ``--help`` is generated from these docstrings. A field
+that the chosen backend cannot use is an error, not silently ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from prmkit.core.protocols import Judge, Policy
+from prmkit.policies import load_judge, load_policy
+from prmkit.policies.text import DEFAULT_ANSWER_PATTERN, StepFormat
+
+
+class _Options(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class PolicyOptions(_Options):
+    """Which policy draws the rollouts."""
+
+    policy: str = "world"
+    """Rollout backend: world (simulated), hf (a local causal-LM folder) or endpoint (OpenAI-compatible)."""
+    model: str | None = None
+    """hf: the model folder; endpoint: the model name the server serves."""
+    url: str | None = None
+    """endpoint: base URL of the server, e.g. http://localhost:8000."""
+    temperature: float = 1.0
+    """Sampling temperature of hf and endpoint policies (the world policy has its own error rates)."""
+    max_new_tokens: int = 256
+    """Longest continuation, in tokens, for hf and endpoint policies."""
+    step_separator: str = "\n"
+    """Text between steps in the prompt and in the policy's output (hf and endpoint)."""
+    prompt_template: str = "{problem}\n"
+    """Text before the first step of an hf or endpoint prompt; {problem} is the problem text."""
+    answer_pattern: str = DEFAULT_ANSWER_PATTERN
+    """Regex whose first group is the final answer in a step (a \\boxed{} wins) for hf and endpoint."""
+    concurrency: int = 4
+    """Rollout requests in flight at once."""
+
+    @field_validator("step_separator", "prompt_template")
+    @classmethod
+    def _unescape(cls, value: str) -> str:
+        # A shell passes "\n" as two characters; a separator is almost never a literal backslash.
+        return value.replace("\\n", "\n").replace("\\t", "\t")
+
+    @field_validator("answer_pattern")
+    @classmethod
+    def _one_group(cls, value: str) -> str:
+        try:
+            groups = re.compile(value).groups
+        except re.error as err:
+            raise ValueError(f"not a valid regex ({err})") from err
+        if groups < 1:
+            raise ValueError("expected a regex with a group capturing the answer, found none")
+        return value
+
+    @model_validator(mode="after")
+    def _fits_backend(self) -> PolicyOptions:
+        if self.policy == "endpoint" and (not self.url or not self.model):
+            raise ValueError("policy 'endpoint' needs --url and --model")
+        if self.policy == "hf" and not self.model:
+            raise ValueError("policy 'hf' needs --model (a local model folder)")
+        if self.policy != "endpoint" and self.url:
+            raise ValueError(f"--url is only used by policy 'endpoint', not {self.policy!r}")
+        return self
+
+    def build_policy(self) -> Policy:
+        """The policy these options name."""
+        fmt = StepFormat(
+            step_separator=self.step_separator,
+            prompt_template=self.prompt_template,
+            answer_pattern=self.answer_pattern,
+        )
+        if self.policy == "endpoint":
+            return load_policy(
+                "endpoint",
+                url=self.url,
+                model=self.model,
+                step_format=fmt,
+                temperature=self.temperature,
+                max_tokens=self.max_new_tokens,
+                concurrency=self.concurrency,
+            )
+        if self.policy == "hf":
+            return load_policy(
+                "hf",
+                model=self.model,
+                step_format=fmt,
+                temperature=self.temperature,
+                max_new_tokens=self.max_new_tokens,
+            )
+        return load_policy(self.policy)
+
+
+class JudgeOptions(_Options):
+    """Which judge reads the traces."""
+
+    judge: str = "world"
+    """Judge backend: world (simulated, noisy) or endpoint (an OpenAI-compatible chat model)."""
+    judge_model: str | None = None
+    """endpoint: the model name the server serves."""
+    judge_url: str | None = None
+    """endpoint: base URL of the server, e.g. http://localhost:8000."""
+    judge_template: Path | None = None
+    """endpoint: a text file replacing the ProcessBench critic prompt; keeps {problem} and {tagged_response}."""
+    judge_temperature: float = 0.0
+    """endpoint: sampling temperature of the judge."""
+    concurrency: int = 4
+    """Judge requests in flight at once."""
+
+    @model_validator(mode="after")
+    def _fits_backend(self) -> JudgeOptions:
+        if self.judge == "endpoint" and (not self.judge_url or not self.judge_model):
+            raise ValueError("judge 'endpoint' needs --judge-url and --judge-model")
+        if self.judge != "endpoint" and (self.judge_url or self.judge_template):
+            raise ValueError(
+                f"--judge-url / --judge-template are only used by judge 'endpoint', not {self.judge!r}"
+            )
+        return self
+
+    def build_judge(self) -> Judge:
+        """The judge these options name."""
+        if self.judge != "endpoint":
+            return load_judge(self.judge)
+        kwargs = {}
+        if self.judge_template is not None:
+            kwargs["template"] = self.judge_template.read_text(encoding="utf-8")
+        return load_judge(
+            "endpoint",
+            url=self.judge_url,
+            model=self.judge_model,
+            temperature=self.judge_temperature,
+            concurrency=self.concurrency,
+            **kwargs,
+        )

@@ -1,0 +1,48 @@
+"""Scoring: every step of every trace in one forward pass, then one number per trace.
+
+Contract: :func:`load_scorer` returns a :class:`~prmkit.core.protocols.StepScorer` for any checkpoint
+folder (PRM conventions in a registry); :func:`score` writes the scores into traces as Labels with
+provenance ``model``; :func:`aggregate` turns step scores into one number by a registered name.
+
+- ``aggregate.py``   AGGREGATIONS registry: min, prod, last, mean, geomean
+- ``conventions.py`` CONVENTIONS registry: prmkit, trl, qwen, math-shepherd, rlhflow
+- ``scorer.py``      ModelScorer: length-bucketed, padding-aware, inference-mode batches
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from prmkit.core.model import Label, Provenance, Trace
+from prmkit.core.protocols import StepScorer
+from prmkit.scoring.aggregate import AGGREGATIONS, aggregate
+from prmkit.scoring.scorer import ModelScorer, load_scorer
+
+__all__ = ["AGGREGATIONS", "ModelScorer", "aggregate", "load_scorer", "score"]
+
+
+def score(
+    model: str | Path | StepScorer,
+    traces: Sequence[Trace],
+    *,
+    convention: str | None = None,
+    aggregation: str | None = None,
+    replace: bool = True,
+) -> list[Trace]:
+    """Add one ``model`` Label per step (score in [0, 1]) to every trace; returns the traces.
+
+    ``model`` is a checkpoint folder or any StepScorer; its name becomes the label's actor, so
+    ``"model:<name>"`` selects these labels later. ``aggregation`` also stores the trace score in
+    ``metadata["prm_score"]``. ``replace`` drops earlier labels of the same actor first.
+    """
+    scorer = model if isinstance(model, StepScorer) else load_scorer(model, convention)
+    params = {"convention": getattr(getattr(scorer, "convention", None), "name", None)}
+    prov = Provenance.now("model", scorer.name, params={k: v for k, v in params.items() if v is not None})
+    for trace, row in zip(traces, scorer.score(traces), strict=True):
+        if replace:
+            trace.drop_labels(prov.source)
+        trace.add_labels([Label(score=min(1.0, max(0.0, float(s))), provenance=prov) for s in row])
+        if aggregation is not None:
+            trace.metadata["prm_score"] = {"model": scorer.name, "how": aggregation, "value": aggregate(row, aggregation)}
+    return list(traces)

@@ -1,0 +1,198 @@
+"""PRM conventions: how each family of checkpoints is fed and where its step scores are read.
+
+One registry, one small class per convention (never an if-chain on model ids):
+
+- ``prmkit``        token classification at prmkit's step tag; template and classes from config.json
+- ``trl``           TRL ``PRMTrainer``: token classification at the separator (``"\\n"``), LABEL_1 = correct
+- ``qwen``          Qwen2.5-Math-PRM: chat template, ``<extra_0>`` after each step, softmax, class 1
+- ``math-shepherd`` causal LM, `` ки`` after each step, softmax over the ``+``/``-`` logits, index 0
+- ``rlhflow``       causal LM, chat turns (user = step, assistant = ``+``), ``+`` vs ``-`` before each ``+``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from prmkit.core.registry import Registry
+from prmkit.modeling.backbone import load_tokenizer
+from prmkit.modeling.spec import PrmSpec, read_spec
+from prmkit.modeling.template import Encoded, StepTemplate, encode_trace
+
+CONVENTIONS: Registry[type] = Registry("PRM convention")
+
+
+class Convention:
+    """Base: loads model + tokenizer, encodes a trace, turns logits at read positions into scores."""
+
+    name = "base"
+    auto_class = "AutoModelForTokenClassification"
+
+    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
+        self.tokenizer, self.config, self.max_length = tokenizer, config, max_length
+
+    @classmethod
+    def load_model(cls, path: str | Path, trust_remote_code: bool = False) -> Any:
+        import transformers
+
+        auto = getattr(transformers, cls.auto_class)
+        return auto.from_pretrained(str(path), trust_remote_code=trust_remote_code)
+
+    def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
+        raise NotImplementedError
+
+    def scores(self, rows: Any) -> Any:
+        """Rows of logits gathered at the read positions (N, C or V) -> (N,) scores in [0, 1]."""
+        raise NotImplementedError
+
+
+@CONVENTIONS.register("prmkit")
+class PrmkitConvention(Convention):
+    name = "prmkit"
+
+    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
+        super().__init__(tokenizer, config, max_length)
+        spec = read_spec(config)
+        if spec is None:
+            raise ValueError("not a prmkit checkpoint: config.json has no 'prmkit' block; pick --convention")
+        self.spec: PrmSpec = spec
+        self.template = spec.template
+        self.positive = list(spec.positive_labels)
+        self.max_length = spec.max_length
+
+    def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
+        return encode_trace(self.tokenizer, self.template, problem, steps)
+
+    def scores(self, rows: Any) -> Any:
+        return rows.float().softmax(-1)[:, self.positive].sum(-1)
+
+
+@CONVENTIONS.register("trl")
+class TrlConvention(PrmkitConvention):
+    """TRL's layout: ``[bos] prompt + sep``, then each step + sep; LABEL_1 read at the separator."""
+
+    name = "trl"
+
+    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096, separator: str = "\n"):
+        Convention.__init__(self, tokenizer, config, max_length)
+        self.template = StepTemplate(prompt_template="{problem}" + separator, separator=separator, tag=separator)
+        self.positive = [1]
+
+
+def _tag_positions(ids: list[int], tag_id: int) -> list[int]:
+    return [i for i, t in enumerate(ids) if t == tag_id]
+
+
+@CONVENTIONS.register("qwen")
+class QwenConvention(Convention):
+    """Qwen2.5-Math-PRM: the system prompt, the query, the steps joined and ended by ``<extra_0>``."""
+
+    name = "qwen"
+    system = "Please reason step by step, and put your final answer within \\boxed{}."
+    tag = "<extra_0>"
+
+    @classmethod
+    def load_model(cls, path: str | Path, trust_remote_code: bool = False) -> Any:
+        import transformers
+
+        auto = transformers.AutoModel if trust_remote_code else transformers.AutoModelForTokenClassification
+        return auto.from_pretrained(str(path), trust_remote_code=trust_remote_code)
+
+    def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
+        messages = [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": problem},
+            {"role": "assistant", "content": self.tag.join(steps) + self.tag},
+        ]
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)
+        ids = self.tokenizer.encode(text, add_special_tokens=False)
+        tag_id = self.tokenizer.convert_tokens_to_ids(self.tag)
+        return Encoded(input_ids=ids, tag_positions=_tag_positions(ids, tag_id))
+
+    def scores(self, rows: Any) -> Any:
+        return rows.float().softmax(-1)[:, 1]
+
+
+class _PlusMinus(Convention):
+    """Causal LMs that answer ``+`` (good) or ``-`` (bad): softmax over those two logits, P(+)."""
+
+    auto_class = "AutoModelForCausalLM"
+    good, bad = "+", "-"
+
+    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
+        super().__init__(tokenizer, config, max_length)
+        ids = tokenizer.encode(f"{self.good} {self.bad}", add_special_tokens=False)
+        self.good_id, self.bad_id = ids[-2], ids[-1]
+
+    def scores(self, rows: Any) -> Any:
+        return rows[:, [self.good_id, self.bad_id]].float().softmax(-1)[:, 0]
+
+
+@CONVENTIONS.register("math-shepherd")
+class MathShepherdConvention(_PlusMinus):
+    """``f"{question} {step1} ки\\n{step2} ки..."``, read at every ``ки`` (vLLM: ``step_tag_id``)."""
+
+    name = "math-shepherd"
+    tag = "ки"
+
+    def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
+        text = f"{problem} " + "\n".join(f"{s} {self.tag}" for s in steps)
+        ids = self.tokenizer.encode(text)
+        tag_id = self.tokenizer.encode(self.tag, add_special_tokens=False)[-1]
+        return Encoded(input_ids=ids, tag_positions=_tag_positions(ids, tag_id))
+
+
+@CONVENTIONS.register("rlhflow")
+class RLHFlowConvention(_PlusMinus):
+    """Chat turns: user = problem + step 1, then one user turn per step, each answered by ``+``.
+
+    The reference reads ``logits[:, -3]`` after ``apply_chat_template`` of every growing conversation
+    (one forward per step). The template renders a shorter conversation as a prefix of the longer one,
+    so the same positions in the full conversation give the same scores in one forward pass.
+    """
+
+    name = "rlhflow"
+
+    def _ids(self, messages: list[dict[str, str]]) -> list[int]:
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)
+        return self.tokenizer.encode(text, add_special_tokens=False)
+
+    def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
+        messages: list[dict[str, str]] = []
+        positions: list[int] = []
+        for k, step in enumerate(steps):
+            messages += [
+                {"role": "user", "content": f"{problem} {step}" if k == 0 else step},
+                {"role": "assistant", "content": self.good},
+            ]
+            positions.append(len(self._ids(messages)) - 3)
+        ids = self._ids(messages) if messages else self.tokenizer.encode(problem)
+        return Encoded(input_ids=ids, tag_positions=positions)
+
+
+def detect(path: str | Path, config: Any, tokenizer: Any) -> str:
+    """The convention of a checkpoint folder, from what it declares (no guessing on model names)."""
+    if read_spec(config) is not None:
+        return "prmkit"
+    archs = getattr(config, "architectures", None) or []
+    if any(a.endswith("ForProcessRewardModel") for a in archs):
+        return "qwen"
+    if any(a.endswith("ForTokenClassification") for a in archs):
+        return "trl"
+    raise ValueError(  # a causal LM could be Math-Shepherd or RLHFlow style: the caller must say
+        f"{path}: cannot tell which PRM convention this checkpoint follows; "
+        f"pass convention= one of {', '.join(CONVENTIONS.names())}"
+    )
+
+
+def load_convention(path: str | Path, convention: str | None = None, trust_remote_code: bool = False):
+    """(model, convention instance) for a checkpoint folder."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(path), trust_remote_code=trust_remote_code)
+    tokenizer = load_tokenizer(path, trust_remote_code)
+    name = convention or detect(path, config, tokenizer)
+    cls = CONVENTIONS.get(name)
+    model = cls.load_model(path, trust_remote_code=trust_remote_code)
+    return model, cls(tokenizer, model.config)

@@ -1,0 +1,163 @@
+"""PRM-guided step-level beam search and diverse verifier tree search (DVTS), as in search-and-learn.
+
+Beam search keeps ``n // beam_width`` prefixes. Each round every prefix is expanded by ``beam_width``
+one-step continuations (``continue_from(..., max_steps=1)``), so each round generates ``n`` steps; all
+candidates are scored in one scorer call and the best ``n // beam_width`` unfinished ones survive.
+Candidates that reached an answer leave the beam and wait for the final choice.
+
+DVTS splits the same budget into ``n // beam_width`` independent subtrees, each greedily keeping only
+its own best child, which keeps the answers diverse when one early prefix would otherwise take over.
+
+Both stop when every beam has answered or after ``max_depth`` rounds; beams still open then are
+finished with one full rollout each (counted in the compute like every other step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from prmkit.core.model import Problem, Step, Trace
+from prmkit.core.protocols import Policy, StepScorer
+from prmkit.scoring.aggregate import aggregate
+from prmkit.search.common import Compute, SearchResult, finish, score_traces
+
+
+@dataclass
+class _Beam:
+    steps: list[Step]
+    final_answer: str | None = None
+    done: bool = False
+    scores: list[float] = field(default_factory=list)
+    group: int = 0
+    """The subtree a DVTS beam belongs to (always 0 in plain beam search)."""
+
+
+def _as_trace(problem: Problem, beam: _Beam, name: str, i: int) -> Trace:
+    return Trace(
+        id=f"{problem.id}/beam/{i}",
+        problem=problem,
+        steps=beam.steps,
+        final_answer=beam.final_answer,
+        generator=name,
+    )
+
+
+def _expand(
+    problem: Problem, policy: Policy, beams: Sequence[_Beam], width: int, seed: int, compute: Compute
+) -> list[_Beam]:
+    children = []
+    for b, beam in enumerate(beams):
+        conts = policy.continue_from(problem, beam.steps, n=width, seed=seed + 7919 * b, max_steps=1)
+        compute.add_continuations(conts)
+        for cont in conts:
+            done = cont.finished or not cont.steps
+            children.append(_Beam(beam.steps + list(cont.steps), cont.final_answer, done, group=beam.group))
+    return children
+
+
+def _score(problem: Problem, scorer: StepScorer, beams: list[_Beam], name: str, compute: Compute) -> None:
+    traces = [_as_trace(problem, b, name, i) for i, b in enumerate(beams)]
+    for beam, row in zip(beams, score_traces(scorer, traces, compute), strict=True):
+        beam.scores = row
+
+
+def _finish_open(
+    problem: Problem, policy: Policy, scorer: StepScorer, beams: list[_Beam], seed: int, compute: Compute
+) -> list[_Beam]:
+    """Complete beams still open at ``max_depth`` with one full rollout each."""
+    out = []
+    for b, beam in enumerate(beams):
+        (cont,) = policy.continue_from(problem, beam.steps, n=1, seed=seed + 104729 + b)
+        compute.add_continuations([cont])
+        out.append(_Beam(beam.steps + list(cont.steps), cont.final_answer, True, group=beam.group))
+    _score(problem, scorer, out, getattr(policy, "name", "policy"), compute)
+    return out
+
+
+def _search(
+    problem: Problem,
+    policy: Policy,
+    scorer: StepScorer,
+    n: int,
+    beam_width: int,
+    max_depth: int,
+    aggregation: str,
+    seed: int,
+    diverse: bool,
+) -> SearchResult:
+    if beam_width < 1 or n < beam_width:
+        raise ValueError(f"need 1 <= beam_width <= n, got n={n}, beam_width={beam_width}")
+    keep = n // beam_width
+    name = getattr(policy, "name", "policy")
+    compute = Compute()
+    active = [_Beam(steps=[], group=g if diverse else 0) for g in range(keep)]
+    completed: list[_Beam] = []
+    depth = 0
+    while active and depth < max_depth:
+        children = _expand(problem, policy, active, beam_width, seed * 1_000_003 + depth * 1009, compute)
+        _score(problem, scorer, children, name, compute)
+        depth += 1
+        rank = sorted(children, key=lambda c: aggregate(c.scores, aggregation), reverse=True)
+        if diverse:  # each subtree keeps its own best child; it ends when that child has answered
+            active = []
+            for g in sorted({c.group for c in rank}):
+                mine = [c for c in rank if c.group == g]
+                completed += [c for c in mine if c.done]
+                if not mine[0].done:
+                    active.append(mine[0])
+        else:
+            completed += [c for c in rank if c.done]
+            active = [c for c in rank if not c.done][:keep]
+            if len(completed) >= n:
+                active = []
+    if active:
+        completed += _finish_open(problem, policy, scorer, active, seed, compute)
+    best = max(completed, key=lambda c: aggregate(c.scores, aggregation), default=None)
+    method = "dvts" if diverse else "beam"
+    return finish(
+        SearchResult(
+            problem=problem,
+            method=method,
+            answer=best.final_answer if best else None,
+            trace=_as_trace(problem, best, name, 0) if best else None,
+            score=aggregate(best.scores, aggregation) if best else None,
+            compute=compute,
+            candidates=[_as_trace(problem, c, name, i) for i, c in enumerate(completed)],
+            details={"n": n, "beam_width": beam_width, "depth": depth, "aggregation": aggregation},
+        )
+    )
+
+
+def beam_search(
+    problems: Sequence[Problem],
+    policy: Policy,
+    scorer: StepScorer,
+    n: int = 16,
+    beam_width: int = 4,
+    max_depth: int = 40,
+    aggregation: str = "min",
+    seed: int = 0,
+) -> list[SearchResult]:
+    """Step-level beam search: ``n`` candidates per round, the top ``n // beam_width`` kept."""
+    return [
+        _search(p, policy, scorer, n, beam_width, max_depth, aggregation, seed + k, diverse=False)
+        for k, p in enumerate(problems)
+    ]
+
+
+def dvts(
+    problems: Sequence[Problem],
+    policy: Policy,
+    scorer: StepScorer,
+    n: int = 16,
+    beam_width: int = 4,
+    max_depth: int = 40,
+    aggregation: str = "min",
+    seed: int = 0,
+) -> list[SearchResult]:
+    """Diverse verifier tree search: ``n // beam_width`` greedy subtrees of ``beam_width`` children each."""
+    return [
+        _search(p, policy, scorer, n, beam_width, max_depth, aggregation, seed + k, diverse=True)
+        for k, p in enumerate(problems)
+    ]

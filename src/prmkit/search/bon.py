@@ -1,0 +1,64 @@
+"""Best-of-N: sample N full solutions, score every step, keep the one with the best aggregate.
+
+The aggregate (min, prod, last, mean, ...) turns per-step scores into one number per trace; "min" asks
+"is every step right", "last" trusts the final step's view of the whole prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prmkit.core.model import Problem, Trace
+from prmkit.core.protocols import Policy, StepScorer
+from prmkit.scoring.aggregate import aggregate
+from prmkit.search.common import Compute, SearchResult, finish, sample_candidates, score_traces
+
+
+def select_best(traces: Sequence[Trace], scores: Sequence[Sequence[float]], aggregation: str = "min") -> int:
+    """Index of the trace with the highest aggregated score (the first of equals); -1 when empty."""
+    best, best_value = -1, float("-inf")
+    for i, row in enumerate(scores):
+        value = aggregate(row, aggregation)
+        if value > best_value:
+            best, best_value = i, value
+    return best
+
+
+def best_of_n_one(
+    problem: Problem,
+    policy: Policy,
+    scorer: StepScorer,
+    n: int = 16,
+    aggregation: str = "min",
+    seed: int = 0,
+) -> SearchResult:
+    """Best-of-N for one problem."""
+    compute = Compute()
+    traces = sample_candidates(policy, problem, n, seed, compute)
+    scores = score_traces(scorer, traces, compute)
+    i = select_best(traces, scores, aggregation)
+    chosen = traces[i] if i >= 0 else None
+    return finish(
+        SearchResult(
+            problem=problem,
+            method=f"bon-{aggregation}",
+            answer=chosen.final_answer if chosen else None,
+            trace=chosen,
+            score=aggregate(scores[i], aggregation) if chosen else None,
+            compute=compute,
+            candidates=traces,
+            details={"n": n, "aggregation": aggregation, "step_scores": scores[i] if chosen else []},
+        )
+    )
+
+
+def best_of_n(
+    problems: Sequence[Problem],
+    policy: Policy,
+    scorer: StepScorer,
+    n: int = 16,
+    aggregation: str = "min",
+    seed: int = 0,
+) -> list[SearchResult]:
+    """Best-of-N over problems; problem ``k`` uses seed ``seed + k`` so runs are reproducible."""
+    return [best_of_n_one(p, policy, scorer, n, aggregation, seed + k) for k, p in enumerate(problems)]

@@ -1,0 +1,109 @@
+"""The file-level functions behind ``prmkit bon | vote | beam | resample``: read problems, search, write.
+
+Each reads a problem file (or a trace file: its distinct problems), builds the policy and scorer it
+names, runs one search method, and writes one JSON summary per problem to ``out`` (what was chosen, whether
+it is right, what it cost) plus, with ``traces_out``, the chosen traces. It returns the overall summary
+that the CLI prints, so the API and the CLI report the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from prmkit.core.dataset import read_problems, write_traces
+from prmkit.core.files import atomic_write
+from prmkit.policies.options import PolicyOptions
+from prmkit.search.beam import beam_search, dvts
+from prmkit.search.bon import best_of_n
+from prmkit.search.common import SearchResult
+from prmkit.search.resample import reject_and_resample
+from prmkit.search.vote import vote as vote_search
+
+
+def summarize(results: Sequence[SearchResult]) -> dict[str, Any]:
+    """Accuracy (unknown references left out) and mean compute per problem."""
+    known = [r.correct for r in results if r.correct is not None]
+    tokens = [r.compute.tokens_generated for r in results]
+    n = max(1, len(results))
+    return {
+        "problems": len(results),
+        "accuracy": sum(known) / len(known) if known else None,
+        "unknown_reference": len(results) - len(known),
+        "steps_generated_per_problem": sum(r.compute.steps_generated for r in results) / n,
+        "tokens_generated_per_problem": None if None in tokens else sum(t or 0 for t in tokens) / n,
+        "steps_scored_per_problem": sum(r.compute.steps_scored for r in results) / n,
+    }
+
+
+def _run(
+    problems: Path,
+    out: Path,
+    traces_out: Path | None,
+    limit: int | None,
+    search: Callable[[list], list[SearchResult]],
+) -> dict[str, Any]:
+    items = read_problems(problems)[:limit]
+    results = search(items)
+    with atomic_write(out) as fh:
+        for r in results:
+            fh.write(json.dumps(r.summary(), ensure_ascii=False) + "\n")
+    if traces_out is not None:
+        write_traces(traces_out, [r.trace for r in results if r.trace is not None])
+    return summarize(results)
+
+
+def _scorer(scorer: str, api_key: str | None = None):
+    from prmkit.serving.remote import load_any_scorer
+
+    return load_any_scorer(scorer, api_key=api_key)
+
+
+def bon(
+    problems: Path, scorer: str, out: Path, n: int = 16, aggregation: str = "min", seed: int = 0,
+    policy: PolicyOptions | None = None, limit: int | None = None, traces_out: Path | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Best-of-N: ``n`` samples per problem, the best by aggregated step score."""
+    pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer)
+    return _run(problems, out, traces_out, limit, lambda ps: best_of_n(ps, pol, sc, n, aggregation, seed))
+
+
+def vote(
+    problems: Path, out: Path, scorer: str | None = None, n: int = 16, aggregation: str = "min", seed: int = 0,
+    policy: PolicyOptions | None = None, limit: int | None = None, traces_out: Path | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Majority vote over ``n`` samples; PRM-weighted when ``scorer`` is given."""
+    pol = (policy or PolicyOptions()).build_policy()
+    sc = _scorer(scorer) if scorer else None
+    return _run(problems, out, traces_out, limit, lambda ps: vote_search(ps, pol, n, sc, aggregation, seed))
+
+
+def beam(
+    problems: Path, scorer: str, out: Path, n: int = 16, beam_width: int = 4, max_depth: int = 40,
+    aggregation: str = "min", diverse: bool = False, seed: int = 0, policy: PolicyOptions | None = None,
+    limit: int | None = None, traces_out: Path | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Step-level beam search (or DVTS with ``diverse``): ``n`` candidate steps per round."""
+    pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer)
+    method = dvts if diverse else beam_search
+    return _run(
+        problems,
+        out,
+        traces_out,
+        limit,
+        lambda ps: method(ps, pol, sc, n, beam_width, max_depth, aggregation, seed),
+    )
+
+
+def resample(
+    problems: Path, scorer: str, out: Path, threshold: float = 0.5, budget: int = 64, aggregation: str = "min",
+    seed: int = 0, policy: PolicyOptions | None = None, limit: int | None = None, traces_out: Path | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Reject-and-resample from the first step scored below ``threshold``, within ``budget`` steps."""
+    pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer)
+    return _run(
+        problems, out, traces_out, limit,
+        lambda ps: reject_and_resample(ps, pol, sc, threshold, budget, aggregation, seed),
+    )  # fmt: skip

@@ -1,0 +1,104 @@
+"""Majority vote and PRM-weighted majority vote over sampled answers.
+
+Answers are grouped as equal by :func:`prmkit.core.answers.check_answer` (exact for numbers,
+math-verify otherwise), so "1/2", "0.5" and "\\frac{1}{2}" vote together. Plain vote weighs each
+sample 1; weighted vote weighs it by its aggregated PRM score (Uesato et al. / search-and-learn's
+"weighted best-of-N"). Samples without a final answer do not vote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from prmkit.core.answers import check_answer
+from prmkit.core.model import Problem, Trace
+from prmkit.core.protocols import Policy, StepScorer
+from prmkit.scoring.aggregate import aggregate
+from prmkit.search.common import Compute, SearchResult, finish, sample_candidates, score_traces
+
+
+@dataclass
+class AnswerGroup:
+    """Samples whose answers are equivalent: the first answer seen stands for the group."""
+
+    answer: str
+    members: list[int]
+    weight: float = 0.0
+
+
+def group_answers(answers: Sequence[str | None]) -> list[AnswerGroup]:
+    """Group equivalent answers (first-seen order). Unparseable comparisons never merge groups."""
+    groups: list[AnswerGroup] = []
+    for i, ans in enumerate(answers):
+        if ans is None or not ans.strip():
+            continue
+        for group in groups:
+            if group.answer == ans or check_answer(group.answer, ans):
+                group.members.append(i)
+                break
+        else:
+            groups.append(AnswerGroup(answer=ans, members=[i]))
+    return groups
+
+
+def select_vote(
+    traces: Sequence[Trace],
+    scores: Sequence[Sequence[float]] | None = None,
+    aggregation: str = "min",
+) -> tuple[AnswerGroup | None, list[AnswerGroup]]:
+    """The winning group and all groups; weights are counts without ``scores``, score sums with them."""
+    groups = group_answers([t.final_answer for t in traces])
+    for group in groups:
+        if scores is None:
+            group.weight = float(len(group.members))
+        else:
+            group.weight = sum(aggregate(scores[i], aggregation) for i in group.members)
+    winner = max(groups, key=lambda g: g.weight, default=None)  # max keeps the first of equals
+    return winner, groups
+
+
+def vote_one(
+    problem: Problem,
+    policy: Policy,
+    n: int = 16,
+    scorer: StepScorer | None = None,
+    aggregation: str = "min",
+    seed: int = 0,
+) -> SearchResult:
+    """Majority vote for one problem (weighted by the scorer when one is given)."""
+    compute = Compute()
+    traces = sample_candidates(policy, problem, n, seed, compute)
+    scores = score_traces(scorer, traces, compute) if scorer is not None else None
+    winner, groups = select_vote(traces, scores, aggregation)
+    chosen = traces[winner.members[0]] if winner else None
+    if winner and scores is not None:  # show the best-scored member of the winning group
+        chosen = traces[max(winner.members, key=lambda i: aggregate(scores[i], aggregation))]
+    return finish(
+        SearchResult(
+            problem=problem,
+            method="weighted-vote" if scorer is not None else "majority-vote",
+            answer=winner.answer if winner else None,
+            trace=chosen,
+            score=winner.weight if winner else None,
+            compute=compute,
+            candidates=traces,
+            details={
+                "n": n,
+                "aggregation": aggregation if scorer is not None else None,
+                "votes": {g.answer: round(g.weight, 6) for g in groups},
+            },
+        )
+    )
+
+
+def vote(
+    problems: Sequence[Problem],
+    policy: Policy,
+    n: int = 16,
+    scorer: StepScorer | None = None,
+    aggregation: str = "min",
+    seed: int = 0,
+) -> list[SearchResult]:
+    """Majority vote over problems; with a ``scorer`` it is PRM-weighted. Problem ``k`` uses ``seed + k``."""
+    return [vote_one(p, policy, n, scorer, aggregation, seed + k) for k, p in enumerate(problems)]

@@ -1,0 +1,43 @@
+"""The reward server's options, in a module light enough for ``prmkit --help`` to import.
+
+Each option is documented once, in its docstring; the CLI's ``--help`` is generated from here.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prmkit.serving.steps import StepSplit
+
+
+class ServerConfig(BaseModel):
+    """Options of ``prmkit serve`` (each documented once, here)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    host: str = "127.0.0.1"
+    """Interface to listen on (0.0.0.0 to accept other machines; set an API key then)."""
+    port: int = 8000
+    """TCP port to listen on."""
+    api_key: str | None = None
+    """When set, scoring endpoints need ``Authorization: Bearer KEY`` (or ``X-API-Key: KEY``)."""
+    aggregation: str = "min"
+    """How per-step scores become one reward: min, prod, last, mean, ..."""
+    split: StepSplit = Field(default_factory=StepSplit)
+    step_tag: str | None = None
+    """``/pooling`` only: the tag ending each step in vLLM-style inputs; default: the checkpoint's own
+    tag (prmkit checkpoints declare it), else ``<extra_0>`` (Qwen PRMs)."""
+    batching: bool = True
+    """Merge requests that arrive together into one forward pass (off: one pass per request)."""
+    max_batch_traces: int = Field(default=64, ge=1)
+    """Most traces in one forward pass (bounds activation memory)."""
+    max_wait_ms: float = Field(default=5.0, ge=0)
+    """How long the oldest waiting request may wait for others to join its batch."""
+    max_queue_traces: int = Field(default=1024, ge=1)
+    """Traces allowed to wait; beyond it requests get 503 with Retry-After instead of piling up."""
+    max_body_bytes: int = Field(default=4_000_000, ge=1)
+    """Largest request body accepted (413 beyond)."""
+    max_traces_per_request: int = Field(default=512, ge=1)
+    """Most traces in one request (413 beyond)."""
+    max_steps_per_trace: int = Field(default=256, ge=1)
+    """Most steps in one trace (422 beyond)."""

@@ -1,0 +1,291 @@
+"""The reward server: any StepScorer (a PRM checkpoint, an ORM, the world's oracle) behind HTTP.
+
+Endpoints (OpenAPI page at ``/docs``):
+
+- ``POST /score``      prmkit's own: per-step scores and the aggregate for a batch of traces
+- ``POST /get_reward`` OpenRLHF's remote reward shape: ``{query, prompts, labels}`` -> ``{rewards, scores, extra_logs}``
+- ``POST /pooling``    vLLM's answer for a served PRM: ``data[i].data = [[p_neg, p_pos], ...]`` per step tag
+- ``GET /health``, ``GET /metrics`` (Prometheus text)
+
+All scoring goes through one :class:`~prmkit.serving.batching.DynamicBatcher`, so concurrent requests
+share forward passes and a full queue answers 503 with ``Retry-After`` instead of growing without bound.
+Limits (body size 413, traces per request 413, steps per trace 422) answer with a message naming the
+limit and the option that sets it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from prmkit.core.model import Trace
+from prmkit.core.protocols import StepScorer
+from prmkit.scoring.aggregate import aggregate
+from prmkit.serving.batching import DynamicBatcher, QueueFull
+from prmkit.serving.config import ServerConfig
+from prmkit.serving.metrics import Metrics
+from prmkit.serving.schemas import (
+    PoolingItem,
+    PoolingRequest,
+    PoolingResponse,
+    PoolingUsage,
+    RewardRequest,
+    RewardResponse,
+    ScoreRequest,
+    ScoreResponse,
+    TraceScore,
+)
+from prmkit.serving.steps import make_trace, problem_text, split_query
+
+OPEN_PATHS = {"/health", "/metrics", "/docs", "/openapi.json", "/docs/oauth2-redirect", "/redoc"}
+
+
+def _check_sizes(traces: Sequence[Trace], config: ServerConfig) -> None:
+    if len(traces) > config.max_traces_per_request:
+        raise HTTPException(
+            413,
+            f"request holds {len(traces)} traces; this server takes at most "
+            f"{config.max_traces_per_request} per request (--max-traces-per-request); split the batch",
+        )
+    for i, trace in enumerate(traces):
+        if len(trace.steps) > config.max_steps_per_trace:
+            raise HTTPException(
+                422,
+                f"trace {i} has {len(trace.steps)} steps; this server scores at most "
+                f"{config.max_steps_per_trace} steps per trace (--max-steps-per-trace)",
+            )
+
+
+def _authorized(headers: dict[bytes, bytes], key: str) -> bool:
+    given = headers.get(b"x-api-key", b"")
+    auth = headers.get(b"authorization", b"")
+    if auth.lower().startswith(b"bearer "):
+        given = auth[7:].strip()
+    return hmac.compare_digest(given, key.encode())
+
+
+class _Guard:
+    """Pure ASGI middleware (cheaper per request than ``@app.middleware``): body-size limit, API key,
+    request metrics. A body without Content-Length is read here up to the limit, then replayed."""
+
+    def __init__(self, app: Any, config: ServerConfig, metrics: Metrics):
+        self.app, self.config, self.metrics = app, config, metrics
+
+    async def _answer(
+        self, send: Any, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()
+    ) -> None:
+        body = json.dumps({"detail": detail}).encode()
+        head = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            *headers,
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started, path, status = time.perf_counter(), scope["path"], [500]
+        headers = dict(scope["headers"])
+        limit = self.config.max_body_bytes
+        length = headers.get(b"content-length")
+        try:
+            if length is not None and length.isdigit() and int(length) > limit:
+                status[0] = 413
+                msg = f"request body is {int(length)} bytes; this server accepts at most {limit} (--max-body-bytes)"
+                return await self._answer(send, 413, msg)
+            if (
+                self.config.api_key
+                and path not in OPEN_PATHS
+                and not _authorized(headers, self.config.api_key)
+            ):
+                status[0] = 401
+                msg = "missing or wrong API key: send 'Authorization: Bearer KEY' or 'X-API-Key: KEY'"
+                return await self._answer(send, 401, msg, [(b"www-authenticate", b"Bearer")])
+            if length is None and scope.get("method") == "POST":
+                receive = await self._buffered(receive, limit)
+                if receive is None:
+                    status[0] = 413
+                    return await self._answer(
+                        send, 413, f"request body exceeds {limit} bytes (--max-body-bytes)"
+                    )
+
+            async def send_status(message: dict) -> None:
+                if message["type"] == "http.response.start":
+                    status[0] = message["status"]
+                await send(message)
+
+            await self.app(scope, receive, send_status)
+        finally:
+            self.metrics.observe(path, status[0], time.perf_counter() - started)
+
+    @staticmethod
+    async def _buffered(receive: Any, limit: int) -> Any:
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > limit:
+                return None
+        body, sent = b"".join(chunks), False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay
+
+
+def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAPI:
+    """A FastAPI app serving ``scorer``; run it with uvicorn (see :func:`serve`)."""
+    config = config or ServerConfig()
+    batcher = DynamicBatcher(
+        scorer,
+        batching=config.batching,
+        max_batch_traces=config.max_batch_traces,
+        max_wait_ms=config.max_wait_ms,
+        max_queue_traces=config.max_queue_traces,
+    )
+    metrics = Metrics(batcher)
+    model_name = getattr(scorer, "name", "prmkit")
+    template = getattr(getattr(scorer, "convention", None), "template", None)
+    step_tag = config.step_tag or getattr(template, "tag", None) or "<extra_0>"
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await batcher.start()
+        yield
+        await batcher.stop()
+
+    app = FastAPI(title="prmkit reward server", version="1", lifespan=lifespan)
+    app.state.batcher = batcher
+    app.state.config = config
+    app.add_middleware(_Guard, config=config, metrics=metrics)
+
+    @app.exception_handler(QueueFull)
+    async def busy(_: Request, err: QueueFull) -> JSONResponse:
+        return JSONResponse(
+            {"detail": str(err)}, status_code=503, headers={"Retry-After": f"{err.retry_after:g}"}
+        )
+
+    async def score_all(traces: list[Trace]) -> list[list[float]]:
+        _check_sizes(traces, config)
+        try:
+            return await batcher.score(traces)
+        except ValueError as err:  # the scorer refused this input (too long for the model, ...)
+            raise HTTPException(422, f"cannot score this request: {err}") from None
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        """Liveness plus the queue depth, so a load balancer can route around a busy replica."""
+        return {"status": "ok", "model": model_name, "queued_traces": batcher.pending}
+
+    @app.get("/metrics", response_class=PlainTextResponse)
+    async def prometheus() -> str:
+        """Prometheus text exposition: requests, latency, batches, batch sizes, queue depth."""
+        return metrics.render()
+
+    @app.post("/score", response_model=ScoreResponse)
+    async def score(req: ScoreRequest) -> ScoreResponse:
+        """Per-step scores and their aggregate for each trace."""
+        how = req.aggregation or config.aggregation
+        _check_aggregation(how)
+        traces = []
+        for i, item in enumerate(req.traces):
+            if (item.steps is None) == (item.completion is None):
+                raise HTTPException(
+                    422, f"traces[{i}]: give exactly one of 'steps' (a list) or 'completion' (a string)"
+                )
+            steps = item.steps if item.steps is not None else config.split.split(item.completion or "")
+            traces.append(make_trace(item.problem, steps, trace_id=str(i)))
+        rows = await score_all(traces)
+        results = [TraceScore(step_scores=r, score=aggregate(r, how) if r else None) for r in rows]
+        return ScoreResponse(model=model_name, aggregation=how, results=results)
+
+    @app.post("/get_reward", response_model=RewardResponse)
+    async def get_reward(req: RewardRequest) -> RewardResponse:
+        """OpenRLHF's remote reward: one reward per query (the aggregate; 0.0 for a response with no steps)."""
+        prompts = req.prompts or [""] * len(req.query)
+        if len(prompts) != len(req.query):
+            raise HTTPException(422, f"'prompts' has {len(prompts)} items but 'query' has {len(req.query)}")
+        traces = []
+        for i, (query, prompt) in enumerate(zip(req.query, prompts, strict=True)):
+            head, response = split_query(query, prompt)
+            traces.append(
+                make_trace(problem_text(head, config.split), config.split.split(response), trace_id=str(i))
+            )
+        rows = await score_all(traces)
+        rewards = [aggregate(r, config.aggregation) if r else 0.0 for r in rows]
+        logs = {
+            "prm_num_steps": [float(len(r)) for r in rows],
+            "prm_min_step": [min(r) if r else 0.0 for r in rows],
+            "prm_last_step": [r[-1] if r else 0.0 for r in rows],
+        }
+        return RewardResponse(
+            rewards=rewards, scores=[min(1.0, max(0.0, x)) for x in rewards], extra_logs=logs
+        )
+
+    @app.post("/pooling", response_model=PoolingResponse)
+    async def pooling(req: PoolingRequest) -> PoolingResponse:
+        """vLLM-compatible: the text before each step tag is a step; one ``[p_neg, p_pos]`` per tag."""
+        inputs = [req.input] if isinstance(req.input, str) else req.input
+        traces = [_pooling_trace(text, step_tag, config, i) for i, text in enumerate(inputs)]
+        rows = await score_all(traces)
+        data = [PoolingItem(index=i, data=[[1.0 - p, p] for p in r]) for i, r in enumerate(rows)]
+        return PoolingResponse(
+            id=f"pool-{uuid.uuid4().hex}",
+            created=int(time.time()),
+            model=req.model or model_name,
+            data=data,
+            usage=PoolingUsage(),
+        )
+
+    return app
+
+
+def _check_aggregation(how: str) -> None:
+    try:
+        aggregate([0.5], how)
+    except (KeyError, ValueError) as err:
+        raise HTTPException(422, f"aggregation: {err}") from None
+
+
+def _pooling_trace(text: str, step_tag: str, config: ServerConfig, i: int) -> Trace:
+    """Steps end at each step tag; text after the last tag is not a step (vLLM scores tag positions only)."""
+    parts = text.split(step_tag)[:-1]
+    if not parts:
+        return make_trace("", [], trace_id=str(i))
+    head, first = split_query(parts[0], "")
+    if head:  # a chat template: the problem precedes the assistant marker
+        problem = problem_text(head, config.split)
+    else:  # no marker: take the first line as the problem when the first segment has several lines
+        problem, _, first = first.partition("\n") if "\n" in first.strip() else ("", "", first)
+    steps = [config.split.clean(s).strip() for s in [first, *parts[1:]]]
+    return make_trace(problem, steps, trace_id=str(i))
+
+
+def serve(model: str, config: ServerConfig | None = None) -> None:
+    """Load ``model`` (a checkpoint folder, ``world-oracle`` or a server URL) and serve it until stopped."""
+    import uvicorn
+
+    from prmkit.serving.remote import load_any_scorer
+
+    config = config or ServerConfig()
+    app = create_app(load_any_scorer(model), config)
+    uvicorn.run(app, host=config.host, port=config.port, log_level="info")

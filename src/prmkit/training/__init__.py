@@ -1,0 +1,21 @@
+"""Training: tiny LM pretraining, then PRM and ORM heads, on HF Trainer (so ``accelerate launch`` works).
+
+Contract: :func:`pretrain_lm`, :func:`train_prm`, :func:`train_orm` each take data (a trace file or
+traces), an output folder and one typed config (:class:`PretrainConfig`, :class:`PrmConfig`,
+:class:`OrmConfig`, every field documented once there). Each writes an ordinary HF folder, a
+``loss_curve.png`` and ``training_log.jsonl``; the heads also write ``process_card.json``.
+Train and dev are split by problem; the heads keep the checkpoint with the best dev first-error F1; a
+rerun into the same folder resumes from its last checkpoint.
+
+- ``config.py``    the three configs
+- ``data.py``      split by problem, step targets (hard / soft / masked), collators
+- ``loop.py``      Trainer subclass: step loss, dev first-error evaluation, time budget, loss curve
+- ``heads.py``     train_prm, train_orm
+- ``pretrain.py``  pretrain_lm
+"""
+
+from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
+from prmkit.training.heads import train_orm, train_prm
+from prmkit.training.pretrain import pretrain_lm
+
+__all__ = ["OrmConfig", "PretrainConfig", "PrmConfig", "pretrain_lm", "train_orm", "train_prm"]

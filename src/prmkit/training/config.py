@@ -1,0 +1,113 @@
+"""One typed config per training command; each field is documented once, here (``--help`` reads it).
+
+Defaults are tuned for the embedded world on a small CPU: a tiny 4-layer Llama pretrained on the world's
+traces, then fine-tuned with a step head for a few minutes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prmkit.modeling.backbone import TinyConfig
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    epochs: float = Field(3.0, gt=0)
+    """Passes over the training traces (training also stops at ``max_minutes``)."""
+    max_minutes: float | None = Field(None, gt=0)
+    """Wall-clock budget for the optimisation loop; the best checkpoint so far is kept when it runs out."""
+    budget_clock: Literal["wall", "cpu"] = "wall"
+    """Clock of ``max_minutes``: ``wall``, or ``cpu`` = process CPU time per torch thread, which on a
+    machine shared with other jobs estimates the wall time the run would take on its cores alone."""
+    batch_size: int = Field(16, ge=1)
+    """Traces per device per optimiser micro-step."""
+    grad_accum: int = Field(1, ge=1)
+    """Micro-steps accumulated per optimiser step (effective batch = batch_size x grad_accum x devices)."""
+    lr: float = Field(1e-3, gt=0)
+    """Peak learning rate (linear warm-up over 5 % of steps, then cosine decay)."""
+    weight_decay: float = Field(0.01, ge=0)
+    """AdamW weight decay."""
+    max_length: int = Field(512, ge=16)
+    """Longest input in tokens; longer traces are cut (their last steps go unlabelled)."""
+    eval_every: int = Field(100, ge=1)
+    """Optimiser steps between dev evaluations and checkpoints."""
+    mixed_precision: Literal["auto", "no", "bf16", "fp16"] = "auto"
+    """``auto``: bf16 on a GPU that has it, else fp16 on a GPU, else full precision (CPU)."""
+    seed: int = 0
+    """Seed of initialisation, data order and the train/dev split."""
+    dev_fraction: float = Field(0.1, gt=0, lt=1)
+    """Share of *problems* held out as dev (all traces of a problem go to one side: no leakage)."""
+    resume: bool = True
+    """Continue from the newest checkpoint in ``output_dir`` when one exists (after a crash)."""
+    threads: int | None = Field(None, ge=1)
+    """CPU threads for torch (None: torch's default)."""
+
+
+class PretrainConfig(_Config):
+    """Pretrain a tiny causal LM on trace text (``problem``, then one step per line): the backbone of
+    the world's PRM and ORM, and a small neural policy in its own right."""
+
+    tiny: TinyConfig = TinyConfig()
+    """Size of the from-scratch model: layers, width, heads, max_length."""
+    vocab_size: int = Field(1024, ge=300)
+    """BPE vocabulary size of the tokenizer built on the data (digits are always single tokens)."""
+    only_valid: bool = True
+    """Learn from traces whose process is valid under ``label_source`` (and whose answer is not known
+    to be wrong): the LM learns what a right step looks like, which is what a verifier builds on."""
+    label_source: str = "gold"
+    """Label source that decides validity for ``only_valid`` (traces it did not label are kept)."""
+    lr: float = Field(2e-3, gt=0)
+    """Peak learning rate (linear warm-up over 5 % of steps, then cosine decay)."""
+    epochs: float = Field(2.0, gt=0)
+    """Passes over the training text (training also stops at ``max_minutes``)."""
+    batch_size: int = Field(32, ge=1)
+    """Sequences per device per optimiser micro-step."""
+
+
+class _HeadConfig(_Config):
+    base_model: str | None = None
+    """A local HF folder (a causal LM such as ``prmkit pretrain``'s output, a backbone, or a token
+    classifier) to put the step head on; None trains the tiny config from scratch."""
+    tiny: TinyConfig = TinyConfig()
+    """Size of the from-scratch model when ``base_model`` is None."""
+    separator: Literal["token", "ki", "extra_0", "newline"] = "token"
+    """Step separator: ``token`` = a dedicated added ``<|step|>`` token (one id, never in step text, so
+    vLLM's STEP pooling finds exactly one row per step), ``ki`` = Math-Shepherd's `` ки``, ``extra_0`` =
+    Qwen's ``<extra_0>``, ``newline`` = TRL's default ``\\n``."""
+    trust_remote_code: bool = False
+    """Allow a base model's own modelling code (off: only architectures transformers ships)."""
+    aggregation: str = "min"
+    """Default aggregation recorded in the checkpoint (min, prod, last, mean, geomean)."""
+
+
+class PrmConfig(_HeadConfig):
+    """Train a PRM: a per-step head read at every step tag, one forward pass per trace."""
+
+    label_source: str = "gold"
+    """Selector of the step labels to learn (``gold``, ``mc_hard``, ``mc_soft``, ``human:alice``...)."""
+    label_scale: Literal["auto", "hard", "soft"] = "auto"
+    """``hard``: ratings, cross-entropy; ``soft``: scores in [0, 1], binary cross-entropy; ``auto``: soft
+    when the source's labels carry scores, else hard."""
+    num_classes: Literal[2, 3] = 2
+    """Hard labels: 2 (correct / incorrect) or 3 (PRM800K's -1 / 0 / +1, neutral kept apart)."""
+    neutral_as: Literal["positive", "negative"] = "positive"
+    """2-class only: where a neutral (0) rating goes. Positive by default: a neutral step is true, only
+    useless, and it is not a first error (Qwen's choice; TRL's prm800k script makes it negative)."""
+    after_first_error: Literal["mask", "keep"] = "mask"
+    """Labels after a trace's first error: ``mask`` (default) drops them, because sources disagree there
+    (locally valid vs. doomed prefix vs. Monte Carlo's all-zero) and the first error is what a PRM must
+    find; ``keep`` trains on them as the source gave them."""
+    last_step_only: bool = False
+    """Train on the last step's label only (TRL's ``train_on_last_step_only``)."""
+
+
+class OrmConfig(_HeadConfig):
+    """Train an ORM baseline: the same backbone and head, one label per trace (``answer_correct``) read
+    at the last step's tag. Read at every tag it scores prefixes, so it can be compared with a PRM."""
+
+    aggregation: str = "last"
+    """Default aggregation recorded in the checkpoint (an ORM's own score is the last step's)."""

@@ -1,0 +1,106 @@
+"""Training examples from traces: split by problem, per-step targets, padding-aware batches.
+
+A PRM example is ``input_ids`` plus one target per step tag: a class index (hard) or a probability of
+"correct" (soft); ``-100`` marks a tag with no target. The collator turns these into a ``(B, L)``
+``step_targets`` tensor aligned with the tokens, so the loss reads the logits exactly where scoring does.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from prmkit.core.model import Trace
+from prmkit.modeling.template import StepTemplate, encode_trace
+
+IGNORE = -100.0
+
+
+def split_by_problem(traces: Sequence[Trace], dev_fraction: float, seed: int) -> tuple[list[Trace], list[Trace]]:
+    """(train, dev): every trace of a problem lands on the same side, so dev measures unseen problems."""
+    problems = sorted({t.problem.id for t in traces})
+    random.Random(seed).shuffle(problems)
+    n_dev = max(1, round(len(problems) * dev_fraction)) if len(problems) > 1 else 0
+    dev_ids = set(problems[:n_dev])
+    return [t for t in traces if t.problem.id not in dev_ids], [t for t in traces if t.problem.id in dev_ids]
+
+
+def step_targets(
+    trace: Trace,
+    source: str,
+    scale: str,
+    num_classes: int,
+    neutral_as: str,
+    after_first_error: str,
+    last_step_only: bool,
+) -> list[float]:
+    """One target per step (``IGNORE`` where unlabelled or masked), from the labels of ``source``."""
+    out: list[float] = []
+    first = trace.first_error(source)
+    for i, step in enumerate(trace.steps):
+        lab = step.label(source)
+        if lab is None or (after_first_error == "mask" and first != -1 and i > first):
+            out.append(IGNORE)
+        elif scale == "soft":
+            out.append(lab.score if lab.score is not None else float(lab.verdict() >= 0))
+        elif num_classes == 3:
+            out.append(float(lab.verdict() + 1))  # -1, 0, +1 -> classes 0, 1, 2
+        else:
+            v = lab.verdict()
+            out.append(1.0 if v == 1 or (v == 0 and neutral_as == "positive") else 0.0)
+    if last_step_only:
+        out = [IGNORE] * (len(out) - 1) + out[-1:]
+    return out
+
+
+def outcome_targets(trace: Trace) -> list[float]:
+    """ORM: the final answer's correctness at the last step only."""
+    if not trace.steps or trace.answer_correct is None:
+        return [IGNORE] * len(trace.steps)
+    return [IGNORE] * (len(trace.steps) - 1) + [float(trace.answer_correct)]
+
+
+def make_examples(
+    traces: Sequence[Trace], targets: Sequence[list[float]], tokenizer: Any, template: StepTemplate, max_length: int
+) -> list[dict[str, Any]]:
+    """Encode traces; drop those with no usable target (nothing to learn from)."""
+    out = []
+    for trace, tgt in zip(traces, targets, strict=True):
+        enc = encode_trace(tokenizer, template, trace.problem.text, [s.text for s in trace.steps], max_length)
+        kept = tgt[: len(enc.tag_positions)]
+        if all(t == IGNORE for t in kept):
+            continue
+        out.append({"input_ids": enc.input_ids, "tag_positions": enc.tag_positions, "targets": kept})
+    return out
+
+
+class StepCollator:
+    """Right-pads a batch; places each step target at its tag position in ``step_targets``."""
+
+    def __init__(self, pad_id: int):
+        self.pad_id = pad_id
+
+    def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        import torch
+
+        width = max(len(r["input_ids"]) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        targets = torch.full((len(rows), width), IGNORE, dtype=torch.float)
+        for k, r in enumerate(rows):
+            n = len(r["input_ids"])
+            ids[k, :n] = torch.tensor(r["input_ids"])
+            mask[k, :n] = 1
+            targets[k, r["tag_positions"]] = torch.tensor(r["targets"], dtype=torch.float)
+        return {"input_ids": ids, "attention_mask": mask, "step_targets": targets}
+
+
+def lm_examples(traces: Sequence[Trace], tokenizer: Any, max_length: int) -> list[dict[str, Any]]:
+    """Causal-LM text of each trace in the policy layout: ``problem\\n`` + one step per line + EOS."""
+    out = []
+    for t in traces:
+        text = t.problem.text + "\n" + "".join(s.text + "\n" for s in t.steps)
+        ids = tokenizer(text).input_ids + [tokenizer.eos_token_id]
+        out.append({"input_ids": ids[:max_length]})
+    return out

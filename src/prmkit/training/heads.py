@@ -1,0 +1,145 @@
+"""``train_prm`` and ``train_orm``: a step head on a backbone, trained on traces, saved as an HF folder.
+
+Both share one path (:func:`_train_head`); they differ only in the targets: per-step labels from a
+label source (PRM) or the final answer's correctness at the last step (ORM).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from prmkit.cards import ProcessCard, summarize_sources
+from prmkit.core.dataset import read_traces
+from prmkit.core.files import atomic_write
+from prmkit.core.model import Trace
+from prmkit.modeling.backbone import load_tokenizer, tiny_config, token_classifier
+from prmkit.modeling.checkpoint import save_checkpoint
+from prmkit.modeling.spec import PrmSpec, write_spec
+from prmkit.modeling.template import StepTemplate
+from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
+from prmkit.scoring.conventions import PrmkitConvention
+from prmkit.training import loop
+from prmkit.training.config import OrmConfig, PrmConfig
+from prmkit.training.data import StepCollator, make_examples, outcome_targets, split_by_problem, step_targets
+
+
+def _load(data: str | Path | Sequence[Trace]) -> tuple[list[Trace], str]:
+    if isinstance(data, str | Path):
+        return read_traces(data), str(data)
+    return list(data), "(in memory)"
+
+
+def _tokenizer(config: PrmConfig | OrmConfig, train: Sequence[Trace], template: StepTemplate) -> Any:
+    """The base model's tokenizer (the tag added when it lacks one) or one built on the data."""
+    if config.base_model is None:
+        return build_tokenizer(trace_texts(train), extra_tokens=[template.tag] if template.tag.startswith("<") else [])
+    tok = load_tokenizer(config.base_model, config.trust_remote_code)
+    if template.tag.startswith("<") and template.tag not in tok.get_vocab():
+        from tokenizers import AddedToken
+
+        tok.add_tokens([AddedToken(template.tag, special=True, normalized=False)], special_tokens=True)
+    return tok
+
+
+def _soft(traces: Sequence[Trace], source: str) -> bool:
+    labels = [lab for t in traces for s in t.steps if (lab := s.label(source)) is not None]
+    return bool(labels) and all(lab.score is not None for lab in labels) and any(lab.rating is None for lab in labels)
+
+
+def _train_head(
+    data: tuple[list[Trace], str],
+    output_dir: str | Path,
+    config: PrmConfig | OrmConfig,
+    kind: str,
+    targets: Callable[[Trace], list[float]],
+    spec_fields: dict[str, Any],
+    sources: list[str],
+) -> dict[str, Any]:
+    import torch
+
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    out = Path(output_dir)
+    traces, data_name = data
+    train, dev = split_by_problem(traces, config.dev_fraction, config.seed)
+    template = StepTemplate.named(config.separator)
+    tok = _tokenizer(config, train, template)
+    spec = PrmSpec(kind=kind, template=template, tag_id=template.tag_id(tok), max_length=config.max_length,
+                   aggregation=config.aggregation, **spec_fields)  # fmt: skip
+    base = config.base_model or tiny_config(tok, config.tiny)
+    model = token_classifier(base, spec.num_labels, config.trust_remote_code, spec.id2label())
+    if model.get_input_embeddings().num_embeddings < len(tok):
+        model.resize_token_embeddings(len(tok))
+    model.config.pad_token_id = tok.pad_token_id
+    write_spec(model.config, spec)
+    examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length)
+    dev = [t for t in dev if any(s.label("gold") for s in t.steps)]
+    args = loop.training_args(config, out, evaluate=bool(dev))
+    trainer = loop.make_trainer(
+        model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, dev,
+        PrmkitConvention(tok, model.config), [loop.time_budget(config.max_minutes, config.lr, config.budget_clock)],
+    )  # fmt: skip
+    wall, cpu = time.monotonic(), time.process_time()
+    trainer.train(resume_from_checkpoint=loop.last_checkpoint(out, config.resume))
+    wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    metrics = trainer.evaluate() if dev else {}
+    if metrics:
+        spec = spec.model_copy(update={"threshold": metrics["eval_threshold"]})
+    card = ProcessCard(
+        kind=kind,
+        base_model=config.base_model,
+        model=spec.model_dump(mode="json"),
+        labels=summarize_sources(train, sources),
+        data={
+            "path": data_name,
+            "traces": len(traces),
+            "problems": len({t.problem.id for t in traces}),
+            "split": {"by": "problem", "seed": config.seed, "dev_fraction": config.dev_fraction,
+                      "train_traces": len(train), "dev_traces": len(dev),
+                      "train_problems": len({t.problem.id for t in train}),
+                      "dev_problems": len({t.problem.id for t in dev})},
+        },  # fmt: skip
+        metrics={"dev": metrics},
+        training={"config": config.model_dump(mode="json"), "wall_seconds": wall, "cpu_seconds": cpu,
+                  "steps": trainer.state.global_step, "examples": len(examples)},  # fmt: skip
+    )
+    save_checkpoint(trainer.model, tok, spec, out, card)
+    _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
+    shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed
+    return {"output_dir": str(out), "dev": metrics, "wall_seconds": wall, "cpu_seconds": cpu}
+
+
+def _write_logs(history: list[dict[str, Any]], out: Path, title: str) -> None:
+    with atomic_write(out / "training_log.jsonl") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in history)
+    loop.loss_curve(history, out / "loss_curve.png", title)
+
+
+def train_prm(data: str | Path | Sequence[Trace], output_dir: str | Path, config: PrmConfig | None = None) -> dict[str, Any]:
+    """Train a PRM on the step labels of ``config.label_source``; returns the dev metrics and timings."""
+    config = config or PrmConfig()
+    traces, name = _load(data)
+    scale = config.label_scale
+    if scale == "auto":
+        scale = "soft" if _soft(traces, config.label_source) else "hard"
+    num_classes = 2 if scale == "soft" else config.num_classes
+    positive = [1] if num_classes == 2 else [1, 2]
+
+    def targets(t: Trace) -> list[float]:
+        return step_targets(t, config.label_source, scale, num_classes, config.neutral_as,
+                            config.after_first_error, config.last_step_only)  # fmt: skip
+
+    fields = {"num_labels": num_classes, "positive_labels": positive, "label_scale": scale}
+    return _train_head((traces, name), output_dir, config, "prm", targets, fields, [config.label_source])
+
+
+def train_orm(data: str | Path | Sequence[Trace], output_dir: str | Path, config: OrmConfig | None = None) -> dict[str, Any]:
+    """Train the ORM baseline on ``Trace.answer_correct``; returns the dev metrics and timings."""
+    config = config or OrmConfig()
+    return _train_head(_load(data), output_dir, config, "orm", outcome_targets, {"label_scale": "hard"}, [])

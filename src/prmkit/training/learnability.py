@@ -1,0 +1,131 @@
+"""The learnability experiment: world data -> tiny LM -> PRM (gold, MC) and ORM -> first-error F1.
+
+Run ``python -m prmkit.training.learnability --out DIR`` (``--world harder`` for the harder world). It
+writes ``results.json`` (test and held-out first-error F1 per error kind, thresholds tuned on dev,
+timings) and ``curve.png`` (dev F1 per error kind against training minutes). docs/models.md quotes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from prmkit.core.dataset import read_traces, write_traces
+from prmkit.core.model import Trace
+
+WORLDS: dict[str, dict[str, Any]] = {"default": {}, "harder": {"max_value": 20, "phrasing_variety": 1}}
+
+
+def world_data(out: Path, world: str, problems: int, per_problem: int) -> dict[str, list[Trace]]:
+    """Train / test / held-out traces with gold labels (cached as JSONL in ``out``)."""
+    from prmkit.world import WorldConfig, generate_problems, gold_label, sample_traces
+
+    cfg = WorldConfig(**WORLDS[world])
+    sizes = {"train": problems, "test": max(100, problems // 8), "heldout": max(100, problems // 8)}
+    data = {}
+    for k, (split, n) in enumerate(sizes.items()):
+        path = out / f"{split}.jsonl"
+        if not path.exists():
+            traces = sample_traces(generate_problems(n, seed=k, config=cfg, split=split), per_problem, seed=k)
+            write_traces(path, gold_label(traces))
+        data[split] = read_traces(path)
+    return data
+
+
+def mc_labels(out: Path, traces: list[Trace], rollouts: int) -> list[Trace]:
+    """Math-Shepherd MC labels (prmkit.labeling, world policy rollouts), cached."""
+    from prmkit.labeling.mc import label_mc
+    from prmkit.world import WorldPolicy
+
+    path = out / "train_mc.jsonl"
+    if not path.exists():
+        labelled, _ = label_mc(traces, WorldPolicy(), rollouts=rollouts, seed=0)
+        write_traces(path, labelled)
+    return read_traces(path)
+
+
+def evaluate(model_dir: Path, data: dict[str, list[Trace]]) -> dict[str, Any]:
+    """Test and held-out first-error metrics at the checkpoint's dev-tuned threshold."""
+    from prmkit.scoring import load_scorer
+    from prmkit.training.metrics import first_error_report
+
+    scorer = load_scorer(model_dir)
+    threshold = scorer.convention.spec.threshold
+    return {split: first_error_report(data[split], scorer.score(data[split]), threshold) for split in ("test", "heldout")}
+
+
+def curve(runs: dict[str, Path], path: Path, title: str) -> None:
+    """Dev first-error F1 (overall and per kind) against CPU minutes, one panel per run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(runs), figsize=(4.5 * len(runs), 3.5), squeeze=False)
+    for ax, (name, run) in zip(axes[0], runs.items(), strict=True):
+        logs = [json.loads(line) for line in (run / "training_log.jsonl").read_text().splitlines()]
+        evals = [r for r in logs if "eval_first_error_f1" in r]
+        keys = ["eval_first_error_f1"] + sorted({k for r in evals for k in r if k.startswith("eval_f1_")})
+        for key in keys:
+            xs = [r["eval_cpu_minutes"] for r in evals if key in r]
+            ys = [r[key] for r in evals if key in r]
+            ax.plot(xs, ys, "o-" if key == "eval_first_error_f1" else ".-", label=key.removeprefix("eval_"),
+                    linewidth=2.5 if key == "eval_first_error_f1" else 1)  # fmt: skip
+        ax.set_title(f"{title}: {name}")
+        ax.set_xlabel("training CPU-minutes per thread")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("dev first-error F1")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    from prmkit.modeling import TinyConfig
+    from prmkit.training import OrmConfig, PretrainConfig, PrmConfig, pretrain_lm, train_orm, train_prm
+
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--world", choices=sorted(WORLDS), default="default")
+    ap.add_argument("--problems", type=int, default=2000)
+    ap.add_argument("--per-problem", type=int, default=4)
+    ap.add_argument("--pretrain-minutes", type=float, default=4.0)
+    ap.add_argument("--head-minutes", type=float, default=5.0)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--width", type=int, default=256)
+    ap.add_argument("--runs", default="gold,mc,orm", help="comma list of gold, mc, orm")
+    ap.add_argument("--rollouts", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args(argv)
+    a.out.mkdir(parents=True, exist_ok=True)
+    data = world_data(a.out, a.world, a.problems, a.per_problem)
+    tiny = TinyConfig(layers=a.layers, width=a.width)
+    common = {"max_minutes": a.head_minutes, "budget_clock": "cpu", "threads": a.threads, "eval_every": 40, "epochs": 20}
+    results: dict[str, Any] = {"args": {k: str(v) for k, v in vars(a).items()}}
+    lm = a.out / "lm"
+    if not (lm / "model.safetensors").exists():
+        results["pretrain"] = pretrain_lm(data["train"], lm, PretrainConfig(
+            tiny=tiny, max_minutes=a.pretrain_minutes, budget_clock="cpu", threads=a.threads, epochs=20))  # fmt: skip
+    runs: dict[str, Path] = {}
+    for name in a.runs.split(","):
+        run = a.out / name
+        if name == "gold":
+            results[name] = train_prm(data["train"], run, PrmConfig(base_model=str(lm), **common))
+        elif name == "mc":
+            traces = mc_labels(a.out, data["train"], a.rollouts)
+            results[name] = train_prm(traces, run, PrmConfig(base_model=str(lm), label_source="mc_hard", **common))
+        elif name == "orm":
+            results[name] = train_orm(data["train"], run, OrmConfig(base_model=str(lm), **common))
+        results[name]["eval"] = evaluate(run, data)
+        runs[name] = run
+        (a.out / "results.json").write_text(json.dumps(results, indent=2))
+    curve(runs, a.out / "curve.png", f"{a.world} world")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""The optimisation loop both heads share: HF Trainer with a step-target loss, dev first-error model
+selection, a wall-clock budget, crash resume and a loss-curve PNG.
+
+Built on ``transformers.Trainer`` so ``accelerate launch`` runs it on several GPUs unchanged, mixed
+precision and gradient accumulation come from its arguments, and resuming restores optimiser, scheduler,
+RNG and data position from the newest ``checkpoints/checkpoint-N``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from prmkit.core.model import Trace
+from prmkit.training.config import _Config
+
+CHECKPOINTS = "checkpoints"
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def clock(kind: str) -> float:
+    """Seconds on the budget clock: wall time, or process CPU time per torch thread (``cpu``), which on
+    a machine shared with other jobs estimates the wall time the run would take with its cores alone."""
+    import torch
+
+    if kind == "cpu":
+        return time.process_time() / max(1, torch.get_num_threads())
+    return time.monotonic()
+
+
+def precision_flags(choice: str) -> dict[str, bool]:
+    """TrainingArguments flags for ``mixed_precision`` (``auto``: the best the hardware has)."""
+    import torch
+
+    if choice == "auto":
+        if not torch.cuda.is_available():
+            return {}
+        choice = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return {"bf16": choice == "bf16", "fp16": choice == "fp16"}
+
+
+def training_args(config: _Config, output_dir: Path, evaluate: bool, **extra: Any) -> Any:
+    from transformers import TrainingArguments
+
+    every = config.eval_every
+    return TrainingArguments(
+        output_dir=str(output_dir / CHECKPOINTS),
+        num_train_epochs=config.epochs,
+        per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=config.batch_size,
+        gradient_accumulation_steps=config.grad_accum,
+        learning_rate=config.lr,
+        weight_decay=config.weight_decay,
+        warmup_steps=0.05,
+        # with a time budget the budget callback drives a warm-up + cosine schedule by elapsed time
+        lr_scheduler_type="constant" if config.max_minutes else "cosine",
+        logging_steps=max(1, min(10, every // 5)),
+        eval_strategy="steps" if evaluate else "no",
+        eval_steps=every,
+        save_strategy="steps",
+        save_steps=every,
+        save_total_limit=2,
+        load_best_model_at_end=evaluate,
+        metric_for_best_model="first_error_f1" if evaluate else None,
+        greater_is_better=True,
+        train_sampling_strategy="group_by_length",
+        remove_unused_columns=False,
+        report_to="none",
+        seed=config.seed,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        dataloader_pin_memory=_cuda(),
+        **precision_flags(config.mixed_precision),
+        **extra,
+    )
+
+
+def time_budget(minutes: float | None, peak_lr: float, kind: str = "wall") -> Any:
+    """A callback that stops training (saving and evaluating once more) after ``minutes``.
+
+    It also sets the learning rate from the elapsed share of the budget (5 % linear warm-up, then
+    cosine to zero), so a run cut by time ends annealed, however fast the machine is.
+    """
+    from transformers import TrainerCallback
+
+    class _Budget(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kw):
+            self.start = clock(kind)
+
+        def on_step_begin(self, args, state, control, optimizer=None, **kw):
+            if minutes is None or optimizer is None:
+                return
+            frac = min(1.0, (clock(kind) - self.start) / (minutes * 60))
+            scale = min(1.0, (frac + 1e-3) / 0.05) * 0.5 * (1 + math.cos(math.pi * frac))
+            for group in optimizer.param_groups:
+                group["lr"] = peak_lr * scale
+
+        def on_step_end(self, args, state, control, **kw):
+            if minutes is not None and clock(kind) - self.start > minutes * 60:
+                control.should_training_stop = True
+                control.should_save = True
+                control.should_evaluate = args.eval_strategy != "no"
+            return control
+
+    return _Budget()
+
+
+def step_loss(logits: Any, targets: Any, num_classes: int) -> Any:
+    """Loss at the tagged positions: soft-target binary cross-entropy on the 2-class softmax (exactly
+    cross-entropy for hard 0/1 targets), or plain cross-entropy for 3 classes."""
+    import torch.nn.functional as F
+
+    mask = targets != -100
+    rows, t = logits[mask].float(), targets[mask]
+    if rows.numel() == 0:
+        return logits.sum() * 0.0
+    if num_classes == 2:
+        logp = F.log_softmax(rows, dim=-1)
+        return -(t * logp[:, 1] + (1 - t) * logp[:, 0]).mean()
+    return F.cross_entropy(rows, t.long())
+
+
+def make_trainer(model: Any, args: Any, train: list, collator: Any, num_classes: int, dev: Sequence[Trace], convention: Any, callbacks: list) -> Any:
+    """A Trainer whose loss reads step targets and whose evaluation is first-error F1 on dev traces."""
+    from transformers import Trainer
+
+    from prmkit.scoring.scorer import ModelScorer
+    from prmkit.training.metrics import first_error_report
+
+    started = (time.monotonic(), clock("cpu"))
+
+    class StepTrainer(Trainer):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            targets = inputs.pop("step_targets")
+            out = model(**inputs)
+            loss = step_loss(out.logits, targets, num_classes)
+            return (loss, out) if return_outputs else loss
+
+        def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):
+            scorer = ModelScorer(self.model, convention, name="dev", device=str(self.args.device))
+            report = first_error_report(dev, scorer.score(list(dev)))
+            p = metric_key_prefix
+            metrics = {f"{p}_first_error_f1": report["f1"], f"{p}_acc_error": report["acc_error"] or 0.0,
+                       f"{p}_acc_correct": report["acc_correct"] or 0.0, f"{p}_threshold": report["threshold"],
+                       f"{p}_minutes": (time.monotonic() - started[0]) / 60,
+                       f"{p}_cpu_minutes": (clock("cpu") - started[1]) / 60}  # fmt: skip
+            metrics.update({f"{p}_f1_{k}": v["f1"] or 0.0 for k, v in report["by_kind"].items()})
+            self.log(metrics)
+            self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
+            self.model.train()
+            return metrics
+
+    return StepTrainer(
+        model=model, args=args, train_dataset=train, eval_dataset=train[:1] if dev else None,
+        data_collator=collator, callbacks=callbacks,
+    )
+
+
+def last_checkpoint(output_dir: Path, resume: bool) -> str | None:
+    """The newest ``checkpoints/checkpoint-N`` to resume from, when resuming and one exists."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    folder = output_dir / CHECKPOINTS
+    return get_last_checkpoint(str(folder)) if resume and folder.is_dir() else None
+
+
+def loss_curve(log_history: list[dict[str, Any]], path: Path, title: str) -> Path:
+    """Training loss (and dev first-error F1 when logged) against optimiser steps, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    loss = [(r["step"], r["loss"]) for r in log_history if "loss" in r]
+    f1 = [(r["step"], r["eval_first_error_f1"]) for r in log_history if "eval_first_error_f1" in r]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    if loss:
+        ax.plot(*zip(*loss, strict=True), label="train loss", color="tab:blue")
+    ax.set_xlabel("optimiser step")
+    ax.set_ylabel("loss")
+    if f1:
+        ax2 = ax.twinx()
+        ax2.plot(*zip(*f1, strict=True), "o-", label="dev first-error F1", color="tab:orange")
+        ax2.set_ylabel("dev first-error F1")
+        ax2.set_ylim(0, 1)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -1,0 +1,48 @@
+"""The embedded world: seeded word problems with gold step labels, a simulated policy and judge.
+
+Contract (docs/world.md, /tmp/team/WORLD_API.md): ``generate_problems`` makes problems whose
+``metadata["graph"]`` lets ``check_trace`` judge ANY trace of them exactly; ``gold_label`` writes the
+local and prefix gold views; ``WorldPolicy`` and ``SimulatedJudge`` implement the core Policy and Judge
+protocols, so the whole loop runs on a CPU with gold labels to measure against.
+
+- ``config.py``     WorldConfig (generator knobs), PolicyConfig (error rates), WORLD_VERSION
+- ``templates.py``  sentence templates and entity pools by phrasing-variety level
+- ``generator.py``  computation graphs -> problems; deterministic seeding; train/test/heldout splits
+- ``checker.py``    the gold checker: per-step status and error kind, first error, lucky traces
+- ``policy.py``     the simulated policy (continues any prefix, carries errors forward)
+- ``judge.py``      the simulated judge (miss / false-alarm rates, late-step leniency)
+- ``summary.py``    summary statistics of a set of checked traces (WorldStats)
+- ``jobs.py``       the file-level functions behind ``prmkit world generate | sample | check | stats``
+"""
+
+from prmkit.world.checker import ERROR_KINDS, StepCheck, TraceCheck, apply_gold, check_trace, gold_label
+from prmkit.world.config import WORLD_VERSION, PolicyConfig, WorldConfig
+from prmkit.world.generator import generate_problem, generate_problems
+from prmkit.world.jobs import check, generate, sample, stats
+from prmkit.world.judge import SimulatedJudge
+from prmkit.world.policy import WorldPolicy, sample_traces
+from prmkit.world.summary import WorldStats, summarize, world_stats
+
+__all__ = [
+    "ERROR_KINDS",
+    "WORLD_VERSION",
+    "PolicyConfig",
+    "SimulatedJudge",
+    "StepCheck",
+    "TraceCheck",
+    "WorldConfig",
+    "WorldPolicy",
+    "WorldStats",
+    "apply_gold",
+    "check",
+    "check_trace",
+    "generate",
+    "generate_problem",
+    "generate_problems",
+    "gold_label",
+    "sample",
+    "sample_traces",
+    "stats",
+    "summarize",
+    "world_stats",
+]

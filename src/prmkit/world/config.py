@@ -1,0 +1,114 @@
+"""The world's knobs: one typed config for the generator, one for the simulated policy.
+
+Each knob is documented once, here; the CLI's ``--help`` and docs/world.md point back to these fields.
+The defaults are chosen for *learnability*: every step is a small table fact, phrasing is regular and
+there are few entities, so a tiny transformer trained for minutes on a CPU can learn to check steps.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+WORLD_VERSION = "world-1"
+"""Goes into every Provenance and problem the world writes; bump it when problems or labels change."""
+
+SPLITS = ("train", "test", "heldout")
+
+
+class WorldConfig(BaseModel):
+    """Knobs of the problem generator.
+
+    A problem is a chain: a start quantity, then ``ops`` operations, each combining the running value
+    with one new quantity from the text. Every step is a *table fact* with operand bound
+    ``N = max_value``: ``a + b`` with ``a, b <= N``; ``a - b`` with ``b, a - b <= N`` (the addition table
+    read backwards); ``a * b`` with ``a, b <= N``; ``a / b`` with ``b, a / b <= N`` (the times table read
+    backwards). Operands are at least 2. Intermediate results therefore never exceed ``N * N``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_ops: int = Field(2, ge=1, le=12)
+    """Fewest operations in a train / test problem."""
+    max_ops: int = Field(5, ge=1, le=12)
+    """Most operations in a train / test problem."""
+    heldout_min_ops: int = Field(6, ge=1, le=16)
+    """Fewest operations in a held-out problem (longer than training, to test length generalisation)."""
+    heldout_max_ops: int = Field(8, ge=1, le=16)
+    """Most operations in a held-out problem."""
+    max_value: int = Field(10, ge=3, le=1000)
+    """Operand bound N of the table facts; 10 is the school tables. Raise it for harder research worlds."""
+    phrasing_variety: int = Field(0, ge=0, le=2)
+    """0: one template per operation and 3 names / 3 items (regular, easy to learn); 1: a few templates
+    and 8 of each; 2: every template and the full name / item pools."""
+    distractor_prob: float = Field(0.5, ge=0.0, le=1.0)
+    """Chance that a problem mentions one irrelevant quantity (another person's count)."""
+    test_fraction: float = Field(0.2, gt=0.0, lt=1.0)
+    """Share of the problem space (by computation graph) reserved for the test split, so train and test
+    never share a graph whatever ``n`` is."""
+
+    @model_validator(mode="after")
+    def _ranges(self) -> WorldConfig:
+        if self.min_ops > self.max_ops:
+            raise ValueError(f"min_ops ({self.min_ops}) must be <= max_ops ({self.max_ops})")
+        if self.heldout_min_ops > self.heldout_max_ops:
+            raise ValueError(
+                f"heldout_min_ops ({self.heldout_min_ops}) must be <= heldout_max_ops ({self.heldout_max_ops})"
+            )
+        return self
+
+    def ops_range(self, split: str) -> tuple[int, int]:
+        """(fewest, most) operations of a problem in ``split``."""
+        if split == "heldout":
+            return self.heldout_min_ops, self.heldout_max_ops
+        return self.min_ops, self.max_ops
+
+
+class PolicyConfig(BaseModel):
+    """Error rates of the simulated policy.
+
+    At every operation the policy draws ONE event: a correct step or one of the errors below, with these
+    probabilities (each multiplied by ``temperature``). Rates are per decision, not per trace. With the
+    defaults a single sample is right 51 % of the time on the default train split (28 % on held-out),
+    so best-of-N matters (see docs/world.md for the measured statistics).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    arithmetic_slip: float = Field(0.07, ge=0.0, le=1.0)
+    """The result is off by 1, 2 or 10 (``7 + 4 = 12``)."""
+    wrong_quantity: float = Field(0.05, ge=0.0, le=1.0)
+    """The new operand is the wrong quantity of the problem, or a misread one (``7 + 5`` for ``7 + 4``)."""
+    wrong_operation: float = Field(0.05, ge=0.0, le=1.0)
+    """The right operands with the wrong operation (``7 * 4`` for ``7 + 4``)."""
+    dropped_step: float = Field(0.03, ge=0.0, le=1.0)
+    """The next operation is skipped and the one after it done instead (needs two operations left)."""
+    irrelevant_step: float = Field(0.05, ge=0.0, le=1.0)
+    """A true step that does not advance (restating a quantity) comes before the operation: neutral."""
+    early_answer: float = Field(0.03, ge=0.0, le=1.0)
+    """The current running value is given as the answer before all operations are done (not at the
+    first operation)."""
+    lucky: float = Field(0.04, ge=0.0, le=1.0)
+    """Per trace: the trace makes errors that cancel (a slip, then a second slip back to the right value)
+    or never reach the answer (a misquoted side fact), and no other error: a right answer by a wrong
+    process. Natural lucky traces (``2 + 2`` for ``2 * 2``) come on top."""
+    temperature: float = Field(1.0, ge=0.0, le=10.0)
+    """Scales every rate above (0 = a perfect policy); rates are capped so they sum to at most 1."""
+
+    def rates(self) -> dict[str, float]:
+        """The per-decision error rates after ``temperature``, scaled down if they would exceed 1."""
+        names = (
+            "early_answer",
+            "dropped_step",
+            "irrelevant_step",
+            "arithmetic_slip",
+            "wrong_quantity",
+            "wrong_operation",
+        )
+        out = {k: getattr(self, k) * self.temperature for k in names}
+        total = sum(out.values())
+        if total > 1.0:
+            out = {k: v / total for k, v in out.items()}
+        return out
+
+    def lucky_rate(self) -> float:
+        return min(1.0, self.lucky * self.temperature)

@@ -1,0 +1,70 @@
+"""The simulated judge: the gold checker seen through noise, behind the same interface as an LLM judge.
+
+It knows the gold status of every step and then errs at set rates: it *misses* a real error with
+probability ``miss_rate`` (plus ``late_leniency`` times the step's relative position, so late steps get
+waved through more often, as long-context judges do), and *false-alarms* on a valid or neutral step with
+probability ``false_alarm_rate``. Its draws depend only on ``seed``, the problem id and the step texts,
+so the same trace always gets the same verdict.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Sequence
+
+from prmkit.core.model import Problem, Step
+from prmkit.core.protocols import JudgeVerdict
+from prmkit.world.checker import Belief, Chain, check_step
+from prmkit.world.generator import derive_seed
+
+
+class SimulatedJudge:
+    """A noisy step checker; implements :class:`prmkit.core.protocols.Judge`."""
+
+    def __init__(
+        self,
+        miss_rate: float = 0.15,
+        false_alarm_rate: float = 0.05,
+        late_leniency: float = 0.0,
+        neutral_as_positive: bool = False,
+        seed: int = 0,
+        name: str = "world-judge",
+    ):
+        for field, value in (("miss_rate", miss_rate), ("false_alarm_rate", false_alarm_rate)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{field}: expected a probability in [0, 1], found {value!r}")
+        if not 0.0 <= late_leniency <= 1.0:
+            raise ValueError(f"late_leniency: expected a value in [0, 1], found {late_leniency!r}")
+        self.miss_rate = miss_rate
+        self.false_alarm_rate = false_alarm_rate
+        self.late_leniency = late_leniency
+        """Extra miss probability on the last step (linear in position: 0 on the first step)."""
+        self.neutral_as_positive = neutral_as_positive
+        """Rate true-but-useless steps +1 instead of 0 (many LLM judges have no neutral)."""
+        self.seed = seed
+        self.name = name
+
+    def miss_probability(self, index: int, n_steps: int) -> float:
+        """The chance of missing a real error at step ``index`` of ``n_steps``."""
+        position = index / (n_steps - 1) if n_steps > 1 else 0.0
+        return min(1.0, self.miss_rate + self.late_leniency * position)
+
+    def judge(self, problem: Problem, steps: Sequence[Step]) -> JudgeVerdict:
+        """Per-step ratings (+1 / 0 / -1) and the first step rated -1 (or -1)."""
+        chain = Chain.of(problem)
+        belief = Belief.start(chain)
+        texts = "\n".join(s.text for s in steps)
+        rng = random.Random(derive_seed("judge", self.seed, problem.id, zlib.crc32(texts.encode())))
+        ratings: list[int | None] = []
+        for i, step in enumerate(steps):
+            status, _, _ = check_step(chain, belief, step.text)
+            u = rng.random()
+            if status == "error":
+                ratings.append(1 if u < self.miss_probability(i, len(steps)) else -1)
+            elif u < self.false_alarm_rate:
+                ratings.append(-1)
+            else:
+                ratings.append(0 if status == "neutral" and not self.neutral_as_positive else 1)
+        first = next((i for i, r in enumerate(ratings) if r == -1), -1)
+        return JudgeVerdict(ratings=ratings, first_error=first, raw=None, extra={"judge": self.name})

@@ -1,0 +1,335 @@
+"""The simulated policy: natural step-by-step solutions with errors at set rates, from any prefix.
+
+It reads a prefix with the gold checker's belief tracker, so it carries earlier errors forward as a
+model would: after ``7 + 4 = 12`` it goes on from 12. At every remaining operation it draws ONE event
+(a correct step, or an error of :class:`~prmkit.world.config.PolicyConfig`); per trace it may instead
+be *lucky* (errors that cancel or never reach the answer, and no other error).
+
+The hot path avoids pydantic validation (``model_construct``), uses precompiled templates and plain
+tuples, and one ``random.Random`` per call seeded from BLAKE2-derived integers (never ``hash()``).
+``Trace.metadata["injected"]`` lists ``[step_index, kind]`` of the errors it meant to make (kinds as the
+checker names them, and "neutral"), ``metadata["decisions"]`` how many events it drew and
+``metadata["lucky"]`` the lucky mode ("compensate", "misquote" or None). They are for tests only; the
+checker never reads them.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from prmkit.core.model import Continuation, Problem, Step, Trace
+from prmkit.world import templates as T
+from prmkit.world.checker import Belief, Chain, Number, check_step, compute, paused_gc
+from prmkit.world.config import WORLD_VERSION, PolicyConfig
+from prmkit.world.generator import derive_seed
+
+_OPS = ("+", "-", "*", "/")
+_EVENTS = (
+    "early_answer",
+    "dropped_step",
+    "irrelevant_step",
+    "arithmetic_slip",
+    "wrong_quantity",
+    "wrong_operation",
+)
+Rollout = tuple[list[str], str | None, bool, list[list[Any]], int, str | None]
+
+
+def _fmt(x: Number) -> tuple[str, Number, bool]:
+    """How the policy writes a value: (text, value it now believes, forced slip?)."""
+    if type(x) is int:
+        return str(x), x, False
+    if isinstance(x, int) or x.denominator == 1:
+        return str(int(x)), int(x), False
+    if Fraction(str(float(x))) == x:
+        return str(float(x)), x, False
+    return str(int(x)), int(x), True  # an inexact division after an earlier error: the model truncates
+
+
+class _Problem:
+    """A problem compiled once for sampling: its chain, entity slots and chosen templates."""
+
+    def __init__(self, problem: Problem):
+        graph = problem.metadata["graph"]
+        self.chain = Chain.of(problem)
+        variety = int(graph.get("variety", 0))
+        self.slots = {
+            "name": graph["name"],
+            "P": graph["pronoun"].capitalize(),
+            "p": graph["pronoun"],
+            "item": graph["item"],
+            "other": graph["other"],
+        }
+        self.ops = {op: self._bind(T.level(T.STEP_OP[op], variety)) for op in _OPS}
+        self.start = self._bind(T.level(T.STEP_START, variety))
+        self.now = self._bind(T.level(T.STEP_NOW, variety))
+        self.other = self._bind(T.level(T.STEP_OTHER, variety))
+        d = graph.get("distractor")
+        self.distractor = None if d is None else graph["quantities"][d]
+
+    def _bind(self, templates: tuple[str, ...]) -> tuple[str, ...]:
+        """Fill the entity slots once, leaving only the numbers ``{a} {b} {c} {v}`` per step."""
+        out = []
+        for t in templates:
+            for key, value in self.slots.items():
+                t = t.replace("{" + key + "}", value)
+            out.append(t)
+        return tuple(out)
+
+
+class _Writer:
+    """One rollout's text and beliefs; the methods write steps and move the belief on."""
+
+    def __init__(self, cp: _Problem, st: Belief, rng: random.Random):
+        self.cp, self.rng = cp, rng
+        self.r, self.k, self.known = st.r, st.k, set(st.known)
+        self.texts: list[str] = []
+        self.injected: list[list[Any]] = []
+
+    def _pick(self, options: tuple[str, ...]) -> str:
+        return options[0] if len(options) == 1 else self.rng.choice(options)
+
+    def op_step(self, op: str, b: Number, c: Number | None = None, kind: str | None = None) -> None:
+        exact = compute(op, self.r, b) if c is None else c
+        text, value, forced = _fmt(exact) if exact is not None else ("0", 0, True)
+        if forced and kind is None:
+            kind = "arithmetic"
+        if kind is not None:
+            self.injected.append([len(self.texts), kind])
+        r = self.r
+        a_text = str(r) if type(r) is int else _fmt(r)[0]
+        b_text = str(b) if type(b) is int else _fmt(b)[0]
+        self.texts.append(self._pick(self.cp.ops[op]).format(a=a_text, b=b_text, c=text))
+        self.r = value
+        self.known.add(value)
+
+    def side_step(self, value: Number | None = None) -> None:
+        """A true restatement (neutral), or with ``value`` a misquoted start quantity (an error)."""
+        cp = self.cp
+        if value is not None:
+            self.injected.append([len(self.texts), "wrong_quantity"])
+            self.texts.append(self._pick(cp.start).format(v=value))
+            return
+        self.injected.append([len(self.texts), "neutral"])
+        choices = 3 if cp.distractor is not None else 2
+        which = self.rng.randrange(choices)
+        if which == 2:
+            self.texts.append(self._pick(cp.other).format(v=cp.distractor))
+        elif which == 1:
+            self.texts.append(self._pick(cp.now).format(v=_fmt(self.r)[0]))
+        else:
+            self.texts.append(self._pick(cp.start).format(v=cp.chain.quantities[0]))
+
+    def answer(self, kind: str | None = None) -> str:
+        if kind is not None:
+            self.injected.append([len(self.texts), kind])
+        text = _fmt(self.r)[0]
+        self.texts.append(T.ANSWER.format(v=text))
+        return text
+
+    # --- errors ---------------------------------------------------------------------------------
+
+    def slip(self, true: Number) -> Number:
+        rng = self.rng
+        delta = rng.choice((-2, -1, 1, 2, 10) if abs(true) >= 10 else (-2, -1, 1, 2))
+        wrong = true + delta
+        return true - delta if wrong < 0 else wrong
+
+    def wrong_quantity(self, op: str, q: int) -> tuple[Number, bool]:
+        """A wrong second operand: another quantity of the problem or a misread one; (b, exact?)."""
+        chain, r = self.cp.chain, self.r
+        later = {q_j for op_j, q_j in chain.ops[self.k + 1 :] if op_j == op}
+
+        def ok(v: Number) -> bool:
+            return v != q and v not in later and v >= (2 if op in "*/" else 1) and (op != "/" or r % v == 0)
+
+        given = [v for v in dict.fromkeys(chain.quantities) if ok(v)]
+        if given and self.rng.random() < 0.5:
+            return self.rng.choice(given), True
+        misread = [v for v in (q - 2, q - 1, q + 1, q + 2) if ok(v)]
+        if op == "/" and not misread:
+            misread = [v for v in range(2, int(abs(r)) + 1) if ok(v)][:4]
+        if misread:
+            return self.rng.choice(misread), True
+        unknown = next(v for v in range(q + 1, q + 1000) if v not in self.known and v not in later)
+        return unknown, op != "/"
+
+    def wrong_operation(self, op: str, q: int) -> str:
+        alts = [o for o in _OPS if o != op and (o != "/" or (q != 0 and self.r % q == 0))]
+        return self.rng.choice(alts)
+
+
+class WorldPolicy:
+    """The world's simulated policy; implements :class:`prmkit.core.protocols.Policy`."""
+
+    def __init__(self, config: PolicyConfig | None = None, seed_offset: int = 0):
+        self.config = config or PolicyConfig()
+        self.seed_offset = seed_offset
+        self.name = "world"
+        rates = self.config.rates()
+        acc, self._thresholds = 0.0, []
+        for event in _EVENTS:
+            acc += rates[event]
+            self._thresholds.append((acc, event))
+        self._lucky = self.config.lucky_rate()
+        self._calls = 0
+        self._compiled: dict[tuple[str, str], _Problem] = {}
+
+    def compile(self, problem: Problem) -> _Problem:
+        key = (problem.id, problem.text)
+        cp = self._compiled.get(key)
+        if cp is None:
+            if len(self._compiled) > 50_000:
+                self._compiled.clear()
+            cp = self._compiled[key] = _Problem(problem)
+        return cp
+
+    def _event(self, u: float) -> str | None:
+        for limit, event in self._thresholds:
+            if u < limit:
+                return event
+        return None
+
+    def rollout(self, cp: _Problem, st: Belief, rng: random.Random) -> Rollout:
+        """One complete continuation from ``st``: (texts, final answer, finished, injected, decisions, lucky mode)."""
+        w = _Writer(cp, st, rng)
+        ops = cp.chain.ops
+        n_ops = len(ops)
+        lucky_at, lucky_mode, decisions = -1, None, 0
+        if self._lucky and rng.random() < self._lucky and w.k < n_ops:
+            lucky_mode = "compensate" if n_ops - w.k >= 2 and rng.random() < 0.5 else "misquote"
+            lucky_at = rng.randint(w.k, n_ops - (2 if lucky_mode == "compensate" else 1))
+        while w.k < n_ops:
+            k = w.k
+            op, q = ops[k]
+            if lucky_mode is not None:
+                if k == lucky_at and lucky_mode == "misquote":
+                    q0 = cp.chain.quantities[0]
+                    w.side_step(next(v for v in range(q0 + 1, q0 + 1000) if v not in w.known))
+                if k == lucky_at and lucky_mode == "compensate":
+                    true = compute(op, w.r, q)
+                    w.op_step(op, q, w.slip(true), "arithmetic")
+                    w.k += 1
+                    op2, q2 = ops[k + 1]
+                    w.op_step(op2, q2, compute(op2, true, q2), "arithmetic")
+                    w.k += 1
+                else:
+                    w.op_step(op, q)
+                    w.k += 1
+                continue
+            decisions += 1
+            event = self._event(rng.random())
+            if event == "early_answer" and k >= 1:
+                final = w.answer("early_answer")
+                return w.texts, final, True, w.injected, decisions, None
+            self._apply(w, event, op, q)
+        final = w.answer()
+        return w.texts, final, True, w.injected, decisions, lucky_mode
+
+    def _apply(self, w: _Writer, event: str | None, op: str, q: int) -> None:
+        k, ops = w.k, w.cp.chain.ops
+        if event == "dropped_step" and k + 1 < len(ops):
+            op2, q2 = ops[k + 1]
+            exact = compute(op2, w.r, q2)
+            if q2 != q and exact is not None and not _fmt(exact)[2]:
+                w.op_step(op2, q2, exact, "skipped_step")
+                w.k += 2
+                return
+        if event == "irrelevant_step":
+            w.side_step()
+        if event == "arithmetic_slip":
+            true = compute(op, w.r, q)
+            if true is not None and not _fmt(true)[2]:
+                w.op_step(op, q, w.slip(true), "arithmetic")
+                w.k += 1
+                return
+        if event == "wrong_quantity":
+            b, exact = w.wrong_quantity(op, q)
+            c = compute(op, w.r, b)
+            w.op_step(op, b, c if exact else int(c), "wrong_quantity")  # type: ignore[arg-type]
+            w.k += 1
+            return
+        if event == "wrong_operation":
+            w.op_step(w.wrong_operation(op, q), q, None, "wrong_operation")
+            w.k += 1
+            return
+        w.op_step(op, q)
+        w.k += 1
+
+    def _belief(self, cp: _Problem, prefix: Sequence[Step]) -> Belief:
+        st = Belief.start(cp.chain)
+        for step in prefix:
+            check_step(cp.chain, st, step.text)
+        return st
+
+    def continue_from(
+        self,
+        problem: Problem,
+        prefix: Sequence[Step],
+        n: int = 1,
+        *,
+        seed: int | None = None,
+        max_steps: int | None = None,
+    ) -> list[Continuation]:
+        """``n`` continuations of ``prefix``; errors in the prefix are carried forward."""
+        cp = self.compile(problem)
+        st = self._belief(cp, prefix)
+        if seed is None:
+            seed, self._calls = self._calls, self._calls + 1
+        tail = zlib.crc32("\n".join(s.text for s in prefix).encode())
+        rng = random.Random(derive_seed("continue", self.seed_offset, seed, problem.id, len(prefix), tail))
+        if st.answer is not None:  # the prefix already answered
+            final = _fmt(st.answer)[0]
+            return [Continuation(final_answer=final) for _ in range(n)]
+        out = []
+        for _ in range(n):
+            texts, final, finished, *_ = self.rollout(cp, st, rng)
+            if max_steps is not None and len(texts) > max_steps:
+                texts, final, finished = texts[:max_steps], None, False
+            steps = [Step(text=t) for t in texts]
+            out.append(Continuation(steps=steps, final_answer=final, finished=finished))
+        return out
+
+
+def sample_traces(
+    problems: Sequence[Problem],
+    per_problem: int,
+    seed: int = 0,
+    policy: WorldPolicy | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[Trace]:
+    """``per_problem`` complete traces for each problem; a trace's draws depend only on (seed, problem id, j)."""
+    policy = policy or WorldPolicy()
+    generator = f"world-policy:{WORLD_VERSION}"
+    out: list[Trace] = []
+    with paused_gc():
+        for problem in problems:
+            _sample_problem(policy, problem, per_problem, seed, generator, out)
+            if progress is not None:
+                progress(1)
+    return out
+
+
+def _sample_problem(
+    policy: WorldPolicy, problem: Problem, per_problem: int, seed: int, generator: str, out: list[Trace]
+) -> None:
+    """Append ``per_problem`` traces of one problem; its draws depend only on (seed, problem id)."""
+    cp = policy.compile(problem)
+    start = Belief.start(cp.chain)
+    rng = random.Random(derive_seed("sample", policy.seed_offset, seed, problem.id))
+    for j in range(per_problem):
+        texts, final, _, injected, decisions, lucky = policy.rollout(cp, start, rng)
+        out.append(
+            Trace(
+                id=f"{problem.id}-s{seed}-{j}",
+                problem=problem,
+                steps=[Step(text=t) for t in texts],
+                final_answer=final,
+                generator=generator,
+                metadata={"injected": injected, "decisions": decisions, "lucky": lucky},
+            )
+        )

@@ -1,0 +1,1 @@
+"""Tests of prmkit.annotate (a package, so module names never clash with other areas' tests)."""

@@ -1,0 +1,247 @@
+"""Fixtures for the annotate tests: hand-made traces with gold labels, a real PostgreSQL server started
+for the session (skipped with the reason where it cannot start), a store per backend, and a real
+uvicorn server in a subprocess for HTTP tests."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from prmkit.annotate.store import Store
+from prmkit.core.model import Label, Problem, Provenance, Step, Trace
+
+GOLD = Provenance(method="gold", actor="world:local")
+
+
+def make_trace(
+    tid: str, texts: list[str], gold: list[int] | None = None, problem: str | None = None
+) -> Trace:
+    """A core-model trace; with ``gold`` each step gets a gold Label (so it can be a gold item)."""
+    steps = [Step(text=t) for t in texts]
+    if gold is not None:
+        for step, r in zip(steps, gold, strict=True):
+            step.labels.append(Label(rating=r, provenance=GOLD))
+    prob = Problem(
+        id=f"p-{tid}", text=problem or f"Problem {tid}: Sam has 3 apples and buys 4 more.", answer="7"
+    )
+    return Trace(id=tid, problem=prob, steps=steps, final_answer="7")
+
+
+@pytest.fixture
+def traces() -> list[Trace]:
+    """Six small data traces (3 steps each), one with a model score label for Label Studio export."""
+    out = [
+        make_trace(
+            f"t{i}", [f"Step one of {i}: 3 + 4 = 7.", "So there are $3 \\times 1 = 3$.", "The answer is 7."]
+        )
+        for i in range(6)
+    ]
+    model = Provenance(method="model", actor="tiny-prm")
+    out[0].add_labels([Label(score=s, provenance=model) for s in (0.9, 0.2, 0.7)])
+    return out
+
+
+@pytest.fixture
+def gold_traces() -> list[Trace]:
+    """Gold items with known first errors (hand-made in the world's step style)."""
+    return [
+        make_trace(
+            "g0",
+            ["She has 3, so 3 + 4 = 7 apples.", "She gives 2, so 7 - 2 = 6 apples.", "The answer is 6."],
+            [1, -1, -1],
+        ),
+        make_trace(
+            "g1",
+            ["She has 3, so 3 + 4 = 7 apples.", "She doubles, so 7 * 2 = 14.", "The answer is 14."],
+            [1, 1, 1],
+        ),
+    ]
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pg_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(found[-1]).parent if found else None
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL server on a free loopback port; yields its base URL (no database name).
+
+    PostgreSQL refuses to run as root, so as root the server runs as the ``postgres`` OS user in a
+    directory handed to it; otherwise as the current user.
+    """
+    bindir = _pg_bin()
+    if bindir is None:
+        pytest.skip(
+            "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); run `make system-deps`"
+        )
+    root = tempfile.mkdtemp(prefix="prmkit-pg-")
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("runuser") is None:
+            pytest.skip(
+                "running as root and `runuser` is missing, so PostgreSQL cannot be started as another user"
+            )
+        try:
+            shutil.chown(root, "postgres", "postgres")
+        except LookupError:
+            pytest.skip("running as root and there is no `postgres` OS user to run PostgreSQL as")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data, port = f"{root}/data", free_port()
+    init = subprocess.run(
+        [*as_user, str(bindir / "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"],
+        capture_output=True,
+        text=True,
+    )
+    if init.returncode != 0:
+        shutil.rmtree(root, ignore_errors=True)
+        pytest.skip(f"initdb failed: {init.stderr.strip()[-300:]}")
+    proc = subprocess.Popen(
+        [
+            *as_user,
+            str(bindir / "postgres"),
+            "-D",
+            data,
+            "-p",
+            str(port),
+            "-h",
+            "127.0.0.1",
+            "-k",
+            root,
+            "-c",
+            "fsync=on",
+            "-c",
+            "max_connections=200",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"postgresql+psycopg://postgres@127.0.0.1:{port}"
+    try:
+        import psycopg
+
+        for _ in range(100):
+            try:
+                psycopg.connect(f"host=127.0.0.1 port={port} user=postgres dbname=postgres").close()
+                break
+            except psycopg.OperationalError:
+                if proc.poll() is not None:
+                    pytest.skip(
+                        f"postgres exited: {proc.stderr.read().decode()[-300:] if proc.stderr else ''}"
+                    )
+                time.sleep(0.1)
+        else:
+            pytest.skip("postgres did not accept connections within 10 s")
+        yield url
+    finally:
+        # a throwaway server: "immediate" stops at once instead of waiting for clients to leave
+        subprocess.run(
+            [*as_user, str(bindir / "pg_ctl"), "stop", "-D", data, "-m", "immediate"], capture_output=True
+        )
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)
+        if proc.poll() is None:
+            proc.kill()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def new_pg_database(base: str) -> str:
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    dsn = base.replace("postgresql+psycopg://", "postgresql://") + "/postgres"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return f"{base}/{name}"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
+def db_url(request, tmp_path: Path) -> str:
+    """The same test against SQLite (a file in tmp_path) and a real PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'labels.db'}"
+    return new_pg_database(request.getfixturevalue("postgres_server"))
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    s = Store(db_url)
+    yield s
+    s.close()
+
+
+# --- a real server ---------------------------------------------------------------------------------
+
+
+class LiveServer:
+    """``prmkit annotate serve`` in a subprocess on a loopback port; can be killed and started again."""
+
+    def __init__(self, db: str, tmp: Path):
+        self.db, self.port, self.tmp = db, free_port(), tmp
+        self.proc: subprocess.Popen | None = None
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> None:
+        code = "from prmkit.cli import main; main()"
+        cmd = [sys.executable, "-c", code, "annotate", "serve", "--db", self.db, "--port", str(self.port)]
+        log = open(self.tmp / f"server-{self.port}.log", "ab")  # noqa: SIM115 - owned by the process
+        self.proc = subprocess.Popen(cmd, stdout=log, stderr=log)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError((self.tmp / f"server-{self.port}.log").read_text()[-2000:])
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(self.url + "/login", timeout=2).status_code == 200:
+                    return
+            time.sleep(0.1)
+        raise RuntimeError("server did not start in time")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()  # SIGKILL: no shutdown handler runs
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture
+def live_server(tmp_path: Path):
+    servers: list[LiveServer] = []
+
+    def make(db: str) -> LiveServer:
+        server = LiveServer(db, tmp_path)
+        servers.append(server)
+        return server
+
+    yield make
+    for s in servers:
+        s.stop()

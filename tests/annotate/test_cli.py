@@ -1,0 +1,78 @@
+"""``prmkit annotate ...`` end to end through the real command line (serve runs in the HTTP tests)."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from prmkit.annotate import auth, work
+from prmkit.annotate.store import Store
+from prmkit.cli import app
+from prmkit.core.dataset import read_traces, write_traces
+
+runner = CliRunner()
+
+
+def test_cli_assign_rate_export_agreement_labelstudio(tmp_path, traces) -> None:
+    data = tmp_path / "traces.jsonl"
+    write_traces(data, traces)
+    db = f"sqlite:///{tmp_path / 'labels.db'}"
+    res = runner.invoke(
+        app, ["annotate", "add-user", "boss", "--db", db, "--role", "lead", "--password", "pw"]
+    )
+    assert res.exit_code == 0 and len(res.stdout.strip()) > 30  # the login token
+    res = runner.invoke(
+        app,
+        [
+            "annotate",
+            "assign",
+            str(data),
+            "--db",
+            db,
+            "--annotators",
+            "ann,bea",
+            "--create-users",
+            "--gold-world",
+            "4",
+            "--screening",
+            "1",
+            "--gold-rate",
+            "0.25",
+            "--overlap",
+            "1.0",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    tokens = dict(line.split("\t") for line in res.stdout.strip().splitlines())
+    assert set(tokens) == {"ann", "bea"}
+    store = Store(db)
+    for name in ("ann", "bea"):
+        user = auth.user_for_token(store, tokens[name])
+        queue = work.queue(store, user)
+        assert len(queue) == 6 + 2 + 1  # 6 data, 2 gold (a quarter), 1 screening first
+        for a in queue:
+            for step in range(a["n_steps"]):
+                work.rate(store, user, a["id"], step, 1)
+            work.finish(store, user, a["id"], "solution")
+    store.close()
+
+    out = tmp_path / "labels.jsonl"
+    res = runner.invoke(app, ["annotate", "export", str(out), "--db", db, "--no-include-gold"])
+    assert res.exit_code == 0, res.output
+    assert [t.ratings("human:bea") for t in read_traces(out)] == [[1, 1, 1]] * 6
+    res = runner.invoke(
+        app, ["annotate", "export", str(tmp_path / "p.jsonl"), "--db", db, "--format", "prm800k"]
+    )
+    assert res.exit_code == 0 and len((tmp_path / "p.jsonl").read_text().splitlines()) == 18
+    report = tmp_path / "agreement.json"
+    res = runner.invoke(app, ["annotate", "agreement", "--db", db, "--out", str(report)])
+    assert res.exit_code == 0 and "Fleiss kappa" in res.output
+    assert json.loads(report.read_text())["agreement"]["items_double_labelled"] == 9
+    tasks = tmp_path / "tasks.json"
+    res = runner.invoke(app, ["annotate", "export-labelstudio", str(tasks), "--db", db])
+    assert res.exit_code == 0 and len(json.loads(tasks.read_text())) == 6 + 5  # data + gold + screening
+    res = runner.invoke(app, ["annotate", "import-labelstudio", str(tasks), "--db", db])
+    assert res.exit_code == 0 and "imported 0 annotation(s)" in res.output
+    res = runner.invoke(app, ["annotate", "assign", "--db", db, "--annotators", "zed"])
+    assert res.exit_code == 2 and "existing account" in res.output

@@ -1,0 +1,124 @@
+"""The full process card, built on the training-time card, measured on fresh world data.
+
+The fast test uses a stand-in scorer (noisy gold) so it runs in seconds; test_card_world_model.py
+does the same with a tiny PRM really trained on the world (slow)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from prmkit.cards.card import card_for_scorer, full_card
+from prmkit.cards.process_card import ProcessCard, read_process_card, summarize_sources, write_process_card
+from prmkit.cards.render import render_markdown
+from prmkit.evaluation.suite import world_traces
+from prmkit.world import gold_label
+
+SECTIONS = (
+    "## What process was supervised",
+    "## How the labels were made",
+    "## Base model, training data and split",
+    "## Where it was tested",
+    "## What failures remain",
+    "## What it was not tested on",
+    "## How to use",
+)
+
+
+class NoisyGold:
+    """Scores steps like a decent PRM would: gold prefix validity plus noise (gold from the world's
+    checker, so it also scores the unlabelled prefixes beam search asks about)."""
+
+    name = "noisy-gold"
+
+    def score(self, traces):
+        rng = np.random.default_rng(0)
+        out = []
+        for t in gold_label([t.model_copy(deep=True) for t in traces]):
+            fe = t.first_error("gold")
+            out.append(
+                [
+                    float(np.clip((0.2 if fe != -1 and i >= fe else 0.85) + rng.normal(0, 0.15), 0, 1))
+                    for i in range(len(t.steps))
+                ]
+            )
+        return out
+
+
+def training_card(tmp_path):
+    train = world_traces(8, 4, seed=5, split="train")
+    base = ProcessCard(
+        kind="prm",
+        base_model="tiny-world-lm",
+        model={
+            "kind": "prm",
+            "template": {"separator": "<step>\n", "tag": "<step>"},
+            "tag_id": 7,
+            "num_labels": 2,
+            "positive_labels": [1],
+            "label_scale": "hard",
+            "aggregation": "min",
+        },
+        labels=summarize_sources(train, ["gold:world:prefix"]),
+        data={
+            "file": "train.jsonl",
+            "traces": len(train),
+            "split": "by problem",
+            "dev_fraction": 0.1,
+            "seed": 0,
+        },
+        metrics={"dev_step_accuracy": 0.91},
+        training={"epochs": 1, "lr": 3e-4},
+    )
+    write_process_card(tmp_path, base)
+
+
+def check_filled(readme: str, saved: dict) -> None:
+    for section in SECTIONS:
+        assert section in readme
+    body = readme.split("\n## ")
+    assert all(len(part.strip().splitlines()) > 1 for part in body[1:]), "a section is empty"
+    assert "not recorded" not in readme and "No audit" not in readme and "Not evaluated" not in readme
+    for key in ("process", "evaluation", "audits", "not_tested", "plots", "labels", "data", "base_model"):
+        assert saved[key], f"card section {key!r} is empty"
+    assert all(v is not None for v in saved["audits"].values())
+    assert all(v is not None for k, v in saved["process"].items() if k != "classes")
+
+
+@pytest.mark.slow  # ~10 plots; 5-15 s on a shared 2-core machine
+def test_card_every_section_measured(tmp_path):
+    training_card(tmp_path)
+    readme_path = card_for_scorer(
+        tmp_path, NoisyGold(), problems=9, per_problem=8, heldout_problems=4, bootstrap=100, beam_problems=4
+    )
+    readme = readme_path.read_text()
+    saved = json.loads((tmp_path / "process_card.json").read_text())
+    check_filled(readme, saved)
+    assert readme.startswith("---\nlibrary_name: transformers")
+    for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme):
+        assert (tmp_path / target).stat().st_size > 5000  # every plot the card shows exists
+    assert read_process_card(tmp_path).labels[0].source == "gold:world:prefix"  # training's fields kept
+    fe = saved["evaluation"]["first_error"]
+    assert fe["threshold_from"] == "dev" and [s["name"] for s in fe["subsets"]] == [
+        "world-test",
+        "world-heldout",
+    ]
+    assert "mean of subset F1s (headline)" in readme
+    # a second call reuses the measurements instead of rerunning them
+    before = (tmp_path / "card" / "eval_summary.json").stat().st_mtime_ns
+    card_for_scorer(tmp_path, NoisyGold(), problems=9, per_problem=8, heldout_problems=4)
+    assert (tmp_path / "card" / "eval_summary.json").stat().st_mtime_ns == before
+
+
+def test_card_without_measurements_says_so(tmp_path):
+    training_card(tmp_path)
+    card = full_card(read_process_card(tmp_path), None)
+    text = render_markdown(card)
+    for section in SECTIONS:
+        assert section in text
+    assert "Not evaluated" in text and "No audit was run" in text
+    assert card.not_tested and "no evaluation was run" in card.not_tested[0]
+    assert card.process["separator"] == "<step>\n" and card.process["supervised_at"] == "every step"

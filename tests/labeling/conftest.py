@@ -1,0 +1,30 @@
+"""World traces with gold labels, shared by the labelling tests (small: the tests must stay fast)."""
+
+from __future__ import annotations
+
+import pytest
+
+from prmkit.core.model import Trace
+
+
+def world_traces(n_problems: int, per_problem: int, seed: int = 7) -> list[Trace]:
+    from prmkit.world import generate_problems, gold_label, sample_traces
+
+    problems = generate_problems(n_problems, seed=seed, split="test")
+    return gold_label(sample_traces(problems, per_problem, seed=seed))
+
+
+@pytest.fixture(scope="session")
+def traces() -> list[Trace]:
+    """120 problems x 3 traces (prefixes shared between traces of a problem), gold-labelled."""
+    return world_traces(120, 3)
+
+
+@pytest.fixture(scope="session")
+def fe_accuracy():
+    """Share of traces whose first error under ``source`` equals the gold first error."""
+
+    def accuracy(traces: list[Trace], source: str) -> float:
+        return sum(t.first_error(source) == t.first_error("gold") for t in traces) / len(traces)
+
+    return accuracy

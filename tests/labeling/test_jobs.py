@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from prmkit.core.model import Step
+from prmkit.labeling.jobs import Job, derive_seed, prefix_key
+
+
+def test_seeds_and_keys_depend_on_content_only():
+    assert derive_seed(0, "mc", "k") == derive_seed(0, "mc", "k") == 463398190  # stable across runs/machines
+    assert derive_seed(1, "mc", "k") != derive_seed(0, "mc", "k")
+    a = prefix_key("p", [Step(text="x"), Step(text="y")])
+    assert a == prefix_key("p", [Step(text="x"), Step(text="y", labels=[])])
+    assert a != prefix_key("p", [Step(text="xy")]) != prefix_key("q", [Step(text="x"), Step(text="y")])
+
+
+def test_a_key_is_computed_once_even_when_threads_race(tmp_path):
+    calls = []
+
+    def compute() -> dict:
+        calls.append(1)
+        time.sleep(0.05)
+        return {"n": 3}
+
+    with Job(tmp_path, "t", {}) as job:
+        threads = [threading.Thread(target=job.get, args=("k", compute)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(calls) == 1
+    assert (tmp_path / "records.jsonl").read_text().count("\n") == 1
+    with Job(tmp_path, "t", {}) as again:
+        assert again.resumed == 1 and again.get("k", compute) == {"key": "k", "n": 3} and len(calls) == 1
+
+
+def test_map_fails_fast_and_keeps_finished_work(tmp_path):
+    def fn(i: int) -> dict:
+        if i == 3:
+            raise RuntimeError("endpoint down")
+        return job.get(f"k{i}", lambda: {"n": 1})
+
+    with Job(tmp_path, "t", {}) as job, pytest.raises(RuntimeError, match="endpoint down"):
+        job.map(list(range(500)), fn, 2, "t", show=False)
+    done = (tmp_path / "records.jsonl").read_text().count("\n")
+    assert 0 < done < 100  # queued units were cancelled, finished ones are on disk

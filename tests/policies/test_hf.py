@@ -1,0 +1,95 @@
+"""The local Hugging Face backend, with a tiny causal LM and a tokenizer built here (no downloads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prmkit.core.model import Problem, Step, Trace
+from prmkit.labeling.mc import label_mc
+from prmkit.policies import load_policy
+from prmkit.policies.text import StepFormat
+
+pytestmark = pytest.mark.slow  # imports torch + transformers and trains for ~2 s
+
+P = Problem(id="p", text="Ann has 3 apples. She gets 4 more. How many?", answer="7")
+SOLUTION = "She gets 4 more, so 3 + 4 = 7 apples.\nThe answer is 7.\n"
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory) -> Path:
+    """A 1-layer GPT-2 with a byte-level BPE tokenizer, overfit in a second on one solution."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    text = P.text + "\n" + SOLUTION
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(
+        [text] * 4,
+        trainers.BpeTrainer(
+            vocab_size=300,
+            special_tokens=["<pad>", "<eos>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=tok.get_vocab_size(),
+        n_positions=128,
+        n_embd=32,
+        n_layer=1,
+        n_head=2,
+        bos_token_id=1,
+        eos_token_id=1,
+        pad_token_id=0,
+    )
+    model = GPT2LMHeadModel(config)
+    ids = torch.tensor([tokenizer(text)["input_ids"]])
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: threads only fight over the shared cores
+    try:
+        for _ in range(100):
+            loss = model(input_ids=ids, labels=ids).loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    finally:
+        torch.set_num_threads(threads)
+    assert loss.item() < 0.1, loss.item()
+    path = tmp_path_factory.mktemp("tiny-lm")
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def test_hf_policy_continues_stops_and_repeats_with_a_seed(tiny_lm):
+    policy = load_policy(
+        "hf", model=str(tiny_lm), temperature=0.3, max_new_tokens=40, step_format=StepFormat()
+    )
+    conts = policy.continue_from(P, [], 3, seed=0)
+    assert len(conts) == 3
+    assert all(c.final_answer == "7" and c.finished for c in conts), [c.model_dump() for c in conts]
+    assert [s.text for s in conts[0].steps] == SOLUTION.strip().split("\n")
+    assert conts == policy.continue_from(P, [], 3, seed=0)
+    one = policy.continue_from(P, [], 2, seed=1, max_steps=1)
+    assert all(len(c.steps) == 1 and not c.finished for c in one)
+    assert all(c.num_tokens and c.num_tokens < 40 for c in conts)  # stopped at the answer, not the limit
+
+
+def test_mc_labels_with_the_hf_policy(tiny_lm):
+    policy = load_policy("hf", model=str(tiny_lm), temperature=0.3, max_new_tokens=40)
+    trace = Trace(
+        id="t",
+        problem=P,
+        steps=[Step(text="She gets 4 more, so 3 + 4 = 7 apples."), Step(text="The answer is 7.")],
+        final_answer="7",
+    )
+    labelled, summary = label_mc([trace], policy, rollouts=3, seed=0)
+    assert summary["rollouts"] == 3 and summary["correct"] + summary["wrong"] + summary["no_answer"] == 3
+    assert labelled[0].ratings("mc_hard") == [1, 1]

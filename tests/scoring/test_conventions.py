@@ -1,0 +1,87 @@
+"""Each PRM convention against its reference read-out, on tiny random models built locally."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
+
+from prmkit.core.registry import UnknownNameError
+from prmkit.scoring import load_scorer
+from prmkit.scoring.conventions import CONVENTIONS
+
+
+def test_registry_names_every_convention():
+    assert CONVENTIONS.names() == ["math-shepherd", "prmkit", "qwen", "rlhflow", "trl"]
+    with pytest.raises(UnknownNameError, match="Did you mean 'qwen'"):
+        CONVENTIONS.get("qwenn")
+
+
+def test_trl_label_1_at_each_separator(classifier_model, traces):
+    ours = load_scorer(classifier_model).score(traces)  # a plain token classifier reads as TRL
+    tok = AutoTokenizer.from_pretrained(classifier_model)
+    model = AutoModelForTokenClassification.from_pretrained(classifier_model).eval()
+    for trace, expected in zip(traces, ours, strict=True):
+        prompt = [tok.bos_token_id, *tok.encode(trace.problem.text + "\n", add_special_tokens=False)]
+        ids, ends = list(prompt), []
+        for s in trace.steps:  # TRL's tokenize_row: step ids + separator ids, label on the last
+            ids += tok.encode(s.text, add_special_tokens=False) + tok.encode("\n", add_special_tokens=False)
+            ends.append(len(ids) - 1)
+        with torch.no_grad():
+            probs = model(torch.tensor([ids])).logits[0].softmax(-1)
+        assert probs[ends, 1].tolist() == pytest.approx(expected, abs=1e-5)
+
+
+def test_qwen_class_1_at_each_extra_0(classifier_model, traces):
+    ours = load_scorer(classifier_model, "qwen").score(traces)
+    tok = AutoTokenizer.from_pretrained(classifier_model)
+    model = AutoModelForTokenClassification.from_pretrained(classifier_model).eval()
+    for trace, expected in zip(traces, ours, strict=True):  # the model card's make_step_rewards
+        messages = [
+            {"role": "system", "content": "Please reason step by step, and put your final answer within \\boxed{}."},
+            {"role": "user", "content": trace.problem.text},
+            {"role": "assistant", "content": "<extra_0>".join(s.text for s in trace.steps) + "<extra_0>"},
+        ]
+        text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)
+        ids = torch.tensor([tok.encode(text, add_special_tokens=False)])
+        with torch.no_grad():
+            probs = model(ids).logits.softmax(-1)[0]
+        mask = ids[0] == tok.convert_tokens_to_ids("<extra_0>")
+        assert probs[mask][:, 1].tolist() == pytest.approx(expected, abs=1e-5)
+
+
+def test_math_shepherd_plus_over_minus_at_each_ki(causal_model, traces):
+    ours = load_scorer(causal_model, "math-shepherd").score(traces)
+    tok = AutoTokenizer.from_pretrained(causal_model)
+    model = AutoModelForCausalLM.from_pretrained(causal_model).eval()
+    good, bad = tok.encode("+ -", add_special_tokens=False)[-2:]
+    tag = tok.encode("ки", add_special_tokens=False)[-1]
+    for trace, expected in zip(traces, ours, strict=True):  # the model card's snippet
+        text = f"{trace.problem.text} " + "\n".join(f"{s.text} ки" for s in trace.steps)
+        ids = torch.tensor([tok.encode(text)])
+        with torch.no_grad():
+            scores = model(ids).logits[:, :, [good, bad]].softmax(-1)[:, :, 0]
+        assert scores[ids == tag].tolist() == pytest.approx(expected, abs=1e-5)
+
+
+def test_rlhflow_one_pass_equals_one_forward_per_step(causal_model, traces):
+    ours = load_scorer(causal_model, "rlhflow").score(traces)
+    tok = AutoTokenizer.from_pretrained(causal_model)
+    model = AutoModelForCausalLM.from_pretrained(causal_model).eval()
+    plus, minus = tok.encode("+ -", add_special_tokens=False)[-2:]
+    for trace, expected in zip(traces, ours, strict=True):  # prm_evaluate.py: logits[:, -3] per prefix
+        conversation, reference = [], []
+        for k, step in enumerate(trace.steps):
+            content = f"{trace.problem.text} {step.text}" if k == 0 else step.text
+            conversation += [{"role": "user", "content": content}, {"role": "assistant", "content": "+"}]
+            text = tok.apply_chat_template(conversation, tokenize=False)
+            ids = torch.tensor([tok.encode(text, add_special_tokens=False)])
+            with torch.no_grad():
+                logits = model(ids).logits[:, -3, [plus, minus]]
+            reference.append(logits.softmax(-1)[0, 0].item())
+        assert reference == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_causal_lm_needs_a_named_convention(causal_model):
+    with pytest.raises(ValueError, match="pass convention="):
+        load_scorer(causal_model)

@@ -1,0 +1,108 @@
+"""Fixtures for the serving tests: a deterministic scorer and a real uvicorn server on loopback."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from prmkit.core.model import Trace
+
+
+class HashScorer:
+    """A deterministic StepScorer: each step's score is a hash of (problem, steps so far), in [0, 1].
+
+    ``delay`` seconds per call (plus ``per_trace`` per trace) stand in for a forward pass, so batching
+    and overload behaviour can be tested without a model. It records the batch sizes it saw.
+    """
+
+    name = "hash"
+
+    def __init__(self, delay: float = 0.0, per_trace: float = 0.0):
+        self.delay, self.per_trace = delay, per_trace
+        self.calls: list[int] = []
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def step_score(problem: str, steps: Sequence[str]) -> float:
+        digest = hashlib.sha256(("\x00".join([problem, *steps])).encode()).digest()
+        return int.from_bytes(digest[:4], "big") / 2**32
+
+    def score(self, traces: Sequence[Trace]) -> list[list[float]]:
+        with self._lock:
+            self.calls.append(len(traces))
+        time.sleep(self.delay + self.per_trace * len(traces))
+        out = []
+        for t in traces:
+            texts = [s.text for s in t.steps]
+            out.append([self.step_score(t.problem.text, texts[: i + 1]) for i in range(len(texts))])
+        return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def run_server(app) -> Iterator[str]:
+    """Run ``app`` with uvicorn in a thread on a free 127.0.0.1 port; yield its base URL."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+
+
+@pytest.fixture
+def hash_scorer() -> HashScorer:
+    return HashScorer()
+
+
+def make_random_prm(directory, layers: int = 2, width: int = 64) -> str:
+    """A randomly initialised prmkit PRM checkpoint (real model, tokenizer and spec; untrained weights)."""
+    from prmkit.modeling.backbone import TinyConfig, tiny_config, token_classifier
+    from prmkit.modeling.checkpoint import save_checkpoint
+    from prmkit.modeling.spec import PrmSpec
+    from prmkit.modeling.template import StepTemplate
+    from prmkit.modeling.tokenizer import build_tokenizer
+    from prmkit.world import WorldPolicy, generate_problems
+
+    problems = generate_problems(20, seed=0)
+    texts = [p.text for p in problems]
+    for p in problems:
+        (cont,) = WorldPolicy().continue_from(p, [], n=1, seed=0)
+        texts += [s.text for s in cont.steps]
+    tokenizer = build_tokenizer(texts, vocab_size=300)
+    import torch
+
+    torch.manual_seed(0)
+    model = token_classifier(tiny_config(tokenizer, TinyConfig(layers=layers, width=width, heads=2)), 2)
+    template = StepTemplate()
+    spec = PrmSpec(template=template, tag_id=template.tag_id(tokenizer))
+    save_checkpoint(model, tokenizer, spec, directory)
+    return str(directory)
+
+
+@pytest.fixture(scope="session")
+def random_prm(tmp_path_factory) -> str:
+    return make_random_prm(tmp_path_factory.mktemp("random-prm"))

@@ -1,0 +1,110 @@
+"""End to end with a real (randomly initialised) prmkit PRM checkpoint: ``prmkit serve`` in a subprocess,
+RemoteScorer vs offline scoring, and a few real TRL GRPOTrainer steps with prmkit's reward function."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from prmkit.search.bon import best_of_n
+from prmkit.serving.remote import RemoteScorer
+from prmkit.serving.steps import make_trace
+from prmkit.world import WorldPolicy, generate_problems
+from tests.serving.conftest import free_port
+
+
+@pytest.mark.slow
+def test_prmkit_serve_subprocess_matches_offline(random_prm: str, tmp_path: Path) -> None:
+    from prmkit.scoring import load_scorer
+
+    port = free_port()
+    cmd = [
+        str(Path(sys.executable).with_name("prmkit")),
+        "serve",
+        random_prm,
+        "--port",
+        str(port),
+        "--max-wait-ms",
+        "10",
+    ]
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    log = (tmp_path / "server.log").open("w")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()
+            assert time.monotonic() < deadline, "server did not come up in 60 s"
+            time.sleep(0.2)
+        problems = generate_problems(4, seed=9, split="test")
+        remote = best_of_n(problems, WorldPolicy(), RemoteScorer(url), n=4)
+        offline = best_of_n(problems, WorldPolicy(), load_scorer(random_prm), n=4)
+        for r, o in zip(remote, offline, strict=True):
+            assert r.details["step_scores"] == pytest.approx(o.details["step_scores"], abs=1e-5)
+            assert r.answer == o.answer
+        tagged = "Ann has 3 pens.\n3 + 1 = 4 pens.<|step|>\nThe answer is 4.<|step|>\n"
+        pool = httpx.post(f"{url}/pooling", json={"input": tagged}).json()
+        trace = make_trace("Ann has 3 pens.", ["3 + 1 = 4 pens.", "The answer is 4."])
+        (direct,) = RemoteScorer(url).score([trace])
+        assert [p for _, p in pool["data"][0]["data"]] == pytest.approx(direct, abs=1e-6)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+@pytest.mark.slow
+# TRL 1.16 itself sets/reads transformers 5.23's deprecated gradient-checkpointing names; nothing a caller can change.
+@pytest.mark.filterwarnings(r"ignore:`(is_)?gradient_checkpointing\w*` is deprecated:FutureWarning")
+def test_trl_grpo_trainer_runs_with_prmkit_reward(random_prm: str, tmp_path: Path) -> None:
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    from prmkit.modeling.backbone import TinyConfig, tiny_config
+    from prmkit.scoring import load_scorer
+    from prmkit.serving.rl import trl_reward
+
+    tokenizer = AutoTokenizer.from_pretrained(random_prm)
+    torch.manual_seed(0)
+    policy = AutoModelForCausalLM.from_config(tiny_config(tokenizer, TinyConfig(layers=1, width=32, heads=2)))
+    before = [p.detach().clone() for p in policy.parameters()]
+    problems = generate_problems(4, seed=2)
+    dataset = Dataset.from_dict({"prompt": [p.text + "\n" for p in problems]})
+    scorer = load_scorer(random_prm)
+    seen: list[int] = []
+
+    class Counting:
+        name = scorer.name
+
+        def score(self, traces):
+            seen.append(len(traces))
+            return scorer.score(traces)
+
+    reward = trl_reward(Counting(), aggregation="min")
+    args = GRPOConfig(
+        output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, num_generations=4,
+        max_completion_length=16, learning_rate=1e-2, use_cpu=True, report_to="none", logging_steps=1,
+        save_strategy="no", log_completions=False, bf16=False, disable_tqdm=True,
+    )  # fmt: skip
+    trainer = GRPOTrainer(
+        model=policy, reward_funcs=[reward], args=args, train_dataset=dataset, processing_class=tokenizer
+    )
+    trainer.train()
+    assert seen and all(n == 4 for n in seen)
+    logs = [h for h in trainer.state.log_history if "rewards/prm_reward/mean" in h]
+    assert len(logs) == 2 and all(0.0 <= h["rewards/prm_reward/mean"] <= 1.0 for h in logs)
+    assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))

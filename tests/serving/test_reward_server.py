@@ -1,0 +1,130 @@
+"""The reward server over real HTTP on loopback: scores equal offline scoring, overload, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from prmkit.scoring.aggregate import aggregate
+from prmkit.serving.reward_server import ServerConfig, create_app
+from prmkit.serving.steps import make_trace
+from tests.serving.conftest import HashScorer, run_server
+
+
+def _traces(k: int) -> list[dict]:
+    return [{"problem": f"problem {k}", "steps": [f"step {k}.{j}" for j in range(1 + k % 4)]}]
+
+
+def test_concurrent_clients_get_offline_scores() -> None:
+    scorer = HashScorer(delay=0.01)
+    config = ServerConfig(max_wait_ms=20)
+    with run_server(create_app(scorer, config)) as url:
+
+        async def main() -> list[dict]:
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                responses = await asyncio.gather(
+                    *(client.post("/score", json={"traces": _traces(k)}) for k in range(24))
+                )
+            assert all(r.status_code == 200 for r in responses), [r.text for r in responses]
+            return [r.json() for r in responses]
+
+        bodies = asyncio.run(main())
+        metrics = httpx.get(f"{url}/metrics").text
+    for k, body in enumerate(bodies):
+        (item,) = _traces(k)
+        offline = HashScorer().score([make_trace(item["problem"], item["steps"])])[0]
+        assert body["results"][0]["step_scores"] == offline
+        assert body["results"][0]["score"] == aggregate(offline, "min")
+    assert max(scorer.calls) > 1, f"no request shared a forward pass: {scorer.calls}"
+    assert len(scorer.calls) < 24
+    assert 'prmkit_requests_total{path="/score",status="200"} 24' in metrics
+    assert "prmkit_batch_traces_count" in metrics
+
+
+def test_overload_answers_503_and_keeps_serving() -> None:
+    scorer = HashScorer(delay=0.2)
+    config = ServerConfig(max_queue_traces=4, max_batch_traces=2, max_wait_ms=0)
+    with run_server(create_app(scorer, config)) as url:
+
+        async def burst() -> list[httpx.Response]:
+            async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+                return await asyncio.gather(
+                    *(client.post("/score", json={"traces": _traces(k)}) for k in range(30))
+                )
+
+        responses = asyncio.run(burst())
+        codes = [r.status_code for r in responses]
+        busy = [r for r in responses if r.status_code == 503]
+        assert busy and codes.count(200) >= 4, codes
+        assert set(codes) <= {200, 503}
+        assert busy[0].headers["retry-after"] == "1"
+        assert "queue holds at most 4" in busy[0].json()["detail"]
+        assert httpx.get(f"{url}/health").json()["status"] == "ok"
+        again = httpx.post(f"{url}/score", json={"traces": _traces(1)}, timeout=30)
+        assert again.status_code == 200
+        assert "prmkit_rejected_requests_total" in httpx.get(f"{url}/metrics").text
+
+
+def test_malformed_requests_get_4xx_with_messages() -> None:
+    config = ServerConfig(max_body_bytes=2000, max_steps_per_trace=3, max_traces_per_request=2, api_key="k3y")
+    auth = {"Authorization": "Bearer k3y"}
+    with run_server(create_app(HashScorer(), config)) as url, httpx.Client(base_url=url, timeout=30) as c:
+        r = c.post("/score", json={"traces": _traces(1)})
+        assert r.status_code == 401 and "API key" in r.json()["detail"]
+        assert c.post("/score", json={"traces": _traces(1)}, headers={"X-API-Key": "k3y"}).status_code == 200
+        r = c.post("/score", content=b"{not json", headers={**auth, "content-type": "application/json"})
+        assert r.status_code == 422 and r.json()["detail"][0]["type"] == "json_invalid"
+        r = c.post("/score", json={"traces": [{"problem": "p", "steps": "not a list"}]}, headers=auth)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "traces", 0, "steps"]
+        r = c.post("/score", json={"traces": [{"problem": "p"}]}, headers=auth)
+        assert r.status_code == 422 and "exactly one of 'steps'" in r.json()["detail"]
+        r = c.post("/score", json={"traces": [{"problem": "p", "steps": list("abcd")}]}, headers=auth)
+        assert (
+            r.status_code == 422
+            and "4 steps" in r.json()["detail"]
+            and "--max-steps-per-trace" in r.json()["detail"]
+        )
+        r = c.post("/score", json={"traces": _traces(1) * 3}, headers=auth)
+        assert r.status_code == 413 and "3 traces" in r.json()["detail"]
+        r = c.post("/score", json={"traces": [{"problem": "x" * 5000, "steps": ["a"]}]}, headers=auth)
+        assert r.status_code == 413 and "--max-body-bytes" in r.json()["detail"]
+        chunked = c.post("/score", content=iter([b"{" + b" " * 1500, b" " * 1500 + b"}"]), headers=auth)
+        assert chunked.status_code == 413 and "exceeds 2000 bytes" in chunked.json()["detail"]
+        small = c.post(
+            "/score",
+            content=iter([b'{"traces": [{"problem": "p", ', b'"steps": ["a"]}]}']),
+            headers={**auth, "content-type": "application/json"},
+        )
+        assert small.status_code == 200, small.text  # a chunked body under the limit is replayed intact
+        r = c.post("/score", json={"traces": _traces(1), "aggregation": "median-ish"}, headers=auth)
+        assert r.status_code == 422 and "median-ish" in r.json()["detail"]
+        r = c.post("/get_reward", json={"query": ["a", "b"], "prompts": ["a"]}, headers=auth)
+        assert r.status_code == 422 and "'prompts' has 1 items" in r.json()["detail"]
+        assert c.get("/health").status_code == 200  # open without a key
+        assert c.get("/docs").status_code == 200
+        assert "/get_reward" in c.get("/openapi.json").json()["paths"]
+
+
+def test_get_reward_and_pooling_shapes() -> None:
+    with (
+        run_server(create_app(HashScorer(), ServerConfig(aggregation="last"))) as url,
+        httpx.Client(base_url=url) as c,
+    ):
+        prompt = "<|im_start|>user\nTom has 3 apples.<|im_end|>\n<|im_start|>assistant\n"
+        query = prompt + "3 + 4 = 7\nThe answer is 7.<|im_end|>"
+        body = c.post(
+            "/get_reward", json={"query": [query, prompt], "prompts": [prompt, prompt], "labels": ["7", "7"]}
+        ).json()
+        expected = HashScorer().score([make_trace("Tom has 3 apples.", ["3 + 4 = 7", "The answer is 7."])])[0]
+        assert body["rewards"] == [expected[-1], 0.0]
+        assert body["scores"] == body["rewards"]
+        assert body["extra_logs"]["prm_num_steps"] == [2.0, 0.0]
+
+        text = "<|im_start|>user\nTom has 3 apples.<|im_end|>\n<|im_start|>assistant\n3 + 4 = 7<extra_0>The answer is 7.<extra_0>"
+        pool = c.post("/pooling", json={"model": "m", "input": [text], "task": "token_classify"}).json()
+        assert pool["object"] == "list" and pool["model"] == "m" and pool["id"].startswith("pool-")
+        (item,) = pool["data"]
+        assert item["object"] == "pooling" and item["index"] == 0
+        assert [pair[1] for pair in item["data"]] == expected
+        assert all(abs(sum(pair) - 1.0) < 1e-9 for pair in item["data"])

@@ -1,0 +1,117 @@
+"""RL adapters: TRL reward functions (sync, async, remote), verl compute_score and dense manager, OpenRLHF."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from prmkit.scoring.aggregate import aggregate
+from prmkit.serving.reward_server import ServerConfig, create_app
+from prmkit.serving.rl import PrmkitRewardManager, compute_score, openrlhf_rewards, reward_func, trl_reward
+from prmkit.serving.steps import make_trace
+from tests.serving.conftest import HashScorer, run_server
+
+PROMPTS = ["Tom has 3 apples. He gets 4 more. How many?", "Ann has 2 pens."]
+COMPLETIONS = ["3 + 4 = 7 apples.\nThe answer is 7.", ""]
+
+
+def _offline(problem: str, completion: str) -> list[float]:
+    steps = [s.strip() for s in completion.split("\n") if s.strip()]
+    return HashScorer().score([make_trace(problem, steps)])[0]
+
+
+def test_trl_reward_sync_logs_steps_and_returns_none_for_empty() -> None:
+    logged: dict = {}
+    metrics: dict = {}
+    f = trl_reward(HashScorer(), aggregation="last")
+    out = f(
+        prompts=PROMPTS, completions=COMPLETIONS, completion_ids=[[1], []],
+        log_extra=lambda col, vals: logged.setdefault(col, vals), log_metric=metrics.__setitem__, trainer_state=None,
+    )  # fmt: skip
+    expected = _offline(PROMPTS[0], COMPLETIONS[0])
+    assert out == [expected[-1], None]
+    assert (
+        logged["prm_step_scores"][0] == [round(s, 4) for s in expected] and logged["prm_step_scores"][1] == []
+    )
+    assert metrics["prm/steps_per_completion"] == 1.0
+
+
+def test_trl_reward_conversational_and_async_over_http() -> None:
+    conv_prompts = [
+        [{"role": "system", "content": "be brief"}, {"role": "user", "content": p}] for p in PROMPTS
+    ]
+    conv_completions = [[{"role": "assistant", "content": c}] for c in COMPLETIONS]
+    with run_server(create_app(HashScorer())) as url:
+        f = trl_reward(url, aggregation="min", asynchronous=True)
+        assert inspect.iscoroutinefunction(f)  # how TRL decides to await it
+        out = asyncio.run(f(prompts=conv_prompts, completions=conv_completions, completion_ids=None))
+        sync = trl_reward(url)(prompts=conv_prompts, completions=conv_completions)
+    assert out == [min(_offline(PROMPTS[0], COMPLETIONS[0])), None] == sync
+
+
+def test_verl_compute_score() -> None:
+    solution = COMPLETIONS[0]
+    result = compute_score(
+        "world", solution, "7", {"question": PROMPTS[0]}, model=HashScorer(), aggregation="mean"
+    )  # fmt: skip
+    expected = _offline(PROMPTS[0], solution)
+    assert result == {
+        "score": aggregate(expected, "mean"),
+        "prm_num_steps": 2.0,
+        "prm_min_step": min(expected),
+    }
+    empty = compute_score("world", "", "7", None, model=HashScorer())
+    assert set(empty) == set(result) and empty["score"] == 0.0  # same keys for every sample, as verl needs
+
+
+class _CharTokenizer:
+    """One token per character (ids = code points), enough to check step-end positions exactly."""
+
+    def decode(self, ids, skip_special_tokens: bool = True) -> str:
+        return "".join(chr(i) for i in ids if i > 0)
+
+
+def test_verl_dense_manager_puts_scores_at_step_ends() -> None:
+    prompt, response = "Q?", "ab\ncd\nThe answer is 7."
+    p_ids = [0, 0] + [ord(c) for c in prompt]  # left-padded prompt, as verl stores it
+    r_ids = [ord(c) for c in response] + [0, 0, 0]  # right-padded response
+    batch = {
+        "prompts": torch.tensor([p_ids]),
+        "responses": torch.tensor([r_ids]),
+        "attention_mask": torch.tensor([[0, 0, 1, 1] + [1] * len(response) + [0, 0, 0]]),
+    }
+    data = SimpleNamespace(batch=batch, non_tensor_batch={})
+    manager = PrmkitRewardManager(_CharTokenizer(), 0, model=HashScorer())
+    out = manager(data, return_dict=True)
+    reward = out["reward_tensor"]
+    assert reward.shape == (1, len(r_ids)) and reward.dtype == torch.float32
+    expected = HashScorer().score([make_trace("Q?", ["ab", "cd", "The answer is 7."])])[0]
+    ends = [1, 4, len(response) - 1]  # index of each step's last character
+    assert torch.nonzero(reward[0]).flatten().tolist() == ends
+    assert reward[0, ends].tolist() == pytest.approx(expected)
+    assert out["reward_extra_info"]["prm_num_steps"] == [3.0]
+    sparse = PrmkitRewardManager(_CharTokenizer(), 0, model=HashScorer(), dense=False)(data)
+    assert torch.nonzero(sparse[0]).flatten().tolist() == [len(response) - 1]
+    assert sparse[0, -4].item() == pytest.approx(min(expected))
+
+
+def test_openrlhf_local_and_remote_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    prompt = "<|im_start|>user\nTom has 3 apples.<|im_end|>\n<|im_start|>assistant\n"
+    queries = [prompt + "3 + 4 = 7\nThe answer is 7.<|im_end|>"]
+    local = openrlhf_rewards(queries, [prompt], HashScorer())
+    with run_server(create_app(HashScorer(), ServerConfig())) as url:
+        monkeypatch.setenv("PRMKIT_REWARD_MODEL", url)
+        via_env = reward_func(queries, [prompt], ["7"])
+        import httpx
+
+        remote = httpx.post(
+            f"{url}/get_reward", json={"query": queries, "prompts": [prompt], "labels": ["7"]}
+        ).json()
+    assert local["rewards"] == remote["rewards"]
+    assert via_env["rewards"].tolist() == pytest.approx(local["rewards"])  # float32 tensor
+    assert local["rewards"][0] == min(_offline("Tom has 3 apples.", "3 + 4 = 7\nThe answer is 7."))
+    assert isinstance(via_env["rewards"], torch.Tensor)

@@ -1,0 +1,106 @@
+"""Real training on tiny models: a PRM that beats chance, an ORM, the LM, resume, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from transformers import AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
+
+from prmkit.modeling import TinyConfig
+from prmkit.scoring import load_scorer
+from prmkit.training import OrmConfig, PretrainConfig, PrmConfig, pretrain_lm, train_orm, train_prm
+
+from .conftest import world_traces
+
+TINY = TinyConfig(layers=1, width=64, heads=2, max_length=256)
+
+
+def _auc(scores: list[float], positive: list[bool]) -> float:
+    """Chance that a valid step outscores an invalid one (ties count half)."""
+    s, y = np.asarray(scores), np.asarray(positive)
+    pos, neg = s[y], s[~y]
+    greater = (pos[:, None] > neg[None, :]).mean()
+    ties = (pos[:, None] == neg[None, :]).mean()
+    return float(greater + ties / 2)
+
+
+@pytest.mark.slow
+def test_prm_trained_for_seconds_beats_chance(tmp_path):
+    """From scratch, no pretraining, ~20 s: step scores must rank valid prefixes above broken ones."""
+    train = world_traces(120, 4, seed=0)
+    cfg = PrmConfig(tiny=TINY, epochs=4, lr=3e-3, batch_size=16, eval_every=25, resume=False, max_minutes=0.5)
+    result = train_prm(train, tmp_path / "prm", cfg)
+    test = world_traces(40, 4, seed=1, split="test")
+    rows = load_scorer(tmp_path / "prm").score(test)
+    scores, valid = [], []
+    for trace, row in zip(test, rows, strict=True):
+        fe = trace.first_error("gold")
+        last = len(row) if fe == -1 else fe + 1  # the prefix view: valid before the first error
+        scores += row[:last]
+        valid += [fe == -1 or i < fe for i in range(last)]
+    assert _auc(scores, valid) > 0.65
+    assert result["dev"]["eval_first_error_f1"] >= 0.0
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "README.md", "process_card.json", "loss_curve.png"):
+        assert (tmp_path / "prm" / name).exists(), name
+    assert not (tmp_path / "prm" / "checkpoints").exists()
+    card = json.loads((tmp_path / "prm" / "process_card.json").read_text())
+    assert card["labels"][0]["source"] == "gold" and card["labels"][0]["steps"] > 0
+    assert card["data"]["split"]["by"] == "problem"
+    AutoModelForTokenClassification.from_pretrained(tmp_path / "prm")  # loads outside prmkit
+
+
+@pytest.mark.slow
+def test_pretrained_lm_is_an_ordinary_causal_lm_and_heads_start_from_it(tmp_path, small_world):
+    pretrain_lm(small_world, tmp_path / "lm", PretrainConfig(tiny=TINY, epochs=1, batch_size=16, resume=False))
+    tok = AutoTokenizer.from_pretrained(tmp_path / "lm")
+    lm = AutoModelForCausalLM.from_pretrained(tmp_path / "lm")
+    ids = tok(small_world[0].problem.text + "\n", return_tensors="pt").input_ids
+    out = lm.generate(ids, max_new_tokens=5, do_sample=False, pad_token_id=tok.pad_token_id)
+    assert out.shape[1] > ids.shape[1]
+    orm = train_orm(small_world, tmp_path / "orm", OrmConfig(base_model=str(tmp_path / "lm"), epochs=1, resume=False))
+    card = json.loads((tmp_path / "orm" / "process_card.json").read_text())
+    assert card["kind"] == "orm" and card["base_model"] == str(tmp_path / "lm")
+    assert orm["dev"]["eval_threshold"] is not None
+    assert load_scorer(tmp_path / "orm").convention.spec.kind == "orm"
+
+
+@pytest.mark.slow
+def test_training_resumes_from_its_last_checkpoint(tmp_path, small_world, monkeypatch):
+    from transformers import TrainerCallback
+
+    from prmkit.training import loop
+
+    class Crash(TrainerCallback):
+        def on_save(self, args, state, control, **kw):
+            if state.global_step >= 4:
+                raise RuntimeError("simulated crash")
+
+    budget = loop.time_budget
+    monkeypatch.setattr(loop, "time_budget", lambda *a: Crash())
+    cfg = PrmConfig(tiny=TINY, epochs=2, batch_size=8, eval_every=4)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        train_prm(small_world, tmp_path / "prm", cfg)
+    assert (tmp_path / "prm" / "checkpoints" / "checkpoint-4").is_dir()
+    monkeypatch.setattr(loop, "time_budget", budget)
+    train_prm(small_world, tmp_path / "prm", cfg)
+    logs = [json.loads(line) for line in (tmp_path / "prm" / "training_log.jsonl").read_text().splitlines()]
+    steps = [r["step"] for r in logs if "loss" in r]
+    assert steps[0] <= 4 < steps[-1]  # the history before the crash was restored, then training went on
+
+
+@pytest.mark.slow
+def test_cli_train_prm(tmp_path, small_world):
+    from typer.testing import CliRunner
+
+    from prmkit.cli import app
+    from prmkit.core.dataset import write_traces
+
+    write_traces(tmp_path / "train.jsonl", small_world)
+    args = ["train", "prm", str(tmp_path / "train.jsonl"), "-o", str(tmp_path / "prm"), "--tiny-layers", "1",
+            "--tiny-width", "32", "--tiny-heads", "2", "--epochs", "0.5", "--no-resume"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    card = json.loads((tmp_path / "prm" / "process_card.json").read_text())
+    assert card["training"]["config"]["tiny"]["width"] == 32
