@@ -50,19 +50,28 @@ def main() -> None:
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    traces = gold_label(sample_traces(generate_problems(a.problems, seed=0, split="test"), a.per_problem, seed=0))
+    traces = gold_label(
+        sample_traces(generate_problems(a.problems, seed=0, split="test"), a.per_problem, seed=0)
+    )
     tok = build_tokenizer(trace_texts(traces))
     spec = PrmSpec(tag_id=StepTemplate().tag_id(tok))
-    model = token_classifier(tiny_config(tok, TinyConfig(layers=a.layers, width=a.width)), 2, id2label=spec.id2label())
+    model = token_classifier(
+        tiny_config(tok, TinyConfig(layers=a.layers, width=a.width)), 2, id2label=spec.id2label()
+    )
     model.config.prmkit = spec.model_dump(mode="json")
     scorer = ModelScorer(model, PrmkitConvention(tok, model.config), name="bench")
     steps = sum(len(t.steps) for t in traces)
     prefixes = [t.model_copy(update={"steps": t.steps[: k + 1]}) for t in traces for k in range(len(t.steps))]
-    print(f"{len(traces)} traces, {steps} steps, {a.layers}x{a.width} model, {a.threads} threads, median of {a.repeats}")
+    print(
+        f"{len(traces)} traces, {steps} steps, {a.layers}x{a.width} model, {a.threads} threads, median of {a.repeats}"
+    )
 
     scorer.score(traces[:8])  # warm-up
-    one = median_seconds(lambda: scorer.score(traces), a.repeats)
-    per = median_seconds(lambda: scorer.score(prefixes), a.repeats)
+    ones, pers = [], []
+    for _ in range(a.repeats):
+        ones.append(median_seconds(lambda: scorer.score(traces), 1))
+        pers.append(median_seconds(lambda: scorer.score(prefixes), 1))
+    one, per = statistics.median(ones), statistics.median(pers)
     print(f"one pass     {one:7.3f} s  {steps / one:8.0f} steps/s")
     print(f"per prefix   {per:7.3f} s  {steps / per:8.0f} steps/s")
     print(f"speed ratio one-pass / per-prefix: {per / one:.2f}x")
@@ -75,10 +84,15 @@ def main() -> None:
             for batch in batches:
                 model(**batch)
 
-    raw_s = median_seconds(raw, a.repeats)
-    ours = median_seconds(lambda: scorer.score(traces), a.repeats)
+    raw_times, our_times = [], []
+    for _ in range(a.repeats):  # interleaved, so a change in machine load hits both alike
+        raw_times.append(median_seconds(raw, 1))
+        our_times.append(median_seconds(lambda: scorer.score(traces), 1))
+    raw_s, ours = statistics.median(raw_times), statistics.median(our_times)
     print(f"raw forward  {raw_s:7.3f} s  {steps / raw_s:8.0f} steps/s (same padded batches, pre-built)")
-    print(f"prmkit score {ours:7.3f} s  {steps / ours:8.0f} steps/s (tokenize + bucket + pad + forward + read)")
+    print(
+        f"prmkit score {ours:7.3f} s  {steps / ours:8.0f} steps/s (tokenize + bucket + pad + forward + read)"
+    )
     print(f"throughput ratio prmkit / raw forward: {raw_s / ours:.3f} (goal >= 0.9)")
 
 

@@ -1,6 +1,7 @@
 """A real browser (headless Chromium through Playwright) annotates with the keyboard against a real
-server; the database holds the ratings, export gives the right labels, and both pages are saved as
-screenshots under tmp_path (annotator.png, lead.png)."""
+server (which is killed and restarted under it: the rating made meanwhile is kept and sent later); the
+database holds the ratings, export gives the right labels, and both pages are saved as screenshots
+under tmp_path (annotator.png, lead.png)."""
 
 from __future__ import annotations
 
@@ -100,7 +101,13 @@ def test_keyboard_annotation_in_a_real_browser(tmp_path: Path, live_server, gold
 
         def annotate_gold_item() -> None:
             page.keyboard.press("3")
+            page.wait_for_selector(saved.format(0))
+            server.kill()  # the server dies; the next rating waits in the page's outbox
             page.keyboard.press("-")  # first error at step 2: stop there
+            page.wait_for_selector("#status:has-text('server unreachable')")
+            assert page.is_disabled("#submit")  # nothing can be submitted past an unsaved rating
+            server.start()
+            page.wait_for_selector(saved.format(1), timeout=30_000)  # replayed once it is back
             page.wait_for_selector("#submit:not([disabled])")
             assert "first error at step 2" in page.inner_text("#verdict")
 

@@ -91,6 +91,7 @@ def test_concurrent_annotators_survive_a_server_kill(db_url: str, live_server, t
     server.start()
 
     acks = Acks()
+    started = time.monotonic()
     with ThreadPoolExecutor(CLIENTS) as pool:
         futures = [
             pool.submit(_annotator, server.url, tokens[n], queues[names[(i + 1) % CLIENTS]][0], acks, i)
@@ -105,6 +106,10 @@ def test_concurrent_annotators_survive_a_server_kill(db_url: str, live_server, t
         lost = {k: v for k, v in before.items() if on_disk.get(k) != v}
         server.start()
         results = [f.result() for f in futures]
+    elapsed = time.monotonic() - started
+    print(
+        f"\n{db_url.split(':')[0]}: {len(before)} ratings acknowledged before the SIGKILL; all 1,000 in {elapsed:.1f} s"
+    )
 
     assert 300 <= len(before) < CLIENTS * ITEMS_EACH * STEPS, "the kill must land mid-run"
     assert lost == {}, f"{len(lost)} acknowledged rating(s) missing right after the kill"

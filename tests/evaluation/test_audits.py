@@ -26,10 +26,19 @@ def test_rank_auc_hand_computed():
 def test_collapse_tells_prm_from_orm(world_traces):
     prm = process_collapse(world_traces, prm_like(world_traces))
     orm = process_collapse(world_traces, orm_like(world_traces))
-    assert prm["collapsed"] is False and prm["process_fidelity"] > 0.9
-    assert orm["collapsed"] is True and orm["process_fidelity"] < 0.1
+    assert prm["collapsed"] is False and prm["process_fidelity"] > 0.9 and prm["verdict"] == "process"
+    assert orm["collapsed"] is True and orm["process_fidelity"] < 0.1 and orm["verdict"] == "collapsed"
+    assert orm["fidelity_band"][1] < 0.5 < prm["fidelity_band"][0]
     assert orm["auc_outcome"] > 0.9 and prm["auc_validity"] > 0.9
     assert all(n > 0 for n in prm["steps"].values())
+
+
+def test_collapse_undecided_for_an_uninformative_scorer(world_traces):
+    rng = np.random.default_rng(5)  # scores that barely move and follow nothing, like an untrained model's
+    flat = [list(0.8 + 1e-4 * rng.random(len(t.steps))) for t in world_traces]
+    r = process_collapse(world_traces, flat)
+    assert r["verdict"] == "undecided" and r["collapsed"] is False
+    assert r["fidelity_band"][0] < 0.5 < r["fidelity_band"][1]
 
 
 def test_lucky_answers_hand_computed():

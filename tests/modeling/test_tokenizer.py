@@ -6,7 +6,11 @@ from transformers import AutoTokenizer
 
 from prmkit.modeling import STEP_TAG, build_tokenizer
 
-TEXTS = ["Ann has 36 apples. She gives away 7 apples.", "She gives away 7, so 36 - 7 = 29 apples.", "The answer is 29."] * 20
+TEXTS = [
+    "Ann has 36 apples. She gives away 7 apples.",
+    "She gives away 7, so 36 - 7 = 29 apples.",
+    "The answer is 29.",
+] * 20
 
 
 def test_digits_are_single_tokens_and_decoding_is_exact(tmp_path):
@@ -27,5 +31,7 @@ def test_step_tag_is_one_special_token_and_survives_a_save(tmp_path):
     tok.save_pretrained(tmp_path)
     assert (tmp_path / "tokenizer.json").exists()
     again = AutoTokenizer.from_pretrained(tmp_path)
-    assert again.encode(f"29.{STEP_TAG}\n", add_special_tokens=False) == tok.encode(f"29.{STEP_TAG}\n", add_special_tokens=False)
+    assert again.encode(f"29.{STEP_TAG}\n", add_special_tokens=False) == tok.encode(
+        f"29.{STEP_TAG}\n", add_special_tokens=False
+    )
     assert again.pad_token_id == tok.pad_token_id is not None

@@ -57,6 +57,8 @@ def test_registries_and_options_fail_clearly():
     assert PolicyOptions(step_separator="\\n\\n").step_separator == "\n\n"
     with pytest.raises(ValueError, match="group capturing the answer"):
         PolicyOptions(answer_pattern="answer is")
-    custom = PolicyOptions(policy="endpoint", url="http://x", model="m", prompt_template="Q: {problem}\\nA:\\n")
+    custom = PolicyOptions(
+        policy="endpoint", url="http://x", model="m", prompt_template="Q: {problem}\\nA:\\n"
+    )
     assert custom.build_policy().format.prompt(P, []) == f"Q: {P.text}\nA:\n"
     assert load_policy("world").name == "world"

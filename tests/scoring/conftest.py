@@ -26,7 +26,10 @@ def make_traces(n: int = 5) -> list[Trace]:
     out = []
     for i in range(n):
         a, b = i + 2, i % 3 + 1
-        problem = Problem(id=f"p{i}", text=f"Ann has {a} apples. She gets {b} more apples. How many apples does Ann have now?")
+        problem = Problem(
+            id=f"p{i}",
+            text=f"Ann has {a} apples. She gets {b} more apples. How many apples does Ann have now?",
+        )
         steps = [Step(text=f"She gets {b} more, so {a} + {b} = {a + b} apples.")] * (1 + i % 3)
         steps = [*steps, Step(text=f"The answer is {a + b}.")]
         out.append(Trace(id=f"t{i}", problem=problem, steps=steps, final_answer=str(a + b)))
@@ -74,4 +77,6 @@ def causal_model(tmp_path_factory) -> Path:
 
     torch.manual_seed(2)
     tok = _tok()
-    return _save(AutoModelForCausalLM.from_config(tiny_config(tok, SMALL)), tok, tmp_path_factory.mktemp("lm"))
+    return _save(
+        AutoModelForCausalLM.from_config(tiny_config(tok, SMALL)), tok, tmp_path_factory.mktemp("lm")
+    )

@@ -30,4 +30,3 @@ def test_empty_trace_is_zero_and_geomean_survives_a_zero():
     assert aggregate([], "min") == 0.0
     assert aggregate([0.0, 0.5], "geomean") == pytest.approx(0.0)
     assert not math.isnan(aggregate([0.0, 1.0], "geomean"))
-

@@ -38,7 +38,10 @@ def test_qwen_class_1_at_each_extra_0(classifier_model, traces):
     model = AutoModelForTokenClassification.from_pretrained(classifier_model).eval()
     for trace, expected in zip(traces, ours, strict=True):  # the model card's make_step_rewards
         messages = [
-            {"role": "system", "content": "Please reason step by step, and put your final answer within \\boxed{}."},
+            {
+                "role": "system",
+                "content": "Please reason step by step, and put your final answer within \\boxed{}.",
+            },
             {"role": "user", "content": trace.problem.text},
             {"role": "assistant", "content": "<extra_0>".join(s.text for s in trace.steps) + "<extra_0>"},
         ]

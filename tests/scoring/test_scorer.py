@@ -57,7 +57,9 @@ def test_score_adds_model_labels_with_provenance(prmkit_model, traces):
     scored = score(prmkit_model, [t.model_copy(deep=True) for t in traces], aggregation="min")
     source = f"model:{prmkit_model}"
     for t in scored:
-        assert all(s.label(source) is not None and s.label(source).provenance.method == "model" for s in t.steps)
+        assert all(
+            s.label(source) is not None and s.label(source).provenance.method == "model" for s in t.steps
+        )
         assert t.metadata["prm_score"]["value"] == pytest.approx(min(s.label(source).score for s in t.steps))
     again = score(prmkit_model, scored)  # rescoring replaces, never duplicates
     assert all(len(s.labels) == 1 for s in again[0].steps)
@@ -70,7 +72,9 @@ def test_cli_score_writes_scored_traces(prmkit_model, traces, tmp_path):
 
     write_traces(tmp_path / "in.jsonl", traces)
     out = tmp_path / "scored.jsonl"
-    result = CliRunner().invoke(app, ["score", str(prmkit_model), str(tmp_path / "in.jsonl"), "-o", str(out), "--aggregate", "mean"])
+    result = CliRunner().invoke(
+        app, ["score", str(prmkit_model), str(tmp_path / "in.jsonl"), "-o", str(out), "--aggregate", "mean"]
+    )
     assert result.exit_code == 0, result.output
     scored = read_traces(out)
     assert all(t.metadata["prm_score"]["how"] == "mean" for t in scored)

@@ -10,7 +10,9 @@ from prmkit.core.model import Trace
 def world_traces(problems: int, per_problem: int, seed: int, split: str = "train") -> list[Trace]:
     from prmkit.world import generate_problems, gold_label, sample_traces
 
-    return gold_label(sample_traces(generate_problems(problems, seed=seed, split=split), per_problem, seed=seed))
+    return gold_label(
+        sample_traces(generate_problems(problems, seed=seed, split=split), per_problem, seed=seed)
+    )
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from prmkit.annotate.models import assignments, items, ratings
+from prmkit.annotate.models import assignments, ratings
 from prmkit.annotate.store import Store
 
 CATEGORIES = (-1, 0, 1)
@@ -144,9 +144,3 @@ def agreement_from(data: dict[int, dict[str, dict[str, Any]]]) -> Agreement:
     result.first_error_pairs = fe_total
     result.first_error_agreement = fe_same / fe_total if fe_total else None
     return result
-
-
-def gold_flags(store: Store) -> dict[int, bool]:
-    """Which items are gold (so callers can leave them out of agreement when they wish)."""
-    with store.read() as conn:
-        return {r.id: r.is_gold for r in conn.execute(select(items.c.id, items.c.is_gold))}

@@ -48,7 +48,7 @@ def _sqlite_engine(url: str) -> Engine:
     )
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record) -> None:  # pragma: no cover - exercised by every test
+    def _on_connect(dbapi_conn, _record) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves, below
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")

@@ -27,6 +27,8 @@ from prmkit.core.protocols import StepScorer
 
 EVAL_DIR = "card"
 """Folder (beside the card) holding the evaluation results and plots the card shows."""
+USAGE_FILE = "training_readme.md"
+"""Training's own README (usage with plain transformers and vLLM), kept in EVAL_DIR and shown on the card."""
 
 
 def process_section(base: ProcessCard) -> dict[str, Any]:
@@ -70,7 +72,9 @@ def not_tested(base: ProcessCard, evaluation: dict[str, Any] | None) -> list[str
         return ["anything: no evaluation was run for this card (run `prmkit card MODEL` with evaluation on)"]
     data = evaluation["data"]
     out = []
-    if not evaluation.get("processbench"):
+    if evaluation.get("processbench_error"):
+        out.append(f"real mathematics: ProcessBench could not be run ({evaluation['processbench_error']})")
+    elif not evaluation.get("processbench"):
         out.append("real mathematics: ProcessBench / PRM800K were not run (world data only)")
     out.append(f"traces from other policies than {', '.join(data['policies'])}")
     out.append(f"traces longer than {data['steps_max']} steps or shorter than {data['steps_min']}")
@@ -141,10 +145,13 @@ def card_for_scorer(
         from prmkit.evaluation.processbench import eval_processbench
 
         threshold = evaluation["first_error"]["threshold"]
-        result = eval_processbench(
-            processbench, model=str(model_dir), threshold=threshold, out=eval_dir / "processbench_real"
-        )
-        evaluation["processbench"] = result.to_dict()
+        try:
+            result = eval_processbench(
+                processbench, model=str(model_dir), threshold=threshold, out=eval_dir / "processbench_real"
+            )
+            evaluation["processbench"] = result.to_dict()
+        except ValueError as err:  # e.g. a text longer than the model takes: say so on the card
+            evaluation["processbench_error"] = str(err).splitlines()[0]
     card = full_card(base, evaluation)
     write_process_card(out, card)
     readme = out / "README.md"
@@ -152,9 +159,6 @@ def card_for_scorer(
     with atomic_write(readme) as fh:
         fh.write(render_markdown(card, usage))
     return readme
-
-
-USAGE_FILE = "training_readme.md"
 
 
 def keep_training_usage(readme: Path, keep: Path) -> str | None:
@@ -166,3 +170,33 @@ def keep_training_usage(readme: Path, keep: Path) -> str | None:
             with atomic_write(keep) as fh:
                 fh.write(text)
     return keep.read_text(encoding="utf-8") if keep.exists() else None
+
+
+def card(
+    model: str | Path,
+    out: str | Path | None = None,
+    refresh: bool = False,
+    orm: str | Path | None = None,
+    processbench: list[str | Path] | None = None,
+    problems: int = 48,
+    per_problem: int = 32,
+    heldout_problems: int = 24,
+    bootstrap: int = 1000,
+    seed: int = 1234,
+) -> Path:
+    """Write the full process card (JSON + README.md with plots) for a checkpoint: ``prmkit card MODEL``.
+
+    The model is measured on fresh world data (``problems`` test problems x ``per_problem`` samples
+    for best-of-N and the audits, ``heldout_problems`` longer ones for first-error generalisation);
+    results already in ``MODEL/card/`` are reused unless ``refresh``. ``orm`` adds an ORM checkpoint as
+    the best-of-N baseline; ``processbench`` files add a real first-error evaluation at the world-tuned
+    threshold. Returns the README path.
+    """
+    from prmkit.scoring import load_scorer
+
+    scorer = load_scorer(model)
+    orm_scorer = load_scorer(orm) if orm is not None else None
+    world = {"problems": problems, "per_problem": per_problem, "heldout_problems": heldout_problems}
+    return card_for_scorer(
+        model, scorer, out, refresh, orm_scorer, processbench, bootstrap=bootstrap, seed=seed, **world
+    )

@@ -242,7 +242,11 @@ AUDIT_ROWS = (
         "Process fidelity (AUC; 1 = follows steps, 0 = follows the answer)",
         "audit_collapse",
     ),
-    ("collapsed", "Collapsed into an outcome model (fidelity < 0.5)", None),
+    (
+        "collapse_verdict",
+        "Verdict (bootstrap band of fidelity: all below 0.5 = collapsed, above = process)",
+        None,
+    ),
     ("lucky_share", "Lucky answers: right answers with a wrong step", "audit_lucky"),
     ("lucky_catch_rate", "  … of those, flagged by the model", None),
     ("ece_local", "Calibration error (ECE), local gold view", "audit_calibration"),

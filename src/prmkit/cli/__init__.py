@@ -20,8 +20,29 @@ from __future__ import annotations
 import importlib
 
 import typer
+from typer.core import TyperGroup
+
+
+class _Group(TyperGroup):
+    """The root command group: bad input (a prmkit InputError, an unknown backend name, a missing file)
+    becomes one clear message and exit code 2, never a traceback — under ``prmkit`` and under tests'
+    CliRunner alike."""
+
+    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+        from prmkit.core.errors import InputError
+        from prmkit.core.registry import UnknownNameError
+
+        try:
+            return super().invoke(ctx)
+        except (InputError, UnknownNameError, FileNotFoundError) as err:
+            from prmkit.cli.common import console
+
+            console.print(f"error: {err}", markup=False, highlight=False)
+            raise typer.Exit(2) from None
+
 
 app = typer.Typer(
+    cls=_Group,
     name="prmkit",
     help="Process supervision: label steps, train PRMs, use them, evaluate and audit them.",
     no_args_is_help=True,
@@ -45,7 +66,5 @@ def _root(version: bool = typer.Option(False, "--version", help="Print the versi
 
 
 def main() -> None:
-    """Entry point: run the app, turning prmkit's input errors into one clear message and exit code 2."""
-    from prmkit.cli.common import run_app
-
-    run_app(app)
+    """Entry point of the ``prmkit`` script."""
+    app()

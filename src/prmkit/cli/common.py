@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -35,14 +33,3 @@ def progress() -> Progress:
 def fail(message: str, code: int = 2) -> None:
     console.print(f"[red]error:[/red] {message}")
     raise typer.Exit(code)
-
-
-def run_app(app: typer.Typer) -> None:
-    from prmkit.core.errors import InputError
-    from prmkit.core.registry import UnknownNameError
-
-    try:
-        app(standalone_mode=True)
-    except (InputError, UnknownNameError, FileNotFoundError) as err:
-        console.print(f"[red]error:[/red] {err}", markup=False, highlight=False)
-        sys.exit(2)

@@ -82,7 +82,8 @@ def config_command(group: typer.Typer, name: str, config_cls: type, run: Callabl
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
-    command.__doc__ = (config_cls.__doc__ or "").strip().split("\n")[0].split(": ", 1)[-1]
+    summary = (config_cls.__doc__ or "").strip().split("\n")[0].split(": ", 1)[-1]
+    command.__doc__ = summary[:1].upper() + summary[1:]
     group.command(name)(command)
 
 

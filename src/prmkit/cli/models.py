@@ -89,7 +89,7 @@ def _command(group: typer.Typer, name: str, config_cls: type, run: Callable[[Pat
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
-    command.__doc__ = (config_cls.__doc__ or "").strip().split("\n\n")[0]
+    command.__doc__ = " ".join((config_cls.__doc__ or "").split("\n\n")[0].split())
     group.command(name)(command)
 
 
@@ -115,10 +115,16 @@ def score(
     model: str = typer.Argument(..., help="A checkpoint folder (prmkit, TRL, Qwen, Math-Shepherd, RLHFlow)."),
     data: Path = typer.Argument(..., help="A prmkit trace file (JSONL or Parquet)."),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the scored traces."),
-    aggregate: str | None = typer.Option(None, "--aggregate", help="Also store one trace score: min, prod, last, mean, geomean."),
-    convention: str | None = typer.Option(None, "--convention", help="PRM convention; default: what the checkpoint declares."),
+    aggregate: str | None = typer.Option(
+        None, "--aggregate", help="Also store one trace score: min, prod, last, mean, geomean."
+    ),
+    convention: str | None = typer.Option(
+        None, "--convention", help="PRM convention; default: what the checkpoint declares."
+    ),
     batch_tokens: int = typer.Option(16384, "--batch-tokens", help="Padded tokens per forward batch."),
-    trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow the checkpoint's own code."),
+    trust_remote_code: bool = typer.Option(
+        False, "--trust-remote-code", help="Allow the checkpoint's own code."
+    ),
 ) -> None:
     """Score every step of every trace; adds Labels with provenance ``model`` (actor = MODEL)."""
     from prmkit.core.dataset import read_traces, write_traces

@@ -34,12 +34,13 @@ class Issue:
 class InputError(ValueError):
     """A file could not be read; the message lists every issue (up to a cap) with its place."""
 
-    def __init__(self, issues: list[Issue]):
+    def __init__(self, issues: list[Issue], skippable: bool = True):
         self.issues = issues
         shown = "\n".join(str(i) for i in issues[:MAX_SHOWN])
         more = f"\n... and {len(issues) - MAX_SHOWN} more" if len(issues) > MAX_SHOWN else ""
-        hint = "\n(use --skip-invalid to skip bad records and count them)" if issues else ""
-        super().__init__(f"{len(issues)} invalid record(s):\n{shown}{more}{hint}")
+        hint = "\n(use --skip-invalid to skip bad records and count them)" if issues and skippable else ""
+        what = "invalid record(s)" if skippable else "problem(s)"
+        super().__init__(f"{len(issues)} {what}:\n{shown}{more}{hint}")
 
 
 @dataclass

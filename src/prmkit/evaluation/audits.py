@@ -115,6 +115,7 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
         "gaming_max_n": report["gaming"]["max_n"],
         "outcome_shift_share": report["shift"]["share_at_max"],
         "process_fidelity": report["collapse"]["process_fidelity"],
+        "collapse_verdict": report["collapse"]["verdict"],
         "collapsed": report["collapse"]["collapsed"],
         "lucky_share": report["lucky"]["lucky_share"],
         "lucky_catch_rate": report["lucky"]["catch_rate"],

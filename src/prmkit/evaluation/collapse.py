@@ -9,9 +9,11 @@ those decide it:
 - the wrong step of right-answer ("lucky") traces: a process PRM scores it low, a collapsed one high.
 
 *Process fidelity* is the AUC of the step score separating the first kind (positive) from the second
-(negative): 1.0 = follows the process, 0.0 = follows the outcome, 0.5 = neither. A scorer is flagged
-``collapsed`` when its fidelity is below 0.5 — an ORM, whose score is the same for every step of a
-trace, must come out so. Steps after the first error are left out: their validity differs between the
+(negative): 1.0 = follows the process, 0.0 = follows the outcome, 0.5 = neither. A bootstrap band
+(steps of both groups resampled) decides the verdict: ``collapsed`` when the whole band lies below 0.5
+— an ORM, whose score is the same for every step of a trace, must come out so — ``process`` when it
+lies above, ``undecided`` when it straddles 0.5 (too few disagreeing steps, or scores that barely
+move, as an untrained model's do). Steps after the first error are left out: their validity differs between the
 local and prefix gold views.
 
 Lucky answers: right answers reached by a wrong process. The share of right-answer traces with a gold
@@ -72,8 +74,25 @@ def step_groups(
     return groups
 
 
+def fidelity_band(
+    pos: Sequence[float], neg: Sequence[float], bootstrap: int = 500, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float] | None:
+    """Percentile bootstrap band of :func:`rank_auc`, resampling each group with replacement."""
+    if not len(pos) or not len(neg):
+        return None
+    rng = np.random.default_rng(seed)
+    p, n = np.asarray(pos, float), np.asarray(neg, float)
+    aucs = [rank_auc(rng.choice(p, len(p)), rng.choice(n, len(n))) for _ in range(bootstrap)]
+    tail = (1 - confidence) / 2 * 100
+    return float(np.percentile(aucs, tail)), float(np.percentile(aucs, 100 - tail))
+
+
 def process_collapse(
-    traces: Sequence[Trace], scores: Sequence[Sequence[float]], source: str = "gold"
+    traces: Sequence[Trace],
+    scores: Sequence[Sequence[float]],
+    source: str = "gold",
+    bootstrap: int = 500,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Process fidelity on the steps where validity and outcome disagree; see the module docstring."""
     check_lengths(traces, scores)
@@ -83,9 +102,21 @@ def process_collapse(
     right_answer = g[GROUPS[0]] + g[GROUPS[2]]
     wrong_answer = g[GROUPS[1]] + g[GROUPS[3]]
     fidelity = rank_auc(g[GROUPS[1]], g[GROUPS[2]])
+    band = fidelity_band(g[GROUPS[1]], g[GROUPS[2]], bootstrap, seed=seed)
+    verdict = (
+        None
+        if band is None
+        else "collapsed"
+        if band[1] < 0.5
+        else "process"
+        if band[0] > 0.5
+        else "undecided"
+    )
     return {
-        "process_fidelity": None if fidelity is None else round(fidelity, 6),
-        "collapsed": None if fidelity is None else fidelity < 0.5,
+        "process_fidelity": _round(fidelity),
+        "fidelity_band": None if band is None else [round(band[0], 6), round(band[1], 6)],
+        "verdict": verdict,
+        "collapsed": None if verdict is None else verdict == "collapsed",
         "auc_validity": _round(rank_auc(valid, wrong)),
         "auc_outcome": _round(rank_auc(right_answer, wrong_answer)),
         "mean_score": {k: _round(float(np.mean(v)) if v else None) for k, v in g.items()},

@@ -147,7 +147,7 @@ def length_bias(rows: Rows, path: str | Path) -> Path:
     ax.plot(xs, [r["gold_valid"] for r in rows], marker="s", label="gold: share with no wrong step")
     ax.plot(
         xs,
-        [r["score_valid_only"] for r in rows],
+        [float("nan") if r["score_valid_only"] is None else r["score_valid_only"] for r in rows],
         marker="^",
         linestyle=":",
         label="PRM score, gold-valid only",

@@ -100,6 +100,7 @@ def label_search(
     restart: bool = False,
     concurrency: int = 4,
     show_progress: bool = False,
+    job_params: dict[str, Any] | None = None,
 ) -> tuple[list[Trace], list[Trace], dict[str, Any]]:
     """(labelled copies of ``traces``, kept rollout traces, summary). Resumable with ``work_dir``."""
     if rollouts < 1 or batch < 1:
@@ -113,7 +114,7 @@ def label_search(
         "policy": policy.name,
         "keep": keep_rollouts,
     }
-    with Job(work_dir, "binary_search", params, restart) as job:
+    with Job(work_dir, "binary_search", {**params, **(job_params or {})}, restart) as job:
 
         def one(t: Trace) -> tuple[int, str, list[str]]:
             return search_trace(t, lambda k: _probe(job, policy, t, k, rollouts, batch, seed, keep_rollouts))
@@ -197,6 +198,7 @@ def run_search(config: SearchConfig, show_progress: bool = True) -> dict[str, An
         restart=config.restart,
         concurrency=config.concurrency,
         show_progress=show_progress,
+        job_params=config.identity(),
     )
     if config.keep_rollouts is not None:
         write_traces(config.keep_rollouts, kept)

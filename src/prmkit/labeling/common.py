@@ -37,6 +37,10 @@ class JobOptions(Options):
     def job_dir(self) -> Path:
         return self.work_dir or self.output.with_name(self.output.name + ".job")
 
+    def identity(self) -> dict[str, Any]:
+        """The options that shape the result: a resumed job must have the same ones (files aside)."""
+        return self.model_dump(mode="json", exclude={"input", "output", "work_dir", "restart", "concurrency"})
+
 
 def read_labelable(path: Path, need_answer: bool = True) -> list[Trace]:
     """Read traces and fail, naming every offending line, when a problem lacks its reference answer."""

@@ -40,6 +40,7 @@ def label_judge(
     restart: bool = False,
     concurrency: int = 4,
     show_progress: bool = False,
+    job_params: dict[str, Any] | None = None,
 ) -> tuple[list[Trace], dict[str, Any]]:
     """Copies of ``traces`` with ``judge`` labels, and a summary (statuses counted). Resumable."""
     out = [t.model_copy(deep=True) for t in traces]
@@ -56,7 +57,7 @@ def label_judge(
 
         return job.get("judge-" + prefix_key(t.problem.id, t.steps), compute)
 
-    with Job(work_dir, "judge", params, restart) as job:
+    with Job(work_dir, "judge", {**params, **(job_params or {})}, restart) as job:
         recs = job.map(out, one, concurrency, "judge", show_progress)
         at = job.started_at
     summary: dict[str, Any] = {
@@ -82,11 +83,12 @@ def run_judge(config: JudgeConfig, show_progress: bool = True) -> dict[str, Any]
     traces = read_labelable(config.input, need_answer=False)
     labelled, summary = label_judge(
         traces,
-        config.build_judge(),
+        config.build_judge(config.seed),
         work_dir=str(config.job_dir()),
         restart=config.restart,
         concurrency=config.concurrency,
         show_progress=show_progress,
+        job_params=config.identity(),
     )
     write_result(config, config.output, labelled, summary)
     return summary

@@ -50,10 +50,12 @@ def label_mc(
     restart: bool = False,
     concurrency: int = 4,
     show_progress: bool = False,
+    job_params: dict[str, Any] | None = None,
 ) -> tuple[list[Trace], dict[str, Any]]:
     """Copies of ``traces`` with ``mc_hard`` and ``mc_soft`` labels from ``policy``, and a summary.
 
     With ``work_dir`` the job is resumable: rerun the same call after a crash and it continues.
+    ``job_params`` (e.g. the policy's options) must also match for a folder to be resumed.
     """
     if rollouts < 1:
         raise ValueError(f"rollouts: expected at least 1, found {rollouts}")
@@ -72,7 +74,7 @@ def label_mc(
             key, lambda: draw(policy, trace.problem, trace.steps[:k], rollouts, derive_seed(seed, "mc", key))
         )
 
-    with Job(work_dir, "mc", params, restart) as job:
+    with Job(work_dir, "mc", {**params, **(job_params or {})}, restart) as job:
         resumed = sum(1 for k in todo if k in job.records)
         job.map(list(todo), work, concurrency, "mc rollouts", show_progress)
         records, at = job.records, job.started_at
@@ -130,6 +132,7 @@ def run_mc(config: MCConfig, show_progress: bool = True) -> dict[str, Any]:
         restart=config.restart,
         concurrency=config.concurrency,
         show_progress=show_progress,
+        job_params=config.identity(),
     )
     write_result(config, config.output, labelled, summary)
     return summary

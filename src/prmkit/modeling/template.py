@@ -79,25 +79,33 @@ class Encoded(BaseModel):
 
 
 def encode_trace(
-    tokenizer: Any, template: StepTemplate, problem: str, steps: Sequence[str], max_length: int | None = None
+    tokenizer: Any,
+    template: StepTemplate,
+    problem: str,
+    steps: Sequence[str],
+    max_length: int | None = None,
+    separator: tuple[list[int], int] | None = None,
 ) -> Encoded:
-    """Tokenize piecewise and record where each step's tag sits.
+    """Tokenize piecewise (one batched tokenizer call) and record where each step's tag sits.
 
     Steps whose tag would fall past ``max_length`` are cut off; callers decide whether that is an error
-    (scoring) or a shorter training example (training).
+    (scoring) or a shorter training example (training). ``separator`` is ``template.separator_ids``,
+    passed in by callers that encode many traces.
     """
-    sep_ids, tag_offset = template.separator_ids(tokenizer)
+    sep_ids, tag_offset = separator or template.separator_ids(tokenizer)
+    prompt = template.prompt_template.replace("{problem}", problem)
+    pieces = tokenizer([prompt, *steps], add_special_tokens=False)["input_ids"]
     ids: list[int] = []
     if template.add_bos and tokenizer.bos_token_id is not None:
         ids.append(tokenizer.bos_token_id)
-    ids += tokenizer.encode(template.prompt_template.replace("{problem}", problem), add_special_tokens=False)
+    ids += pieces[0]
     positions: list[int] = []
-    for step in steps:
-        piece = tokenizer.encode(step, add_special_tokens=False) + sep_ids
-        if max_length is not None and len(ids) + tag_offset + len(piece) - len(sep_ids) >= max_length:
+    for step_ids in pieces[1:]:
+        tag_at = len(ids) + len(step_ids) + tag_offset
+        if max_length is not None and tag_at >= max_length:
             break
-        positions.append(len(ids) + len(piece) - len(sep_ids) + tag_offset)
-        ids += piece
+        positions.append(tag_at)
+        ids += step_ids + sep_ids
     if max_length is not None:
         ids = ids[:max_length]
     return Encoded(input_ids=ids, tag_positions=positions)

@@ -49,7 +49,7 @@ def load_yaml_config(path: str | Path, model: type[C], overrides: dict[str, Any]
     """Read ``path`` as ``model``; ``overrides`` (dotted keys) win over the file, like CLI flags."""
     path = Path(path)
     if not path.exists():
-        raise InputError([Issue(str(path), None, "(file)", "a recipe file", "no such file", "missing")])
+        raise InputError([Issue(str(path), None, "(file)", "a recipe file", "no such file", "missing")], skippable=False)
     text = path.read_text(encoding="utf-8")
     try:
         node = yaml.compose(text)
@@ -57,9 +57,10 @@ def load_yaml_config(path: str | Path, model: type[C], overrides: dict[str, Any]
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark else None
-        raise InputError([Issue(str(path), line, "(yaml)", "valid YAML", str(getattr(err, "problem", err)), "yaml")]) from None
+        issue = Issue(str(path), line, "(yaml)", "valid YAML", str(getattr(err, "problem", err)), "yaml")
+        raise InputError([issue], skippable=False) from None
     if not isinstance(data, dict):
-        raise InputError([Issue(str(path), 1, "(recipe)", "a mapping of settings", short(data), "type")])
+        raise InputError([Issue(str(path), 1, "(recipe)", "a mapping of settings", short(data), "type")], skippable=False)
     for dotted, value in (overrides or {}).items():
         target = data
         *parents, last = dotted.split(".")
@@ -83,4 +84,4 @@ def load_yaml_config(path: str | Path, model: type[C], overrides: dict[str, Any]
                 issues.append(Issue(str(path), line, field, "this setting", "nothing", "missing"))
             else:
                 issues.append(Issue(str(path), line, field, e["msg"].lower(), short(e.get("input")), "type"))
-        raise InputError(issues) from None
+        raise InputError(issues, skippable=False) from None

@@ -30,7 +30,7 @@ class PolicyOptions(_Options):
     url: str | None = None
     """endpoint: base URL of the server, e.g. http://localhost:8000."""
     temperature: float = 1.0
-    """Sampling temperature of hf and endpoint policies (the world policy has its own error rates)."""
+    """Sampling temperature (world: scales the simulated policy's error rates; 1 is its default)."""
     max_new_tokens: int = 256
     """Longest continuation, in tokens, for hf and endpoint policies."""
     step_separator: str = "\n"
@@ -94,6 +94,8 @@ class PolicyOptions(_Options):
                 temperature=self.temperature,
                 max_new_tokens=self.max_new_tokens,
             )
+        if self.policy == "world":
+            return load_policy("world", temperature=self.temperature)
         return load_policy(self.policy)
 
 
@@ -123,8 +125,10 @@ class JudgeOptions(_Options):
             )
         return self
 
-    def build_judge(self) -> Judge:
-        """The judge these options name."""
+    def build_judge(self, seed: int = 0) -> Judge:
+        """The judge these options name; ``seed`` drives a sampled judge (world noise, endpoint sampling)."""
+        if self.judge == "world":
+            return load_judge("world", seed=seed)
         if self.judge != "endpoint":
             return load_judge(self.judge)
         kwargs = {}
@@ -136,5 +140,6 @@ class JudgeOptions(_Options):
             model=self.judge_model,
             temperature=self.judge_temperature,
             concurrency=self.concurrency,
+            seed=seed,
             **kwargs,
         )

@@ -44,5 +44,9 @@ def score(
             trace.drop_labels(prov.source)
         trace.add_labels([Label(score=min(1.0, max(0.0, float(s))), provenance=prov) for s in row])
         if aggregation is not None:
-            trace.metadata["prm_score"] = {"model": scorer.name, "how": aggregation, "value": aggregate(row, aggregation)}
+            trace.metadata["prm_score"] = {
+                "model": scorer.name,
+                "how": aggregation,
+                "value": aggregate(row, aggregation),
+            }
     return list(traces)

@@ -62,7 +62,9 @@ class PrmkitConvention(Convention):
         self.max_length = spec.max_length
 
     def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
-        return encode_trace(self.tokenizer, self.template, problem, steps)
+        if not hasattr(self, "_sep"):
+            self._sep = self.template.separator_ids(self.tokenizer)
+        return encode_trace(self.tokenizer, self.template, problem, steps, separator=self._sep)
 
     def scores(self, rows: Any) -> Any:
         return rows.float().softmax(-1)[:, self.positive].sum(-1)
@@ -76,7 +78,9 @@ class TrlConvention(PrmkitConvention):
 
     def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096, separator: str = "\n"):
         Convention.__init__(self, tokenizer, config, max_length)
-        self.template = StepTemplate(prompt_template="{problem}" + separator, separator=separator, tag=separator)
+        self.template = StepTemplate(
+            prompt_template="{problem}" + separator, separator=separator, tag=separator
+        )
         self.positive = [1]
 
 

@@ -60,7 +60,11 @@ class ModelScorer:
         groups: list[list[int]] = []
         for i in order:
             longest = len(encoded[groups[-1][0]].input_ids) if groups else 0
-            if groups and len(groups[-1]) < self.max_batch and longest * (len(groups[-1]) + 1) <= self.batch_tokens:
+            if (
+                groups
+                and len(groups[-1]) < self.max_batch
+                and longest * (len(groups[-1]) + 1) <= self.batch_tokens
+            ):
                 groups[-1].append(i)
             else:
                 groups.append([i])

@@ -17,7 +17,9 @@ from prmkit.modeling.template import StepTemplate, encode_trace
 IGNORE = -100.0
 
 
-def split_by_problem(traces: Sequence[Trace], dev_fraction: float, seed: int) -> tuple[list[Trace], list[Trace]]:
+def split_by_problem(
+    traces: Sequence[Trace], dev_fraction: float, seed: int
+) -> tuple[list[Trace], list[Trace]]:
     """(train, dev): every trace of a problem lands on the same side, so dev measures unseen problems."""
     problems = sorted({t.problem.id for t in traces})
     random.Random(seed).shuffle(problems)
@@ -62,12 +64,18 @@ def outcome_targets(trace: Trace) -> list[float]:
 
 
 def make_examples(
-    traces: Sequence[Trace], targets: Sequence[list[float]], tokenizer: Any, template: StepTemplate, max_length: int
+    traces: Sequence[Trace],
+    targets: Sequence[list[float]],
+    tokenizer: Any,
+    template: StepTemplate,
+    max_length: int,
 ) -> list[dict[str, Any]]:
     """Encode traces; drop those with no usable target (nothing to learn from)."""
     out = []
+    sep = template.separator_ids(tokenizer)
     for trace, tgt in zip(traces, targets, strict=True):
-        enc = encode_trace(tokenizer, template, trace.problem.text, [s.text for s in trace.steps], max_length)
+        steps = [s.text for s in trace.steps]
+        enc = encode_trace(tokenizer, template, trace.problem.text, steps, max_length, separator=sep)
         kept = tgt[: len(enc.tag_positions)]
         if all(t == IGNORE for t in kept):
             continue
@@ -101,6 +109,6 @@ def lm_examples(traces: Sequence[Trace], tokenizer: Any, max_length: int) -> lis
     out = []
     for t in traces:
         text = t.problem.text + "\n" + "".join(s.text + "\n" for s in t.steps)
-        ids = tokenizer(text).input_ids + [tokenizer.eos_token_id]
+        ids = [*tokenizer(text).input_ids, tokenizer.eos_token_id]
         out.append({"input_ids": ids[:max_length]})
     return out

@@ -37,7 +37,9 @@ def _load(data: str | Path | Sequence[Trace]) -> tuple[list[Trace], str]:
 def _tokenizer(config: PrmConfig | OrmConfig, train: Sequence[Trace], template: StepTemplate) -> Any:
     """The base model's tokenizer (the tag added when it lacks one) or one built on the data."""
     if config.base_model is None:
-        return build_tokenizer(trace_texts(train), extra_tokens=[template.tag] if template.tag.startswith("<") else [])
+        return build_tokenizer(
+            trace_texts(train), extra_tokens=[template.tag] if template.tag.startswith("<") else []
+        )
     tok = load_tokenizer(config.base_model, config.trust_remote_code)
     if template.tag.startswith("<") and template.tag not in tok.get_vocab():
         from tokenizers import AddedToken
@@ -48,7 +50,11 @@ def _tokenizer(config: PrmConfig | OrmConfig, train: Sequence[Trace], template: 
 
 def _soft(traces: Sequence[Trace], source: str) -> bool:
     labels = [lab for t in traces for s in t.steps if (lab := s.label(source)) is not None]
-    return bool(labels) and all(lab.score is not None for lab in labels) and any(lab.rating is None for lab in labels)
+    return (
+        bool(labels)
+        and all(lab.score is not None for lab in labels)
+        and any(lab.rating is None for lab in labels)
+    )
 
 
 def _train_head(
@@ -100,14 +106,24 @@ def _train_head(
             "path": data_name,
             "traces": len(traces),
             "problems": len({t.problem.id for t in traces}),
-            "split": {"by": "problem", "seed": config.seed, "dev_fraction": config.dev_fraction,
-                      "train_traces": len(train), "dev_traces": len(dev),
-                      "train_problems": len({t.problem.id for t in train}),
-                      "dev_problems": len({t.problem.id for t in dev})},
-        },  # fmt: skip
+            "split": {
+                "by": "problem",
+                "seed": config.seed,
+                "dev_fraction": config.dev_fraction,
+                "train_traces": len(train),
+                "dev_traces": len(dev),
+                "train_problems": len({t.problem.id for t in train}),
+                "dev_problems": len({t.problem.id for t in dev}),
+            },
+        },
         metrics={"dev": metrics},
-        training={"config": config.model_dump(mode="json"), "wall_seconds": wall, "cpu_seconds": cpu,
-                  "steps": trainer.state.global_step, "examples": len(examples)},  # fmt: skip
+        training={
+            "config": config.model_dump(mode="json"),
+            "wall_seconds": wall,
+            "cpu_seconds": cpu,
+            "steps": trainer.state.global_step,
+            "examples": len(examples),
+        },
     )
     save_checkpoint(trainer.model, tok, spec, out, card)
     _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
@@ -121,7 +137,9 @@ def _write_logs(history: list[dict[str, Any]], out: Path, title: str) -> None:
     loop.loss_curve(history, out / "loss_curve.png", title)
 
 
-def train_prm(data: str | Path | Sequence[Trace], output_dir: str | Path, config: PrmConfig | None = None) -> dict[str, Any]:
+def train_prm(
+    data: str | Path | Sequence[Trace], output_dir: str | Path, config: PrmConfig | None = None
+) -> dict[str, Any]:
     """Train a PRM on the step labels of ``config.label_source``; returns the dev metrics and timings."""
     config = config or PrmConfig()
     traces, name = _load(data)
@@ -139,7 +157,9 @@ def train_prm(data: str | Path | Sequence[Trace], output_dir: str | Path, config
     return _train_head((traces, name), output_dir, config, "prm", targets, fields, [config.label_source])
 
 
-def train_orm(data: str | Path | Sequence[Trace], output_dir: str | Path, config: OrmConfig | None = None) -> dict[str, Any]:
+def train_orm(
+    data: str | Path | Sequence[Trace], output_dir: str | Path, config: OrmConfig | None = None
+) -> dict[str, Any]:
     """Train the ORM baseline on ``Trace.answer_correct``; returns the dev metrics and timings."""
     config = config or OrmConfig()
     return _train_head(_load(data), output_dir, config, "orm", outcome_targets, {"label_scale": "hard"}, [])

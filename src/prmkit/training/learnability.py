@@ -53,7 +53,10 @@ def evaluate(model_dir: Path, data: dict[str, list[Trace]]) -> dict[str, Any]:
 
     scorer = load_scorer(model_dir)
     threshold = scorer.convention.spec.threshold
-    return {split: first_error_report(data[split], scorer.score(data[split]), threshold) for split in ("test", "heldout")}
+    return {
+        split: first_error_report(data[split], scorer.score(data[split]), threshold)
+        for split in ("test", "heldout")
+    }
 
 
 def curve(runs: dict[str, Path], path: Path, title: str) -> None:
@@ -67,7 +70,7 @@ def curve(runs: dict[str, Path], path: Path, title: str) -> None:
     for ax, (name, run) in zip(axes[0], runs.items(), strict=True):
         logs = [json.loads(line) for line in (run / "training_log.jsonl").read_text().splitlines()]
         evals = [r for r in logs if "eval_first_error_f1" in r]
-        keys = ["eval_first_error_f1"] + sorted({k for r in evals for k in r if k.startswith("eval_f1_")})
+        keys = ["eval_first_error_f1", *sorted({k for r in evals for k in r if k.startswith("eval_f1_")})]
         for key in keys:
             xs = [r["eval_cpu_minutes"] for r in evals if key in r]
             ys = [r[key] for r in evals if key in r]
@@ -97,33 +100,43 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--head-minutes", type=float, default=5.0)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--width", type=int, default=256)
-    ap.add_argument("--runs", default="gold,mc,orm", help="comma list of gold, mc, orm")
+    ap.add_argument("--runs", default="gold,mc,orm", help="comma list of gold, mc, orm ('' = only plot)")
+    ap.add_argument("--eval-traces", type=int, default=600, help="test / held-out traces scored per split")
     ap.add_argument("--rollouts", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     data = world_data(a.out, a.world, a.problems, a.per_problem)
     tiny = TinyConfig(layers=a.layers, width=a.width)
-    common = {"max_minutes": a.head_minutes, "budget_clock": "cpu", "threads": a.threads, "eval_every": 40, "epochs": 20}
+    common = {
+        "max_minutes": a.head_minutes,
+        "budget_clock": "cpu",
+        "threads": a.threads,
+        "eval_every": 50,
+        "dev_fraction": 0.05,
+        "epochs": 20,
+    }
     results: dict[str, Any] = {"args": {k: str(v) for k, v in vars(a).items()}}
     lm = a.out / "lm"
     if not (lm / "model.safetensors").exists():
         results["pretrain"] = pretrain_lm(data["train"], lm, PretrainConfig(
             tiny=tiny, max_minutes=a.pretrain_minutes, budget_clock="cpu", threads=a.threads, epochs=20))  # fmt: skip
-    runs: dict[str, Path] = {}
-    for name in a.runs.split(","):
+    for name in [r for r in a.runs.split(",") if r]:
         run = a.out / name
         if name == "gold":
             results[name] = train_prm(data["train"], run, PrmConfig(base_model=str(lm), **common))
         elif name == "mc":
             traces = mc_labels(a.out, data["train"], a.rollouts)
-            results[name] = train_prm(traces, run, PrmConfig(base_model=str(lm), label_source="mc_hard", **common))
+            results[name] = train_prm(
+                traces, run, PrmConfig(base_model=str(lm), label_source="mc_hard", **common)
+            )
         elif name == "orm":
             results[name] = train_orm(data["train"], run, OrmConfig(base_model=str(lm), **common))
-        results[name]["eval"] = evaluate(run, data)
-        runs[name] = run
-        (a.out / "results.json").write_text(json.dumps(results, indent=2))
-    curve(runs, a.out / "curve.png", f"{a.world} world")
+        results[name]["eval"] = evaluate(run, data, a.eval_traces)
+        (a.out / f"results_{name}.json").write_text(json.dumps(results, indent=2))
+    runs = {n: a.out / n for n in ("gold", "mc", "orm") if (a.out / n / "training_log.jsonl").exists()}
+    if runs:
+        curve(runs, a.out / "curve.png", f"{a.world} world")
     return results
 
 

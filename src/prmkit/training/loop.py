@@ -128,7 +128,16 @@ def step_loss(logits: Any, targets: Any, num_classes: int) -> Any:
     return F.cross_entropy(rows, t.long())
 
 
-def make_trainer(model: Any, args: Any, train: list, collator: Any, num_classes: int, dev: Sequence[Trace], convention: Any, callbacks: list) -> Any:
+def make_trainer(
+    model: Any,
+    args: Any,
+    train: list,
+    collator: Any,
+    num_classes: int,
+    dev: Sequence[Trace],
+    convention: Any,
+    callbacks: list,
+) -> Any:
     """A Trainer whose loss reads step targets and whose evaluation is first-error F1 on dev traces."""
     from transformers import Trainer
 
@@ -159,8 +168,12 @@ def make_trainer(model: Any, args: Any, train: list, collator: Any, num_classes:
             return metrics
 
     return StepTrainer(
-        model=model, args=args, train_dataset=train, eval_dataset=train[:1] if dev else None,
-        data_collator=collator, callbacks=callbacks,
+        model=model,
+        args=args,
+        train_dataset=train,
+        eval_dataset=train[:1] if dev else None,
+        data_collator=collator,
+        callbacks=callbacks,
     )
 
 

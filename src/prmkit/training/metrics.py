@@ -25,7 +25,10 @@ def first_error_kind(trace: Trace, source: str = "gold") -> str | None:
 
 
 def first_error_report(
-    traces: Sequence[Trace], scores: Sequence[Sequence[float]], threshold: float | None = None, source: str = "gold"
+    traces: Sequence[Trace],
+    scores: Sequence[Sequence[float]],
+    threshold: float | None = None,
+    source: str = "gold",
 ) -> dict[str, Any]:
     """Overall and per-kind first-error metrics; the threshold is tuned on these traces when None."""
     gold = [t.first_error(source) for t in traces]

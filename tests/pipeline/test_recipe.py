@@ -1,0 +1,81 @@
+"""Recipe mistakes are caught before any work starts, each with its line and what was expected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from prmkit.cli import app
+from prmkit.core.errors import InputError
+from prmkit.pipeline import load_recipe
+from prmkit.pipeline.stages import plan
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "recipe.yaml"
+    path.write_text(text)
+    return path
+
+
+def errors(tmp_path: Path, text: str) -> str:
+    with pytest.raises(InputError) as err:
+        load_recipe(write(tmp_path, text))
+    return str(err.value)
+
+
+def test_shipped_recipes_are_valid():
+    recipe = load_recipe(REPO / "recipes" / "world.yaml")
+    names = [s.name for s in plan(recipe)]
+    assert names[:2] == ["problems", "mc"] and "eval-prm-gold" in names and names[-1] == "eval-orm"
+
+
+def test_unknown_key_suggests_the_closest(tmp_path):
+    msg = errors(tmp_path, "name: x\nlabels:\n  rolouts: 8\n")
+    assert f"{tmp_path / 'recipe.yaml'}:3: labels.rolouts: expected a known setting (did you mean 'rollouts'?)" in msg
+
+
+def test_wrong_type_names_line_field_and_value(tmp_path):
+    msg = errors(tmp_path, "problems:\n  n: many\n")
+    assert "recipe.yaml:2: problems.n: expected input should be a valid integer" in msg and "'many'" in msg
+
+
+def test_nested_command_config_is_checked(tmp_path):
+    msg = errors(tmp_path, "train:\n  prm:\n    separator: comma\n")
+    assert "recipe.yaml:3: train.prm.separator: expected input should be 'token', 'ki', 'extra_0' or 'newline'" in msg
+
+
+def test_every_mistake_at_once(tmp_path):
+    msg = errors(tmp_path, "problems:\n  n: 1\nlabels:\n  rollouts: 0\nbogus: 1\n")
+    assert "3 problem(s)" in msg
+    assert "problems.n" in msg and "labels.rollouts" in msg and "recipe.yaml:5: bogus" in msg
+
+
+def test_missing_files(tmp_path):
+    msg = errors(tmp_path, "problems:\n  source: nowhere.jsonl\n")
+    assert "problems file 'nowhere.jsonl' does not exist" in msg
+    with pytest.raises(InputError, match="no such file"):
+        load_recipe(tmp_path / "absent.yaml")
+
+
+def test_bad_yaml_points_at_the_line(tmp_path):
+    msg = errors(tmp_path, "name: x\nlabels: [a\n")
+    assert "recipe.yaml:3: (yaml): expected valid YAML" in msg
+
+
+def test_sources_the_recipe_does_not_make(tmp_path):
+    msg = errors(tmp_path, "labels:\n  methods: [mc]\ntrain:\n  prm_sources: [judge]\n")
+    assert "train.prm_sources ['judge'] are not made by this recipe" in msg
+
+
+def test_cli_check_lists_stages_and_errors_exit_2(tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(app, ["run", str(REPO / "recipes" / "world.yaml"), "--check"])
+    assert ok.exit_code == 0, ok.output
+    assert "prm-mc_hard" in ok.output and "reads pretrain, judge" in ok.output
+    bad = runner.invoke(app, ["run", str(write(tmp_path, "labels:\n  rolouts: 8\n")), "--check"])
+    assert bad.exit_code == 2
+    assert "did you mean 'rollouts'" in bad.output
