@@ -4,14 +4,14 @@ Serves a PRM checkpoint (by default a randomly initialised tiny prmkit PRM built
 real tokenizer, untrained weights, so the forward-pass cost is real) with uvicorn on loopback, twice:
 ``batching=True`` and ``batching=False``. Closed-loop clients (each sends its next request when the
 previous answer arrives, one world trace per request) run at 1, 8 and 32 concurrent clients for a fixed
-time, from a separate process. Prints requests/second and p50/p99 latency for each, and the batched/unbatched ratio.
+time, from separate processes. Prints requests/second and p50/p99 latency for each, and the batched/unbatched ratio.
 
 A second section serves a *simulated accelerator*: a scorer whose forward pass costs a fixed
-``--simulated-ms`` whatever the batch size (roughly what a GPU does with small batches; on a CPU a real
+``--simulated-ms`` (20 and 100 ms by default) whatever the batch size (roughly what a GPU does with small batches; on a CPU a real
 model's cost grows with the batch, so batching mainly saves per-call overhead there). It shows what the
 server's batching machinery itself delivers; it is labelled as a simulation in the output.
 
-    python bench/bench_serving.py [--model CHECKPOINT] [--seconds 4] [--simulated-ms 20] [--out results.json]
+    python bench/bench_serving.py [--model CHECKPOINT] [--seconds 4] [--simulated-ms 20,100] [--out results.json]
 
 The server and the clients share this process and the machine's cores, so absolute numbers are
 noisy on a shared machine; the ratio is what this benchmark is for.
@@ -106,8 +106,8 @@ def serving(app):
         thread.join(timeout=30)
 
 
-async def load(url: str, clients: int, seconds: float, bodies: list[dict]) -> dict:
-    """Closed-loop load: ``clients`` tasks send requests back to back for ``seconds``."""
+async def load(url: str, clients: int, seconds: float, bodies: list[dict], offset: int = 0) -> dict:
+    """Closed-loop load: ``clients`` tasks send requests back to back for ``seconds``; raw latencies."""
     latencies: list[float] = []
     errors = 0
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -129,44 +129,53 @@ async def load(url: str, clients: int, seconds: float, bodies: list[dict]) -> di
 
         started = time.perf_counter()  # after the client exists: its TLS setup can take a second
         stop = started + seconds
-        await asyncio.gather(*(one(k) for k in range(clients)))
+        await asyncio.gather(*(one(offset + k) for k in range(clients)))
         wall = time.perf_counter() - started
+    return {"latencies": latencies, "errors": errors, "wall": wall}
+
+
+def load_elsewhere(pool, procs: int, url: str, clients: int, seconds: float, bodies: list[dict]) -> dict:
+    """Run the clients in ``procs`` other processes, so client-side HTTP work (httpx is CPU-hungry) does
+    not share the server's interpreter nor cap the load one client process can generate."""
+    procs = max(1, min(procs, clients))
+    shares = [clients // procs + (k < clients % procs) for k in range(procs)]
+    futures = [
+        pool.submit(_load_sync, url, n, seconds, bodies, sum(shares[:k])) for k, n in enumerate(shares)
+    ]
+    parts = [f.result() for f in futures]
+    latencies = [x for p in parts for x in p["latencies"]]
+    errors = sum(p["errors"] for p in parts)
     if not latencies:
         raise RuntimeError(f"no request succeeded in {seconds} s ({errors} errors)")
     q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [latencies[0]] * 99
     return {
         "requests": len(latencies),
         "errors": errors,
-        "rps": len(latencies) / wall,
+        "rps": len(latencies) / max(p["wall"] for p in parts),
         "p50_ms": 1000 * statistics.median(latencies),
         "p99_ms": 1000 * q[98],
     }
 
 
-def load_elsewhere(pool, url: str, clients: int, seconds: float, bodies: list[dict]) -> dict:
-    """Run the clients in another process, so their HTTP work does not share the server's interpreter."""
-    return pool.submit(_load_sync, url, clients, seconds, bodies).result()
+def _load_sync(url: str, clients: int, seconds: float, bodies: list[dict], offset: int) -> dict:
+    return asyncio.run(load(url, clients, seconds, bodies, offset))
 
 
-def _load_sync(url: str, clients: int, seconds: float, bodies: list[dict]) -> dict:
-    return asyncio.run(load(url, clients, seconds, bodies))
-
-
-def run_section(scorer, clients: list[int], seconds: float, bodies: list[dict]) -> dict:
+def run_section(scorer, clients: list[int], seconds: float, bodies: list[dict], procs: int) -> dict:
     from prmkit.serving.config import ServerConfig
     from prmkit.serving.reward_server import create_app
 
     results = {}
     spawn = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+    with concurrent.futures.ProcessPoolExecutor(max_workers=procs, mp_context=spawn) as pool:
         for batching in (True, False):
             app = create_app(scorer, ServerConfig(batching=batching, max_wait_ms=2.0, max_batch_traces=64))
             with serving(app) as url:
-                load_elsewhere(pool, url, 4, 1.0, bodies)  # warm-up
+                load_elsewhere(pool, procs, url, 2 * procs, 1.0, bodies)  # warm-up (starts every worker)
                 for c in clients:
                     stats = app.state.batcher.stats
                     before = (stats.traces, stats.batches)
-                    results[(batching, c)] = load_elsewhere(pool, url, c, seconds, bodies)
+                    results[(batching, c)] = load_elsewhere(pool, procs, url, c, seconds, bodies)
                     done = (stats.traces - before[0], stats.batches - before[1])
                     results[(batching, c)]["mean_batch"] = done[0] / max(1, done[1])
     return results
@@ -202,10 +211,11 @@ def main() -> None:
     parser.add_argument("--no-model", action="store_true", help="run only the simulated section")
     parser.add_argument("--seconds", type=float, default=4.0, help="load time per (mode, concurrency)")
     parser.add_argument("--clients", default="1,8,32")
-    parser.add_argument("--simulated-ms", type=float, default=20.0, help="0 skips the simulated section")
+    parser.add_argument("--simulated-ms", default="20,100", help="forward-pass costs to simulate ('' skips)")
     parser.add_argument(
         "--threads", type=int, default=1, help="torch CPU threads (1 is steadiest when shared)"
     )
+    parser.add_argument("--client-procs", type=int, default=4, help="processes the clients are spread over")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -217,11 +227,16 @@ def main() -> None:
             model = args.model or random_prm(Path(tmp) / "prm")
             name = args.model or "random tiny prmkit PRM (2 layers, width 64)"
             title = f"PRM on CPU: {name}, {args.threads} torch thread(s)"
-            rows += report(title, run_section(load_scorer(model), clients, args.seconds, bodies), clients)
-    if args.simulated_ms > 0:
-        sim = FixedCostScorer(args.simulated_ms)
-        title = f"SIMULATED accelerator: {args.simulated_ms:g} ms per forward pass, any batch size"
-        rows += report(title, run_section(sim, clients, args.seconds, bodies), clients)
+            rows += report(
+                title,
+                run_section(load_scorer(model), clients, args.seconds, bodies, args.client_procs),
+                clients,
+            )
+    for ms in [float(x) for x in args.simulated_ms.split(",") if x]:
+        title = f"SIMULATED accelerator: {ms:g} ms per forward pass, any batch size"
+        rows += report(
+            title, run_section(FixedCostScorer(ms), clients, args.seconds, bodies, args.client_procs), clients
+        )
     if args.out:
         args.out.write_text(json.dumps(rows, indent=2))
 

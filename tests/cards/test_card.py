@@ -9,7 +9,6 @@ import json
 import re
 
 import numpy as np
-import pytest
 
 from prmkit.cards.card import card_for_scorer, full_card
 from prmkit.cards.process_card import ProcessCard, read_process_card, summarize_sources, write_process_card
@@ -55,7 +54,7 @@ def training_card(tmp_path):
         base_model="tiny-world-lm",
         model={
             "kind": "prm",
-            "template": {"separator": "<step>\n", "tag": "<step>"},
+            "template": {"prompt_template": "{problem}\n", "separator": "<step>\n", "tag": "<step>"},
             "tag_id": 7,
             "num_labels": 2,
             "positive_labels": [1],
@@ -82,13 +81,12 @@ def check_filled(readme: str, saved: dict) -> None:
     body = readme.split("\n## ")
     assert all(len(part.strip().splitlines()) > 1 for part in body[1:]), "a section is empty"
     assert "not recorded" not in readme and "No audit" not in readme and "Not evaluated" not in readme
-    for key in ("process", "evaluation", "audits", "not_tested", "plots", "labels", "data", "base_model"):
+    for key in ("process", "base", "evaluation", "audits", "not_tested", "plots", "labels", "data"):
         assert saved[key], f"card section {key!r} is empty"
     assert all(v is not None for v in saved["audits"].values())
     assert all(v is not None for k, v in saved["process"].items() if k != "classes")
 
 
-@pytest.mark.slow  # ~10 plots; 5-15 s on a shared 2-core machine
 def test_card_every_section_measured(tmp_path):
     training_card(tmp_path)
     readme_path = card_for_scorer(

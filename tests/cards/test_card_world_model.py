@@ -30,7 +30,7 @@ def world_models(tmp_path_factory):
     from prmkit.training import OrmConfig, PrmConfig, train_orm, train_prm
 
     root = tmp_path_factory.mktemp("world_models")
-    train = world_traces(60, 8, seed=11, split="train")
+    train = world_traces(40, 8, seed=11, split="train")
     common = {"tiny": TinyConfig(layers=1, width=64, heads=2, max_length=256), "epochs": 4, "lr": 3e-3}
     common |= {"eval_every": 25, "resume": False, "max_minutes": TRAIN_MINUTES}
     train_prm(train, root / "prm", PrmConfig(**common))
@@ -54,11 +54,23 @@ def test_audits_run_on_real_prm_and_orm(world_models):
 
 def test_card_cli_for_world_prm(world_models):
     prm, orm = world_models / "prm", world_models / "orm"
-    args = ["card", str(prm), "--orm", str(orm), "--problems", "12", "--per-problem", "8"]
-    result = CliRunner().invoke(app, [*args, "--heldout-problems", "6", "--bootstrap", "200"])
+    args = [
+        "card",
+        str(prm),
+        "--orm",
+        str(orm),
+        "--problems",
+        "6",
+        "--per-problem",
+        "8",
+        "--heldout-problems",
+        "3",
+    ]
+    result = CliRunner().invoke(app, [*args, "--beam-problems", "2", "--bootstrap", "200"])
     assert result.exit_code == 0, result.output
     readme = (prm / "README.md").read_text()
     saved = json.loads((prm / "process_card.json").read_text())
     check_filled(readme, saved)
     assert saved["evaluation"]["bon"]["orm"] is not None and "| orm |" in readme
     assert saved["labels"][0]["source"] == "gold" and saved["labels"][0]["steps"] > 0
+    assert saved["base"]["from_scratch"] is True and saved["base"]["architecture"]["layers"] == 1

@@ -22,7 +22,9 @@ from prmkit.core.files import JsonlAppender
 
 
 def traces() -> list[Trace]:
-    prov = Provenance.now("mc_soft", "world-policy", params={"rollouts": 8, "nested": {"a": [1, 2]}}, version="1")
+    prov = Provenance.now(
+        "mc_soft", "world-policy", params={"rollouts": 8, "nested": {"a": [1, 2]}}, version="1"
+    )
     p = Problem(id="p", text="Q", answer="7", source="world", metadata={"ops": 2})
     return [
         Trace(
@@ -76,7 +78,9 @@ def test_bad_records_are_located_and_all_collected(tmp_path):
 def test_wrong_encoding_and_lfs_pointer(tmp_path):
     enc = tmp_path / "latin.jsonl"
     enc.write_bytes(b'{"id": "caf\xe9"}\n')
-    with pytest.raises(InputError, match=r"latin.jsonl:1: \(encoding\): expected UTF-8 text, found byte 0xe9"):
+    with pytest.raises(
+        InputError, match=r"latin.jsonl:1: \(encoding\): expected UTF-8 text, found byte 0xe9"
+    ):
         read_traces(enc)
     lfs = tmp_path / "phase2_train.jsonl"
     lfs.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 1\n")

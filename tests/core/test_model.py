@@ -8,7 +8,9 @@ from prmkit.core import Label, Problem, Provenance, Registry, Step, Trace, Unkno
 P = Problem(id="p1", text="2 + 3?", answer="5")
 
 
-def lab(method: str, rating: int | None = None, score: float | None = None, actor: str | None = None) -> Label:
+def lab(
+    method: str, rating: int | None = None, score: float | None = None, actor: str | None = None
+) -> Label:
     return Label(rating=rating, score=score, provenance=Provenance(method=method, actor=actor))
 
 

@@ -83,7 +83,6 @@ def test_calibration_and_length_hand_computed():
     assert lb["score_slope_valid_only"] < 0 and lb["gold_valid_slope"] == 0.0  # prod falls with length
 
 
-@pytest.mark.slow  # six matplotlib figures: 3-15 s on a shared 2-core machine
 def test_run_audits_writes_json_and_plots(world_traces, tmp_path):
     report = run_audits(
         world_traces, orm_like(world_traces), max_n=8, draws=4, out_dir=tmp_path, scorer_name="orm"

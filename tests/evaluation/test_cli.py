@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from typer.testing import CliRunner
 
 from prmkit.cli import app
@@ -53,7 +52,6 @@ def test_eval_processbench_cli_with_world_judge(tmp_path):
     assert 0.0 <= saved["f1"] <= 1.0
 
 
-@pytest.mark.slow  # seven matplotlib figures: 3-15 s on a shared 2-core machine
 def test_eval_bon_and_audit_cli(tmp_path):
     path = scored_world_file(tmp_path)
     result = runner.invoke(

@@ -29,5 +29,5 @@ def test_kept_rollouts_are_labelled_traces_that_agree_with_gold(traces, fe_accur
     assert {k.metadata["rollout_of"] for k in kept} <= {t.id for t in traces[:90]}
     gold = gold_label([k.model_copy(deep=True) for k in kept])
     acc = fe_accuracy(gold, "binary_search")
-    # measured 0.86 (0.76 with an earlier world): a rollout inherits its source trace's search result, and lucky right answers pass as +1
-    assert acc >= 0.7, acc
+    # measured 0.863 on world-1: a rollout inherits its source trace's search result, and lucky right answers pass as +1
+    assert acc >= 0.8, acc

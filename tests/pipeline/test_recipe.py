@@ -35,7 +35,10 @@ def test_shipped_recipes_are_valid():
 
 def test_unknown_key_suggests_the_closest(tmp_path):
     msg = errors(tmp_path, "name: x\nlabels:\n  rolouts: 8\n")
-    assert f"{tmp_path / 'recipe.yaml'}:3: labels.rolouts: expected a known setting (did you mean 'rollouts'?)" in msg
+    assert (
+        f"{tmp_path / 'recipe.yaml'}:3: labels.rolouts: expected a known setting (did you mean 'rollouts'?)"
+        in msg
+    )
 
 
 def test_wrong_type_names_line_field_and_value(tmp_path):
@@ -45,7 +48,10 @@ def test_wrong_type_names_line_field_and_value(tmp_path):
 
 def test_nested_command_config_is_checked(tmp_path):
     msg = errors(tmp_path, "train:\n  prm:\n    separator: comma\n")
-    assert "recipe.yaml:3: train.prm.separator: expected input should be 'token', 'ki', 'extra_0' or 'newline'" in msg
+    assert (
+        "recipe.yaml:3: train.prm.separator: expected input should be 'token', 'ki', 'extra_0' or 'newline'"
+        in msg
+    )
 
 
 def test_every_mistake_at_once(tmp_path):

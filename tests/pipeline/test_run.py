@@ -58,7 +58,13 @@ def test_cut_down_recipe_survives_a_kill(tmp_path):
     ref_recipe.write_text(RECIPE.format(out=tmp_path / "ref"))
     result = run(ref_recipe)
     report = result.report_md.read_text()
-    for section in ("What this run shows", "Labels against gold", "Failure-mode audits", "Process cards", "Where the time went"):
+    for section in (
+        "What this run shows",
+        "Labels against gold",
+        "Failure-mode audits",
+        "Process cards",
+        "Where the time went",
+    ):
         assert f"## {section}" in report
     assert (tmp_path / "ref" / "report.html").exists()
     card = next((tmp_path / "ref" / "stages").glob("eval-prm-gold-*/model/README.md"))
@@ -77,7 +83,9 @@ def test_cut_down_recipe_survives_a_kill(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     started = list(out.glob("stages/pretrain-*"))
-    assert started and not (started[0] / "DONE.json").exists(), "the kill should land inside the pretrain stage"
+    assert started and not (started[0] / "DONE.json").exists(), (
+        "the kill should land inside the pretrain stage"
+    )
     assert (out / "stages").is_dir() and list(out.glob("stages/mc-*/DONE.json"))
 
     resumed = run(recipe)

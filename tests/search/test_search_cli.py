@@ -70,5 +70,5 @@ def test_unknown_aggregation_is_named(problem_file: Path, tmp_path: Path) -> Non
             "mni",
         ],
     )
-    assert result.exit_code != 0
-    assert "Did you mean 'min'" in str(result.exception)
+    assert result.exit_code == 2
+    assert "Did you mean 'min'" in result.output

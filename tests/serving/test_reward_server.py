@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import httpx
+import pytest
 
 from prmkit.scoring.aggregate import aggregate
+from prmkit.serving.remote import RemoteScorer, RemoteScoringError
 from prmkit.serving.reward_server import ServerConfig, create_app
 from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server
@@ -128,3 +131,15 @@ def test_get_reward_and_pooling_shapes() -> None:
         assert item["object"] == "pooling" and item["index"] == 0
         assert [pair[1] for pair in item["data"]] == expected
         assert all(abs(sum(pair) - 1.0) < 1e-9 for pair in item["data"])
+
+
+def test_remote_scorer_retries_busy_server_and_raises_4xx() -> None:
+    config = ServerConfig(max_queue_traces=1, max_wait_ms=0, max_steps_per_trace=3)
+    with run_server(create_app(HashScorer(delay=0.05), config)) as url:
+        remote = RemoteScorer(url, retries=20)
+        traces = [make_trace(f"p{k}", [f"s{k}"]) for k in range(6)]
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            rows = list(pool.map(lambda t: remote.score([t])[0], traces))
+        assert rows == [HashScorer().score([t])[0] for t in traces]  # every 503 was retried to success
+        with pytest.raises(RemoteScoringError, match="--max-steps-per-trace"):
+            remote.score([make_trace("p", list("abcd"))])

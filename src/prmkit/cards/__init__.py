@@ -6,6 +6,8 @@ and provenance, base model, data and split, dev metrics). Other areas extend the
 evaluation results) by adding fields, never by changing these.
 
 - ``process_card.py``  ProcessCard, LabelSourceSummary, summarize_sources, write/read
+- ``card.py``          the full card (``prmkit card MODEL``): measures the model on fresh world data
+- ``render.py``        Markdown rendering: the card's README.md, which is also the HF model card
 """
 
 from prmkit.cards.process_card import (

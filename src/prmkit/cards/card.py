@@ -61,6 +61,18 @@ def process_section(base: ProcessCard) -> dict[str, Any]:
     }
 
 
+def base_section(base: ProcessCard) -> dict[str, Any]:
+    """The base model, or the from-scratch architecture when there was none."""
+    config = base.training.get("config", {}) if isinstance(base.training, dict) else {}
+    if base.base_model:
+        return {"base_model": base.base_model, "from_scratch": False}
+    return {
+        "base_model": "none: trained from scratch",
+        "from_scratch": True,
+        "architecture": config.get("tiny"),
+    }
+
+
 def _is_world(base: ProcessCard) -> bool:
     blob = json.dumps(base.model_dump(mode="json"), default=str)
     return "world" in blob
@@ -99,6 +111,7 @@ def full_card(base: ProcessCard, evaluation: dict[str, Any] | None, eval_dir: st
     card = base.model_copy(deep=True)
     extra: dict[str, Any] = {
         "process": process_section(base),
+        "base": base_section(base),
         "evaluation": None
         if evaluation is None
         else {k: evaluation[k] for k in ("data", "first_error", "bon", "scorer")}
@@ -181,13 +194,15 @@ def card(
     problems: int = 48,
     per_problem: int = 32,
     heldout_problems: int = 24,
+    beam_problems: int = 12,
     bootstrap: int = 1000,
     seed: int = 1234,
 ) -> Path:
     """Write the full process card (JSON + README.md with plots) for a checkpoint: ``prmkit card MODEL``.
 
     The model is measured on fresh world data (``problems`` test problems x ``per_problem`` samples
-    for best-of-N and the audits, ``heldout_problems`` longer ones for first-error generalisation);
+    for best-of-N and the audits, ``heldout_problems`` longer ones for first-error generalisation,
+    ``beam_problems`` solved by beam search at budgets 4 and 16 for the beam-search gaming audit);
     results already in ``MODEL/card/`` are reused unless ``refresh``. ``orm`` adds an ORM checkpoint as
     the best-of-N baseline; ``processbench`` files add a real first-error evaluation at the world-tuned
     threshold. Returns the README path.
@@ -197,6 +212,7 @@ def card(
     scorer = load_scorer(model)
     orm_scorer = load_scorer(orm) if orm is not None else None
     world = {"problems": problems, "per_problem": per_problem, "heldout_problems": heldout_problems}
+    world |= {"beam_problems": beam_problems}
     return card_for_scorer(
         model, scorer, out, refresh, orm_scorer, processbench, bootstrap=bootstrap, seed=seed, **world
     )

@@ -121,7 +121,8 @@ def model_md(card: ProcessCard) -> str:
     parts = [
         "## Base model, training data and split",
         "",
-        f"Base model: `{card.base_model or 'trained from scratch'}`",
+        f"Base model: `{card.base['base_model']}`"
+        + (f", architecture {_code(card.base['architecture'])}" if card.base.get("architecture") else ""),
         "",
     ]
     parts += [

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from prmkit.cli.common import console
+from prmkit.cli.common import console, fail
 
 eval_app = typer.Typer(
     name="eval",
@@ -52,7 +52,10 @@ def processbench_cmd(
     """First-error detection: acc_error, acc_correct, F1 per subset; headline = plain mean of subset F1s."""
     from prmkit.evaluation.processbench import eval_processbench
 
-    result = eval_processbench(files, model, judge, source, threshold, dev or None, gold_source, out)
+    try:
+        result = eval_processbench(files, model, judge, source, threshold, dev or None, gold_source, out)
+    except ValueError as err:  # e.g. a trace longer than the model takes, or no gold in a file
+        fail(str(err))
     console.print(result.table(), markup=False, highlight=False)
     console.print(f"threshold: {result.threshold} ({result.threshold_from})")
 
@@ -134,6 +137,9 @@ def card_cmd(
     heldout_problems: int = typer.Option(
         24, "--heldout-problems", help="Longer held-out problems for first-error."
     ),
+    beam_problems: int = typer.Option(
+        12, "--beam-problems", help="Problems solved by beam search (gaming audit); 0 skips it."
+    ),
     bootstrap: int = typer.Option(1000, "--bootstrap"),
     seed: int = typer.Option(1234, "--seed"),
 ) -> None:
@@ -143,14 +149,15 @@ def card_cmd(
     readme = card(
         model,
         out,
-        refresh,
-        orm,
-        processbench or None,
-        problems,
-        per_problem,
-        heldout_problems,
-        bootstrap,
-        seed,
+        refresh=refresh,
+        orm=orm,
+        processbench=processbench or None,
+        problems=problems,
+        per_problem=per_problem,
+        heldout_problems=heldout_problems,
+        beam_problems=beam_problems,
+        bootstrap=bootstrap,
+        seed=seed,
     )
     console.print(f"wrote {readme}")
 

@@ -11,8 +11,12 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
         recipe: Path = typer.Argument(..., help="Recipe YAML (see recipes/world.yaml)."),
-        output_dir: Path | None = typer.Option(None, "--output-dir", "-o", help="Override the recipe's output_dir."),
-        check: bool = typer.Option(False, "--check", help="Validate the recipe and list its stages, run nothing."),
+        output_dir: Path | None = typer.Option(
+            None, "--output-dir", "-o", help="Override the recipe's output_dir."
+        ),
+        check: bool = typer.Option(
+            False, "--check", help="Validate the recipe and list its stages, run nothing."
+        ),
     ) -> None:
         """Run problems -> traces -> labels -> PRMs/ORM -> evaluation -> audits -> cards -> report."""
         from prmkit.pipeline import load_recipe, run

@@ -29,7 +29,9 @@ def _parse_records(path: Path, kind: type[M], skip_invalid: bool, report: SkipRe
         if isinstance(rec, Issue):
             found = [rec]
         elif not isinstance(rec, dict):
-            found = [Issue(str(path), lineno, "(record)", f"a JSON object ({kind.__name__})", short(rec), "type")]
+            found = [
+                Issue(str(path), lineno, "(record)", f"a JSON object ({kind.__name__})", short(rec), "type")
+            ]
         else:
             try:
                 out.append(kind.model_validate(rec))
@@ -45,7 +47,9 @@ def _parse_records(path: Path, kind: type[M], skip_invalid: bool, report: SkipRe
     return out
 
 
-def read_traces(path: str | Path, skip_invalid: bool = False, report: SkipReport | None = None) -> list[Trace]:
+def read_traces(
+    path: str | Path, skip_invalid: bool = False, report: SkipReport | None = None
+) -> list[Trace]:
     """Read a prmkit trace file (``.jsonl`` or ``.parquet``)."""
     path = Path(path)
     if path.suffix == ".parquet":
@@ -53,7 +57,9 @@ def read_traces(path: str | Path, skip_invalid: bool = False, report: SkipReport
     return _parse_records(path, Trace, skip_invalid, report)
 
 
-def read_problems(path: str | Path, skip_invalid: bool = False, report: SkipReport | None = None) -> list[Problem]:
+def read_problems(
+    path: str | Path, skip_invalid: bool = False, report: SkipReport | None = None
+) -> list[Problem]:
     """Read a prmkit problem file (JSONL); a trace file is accepted too and yields its distinct problems."""
     path = Path(path)
     first = next((rec for _, rec in iter_json_records(path) if isinstance(rec, dict)), None)
@@ -91,7 +97,9 @@ _JSON_FIELDS = ("metadata", "params")
 def _encode(obj: Any) -> Any:
     """Replace free-form dict fields by JSON strings, recursively, so Arrow sees one schema."""
     if isinstance(obj, dict):
-        return {k: json.dumps(v, ensure_ascii=False) if k in _JSON_FIELDS else _encode(v) for k, v in obj.items()}
+        return {
+            k: json.dumps(v, ensure_ascii=False) if k in _JSON_FIELDS else _encode(v) for k, v in obj.items()
+        }
     if isinstance(obj, list):
         return [_encode(v) for v in obj]
     return obj
@@ -99,7 +107,10 @@ def _encode(obj: Any) -> Any:
 
 def _decode(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {k: json.loads(v) if k in _JSON_FIELDS and isinstance(v, str) else _decode(v) for k, v in obj.items()}
+        return {
+            k: json.loads(v) if k in _JSON_FIELDS and isinstance(v, str) else _decode(v)
+            for k, v in obj.items()
+        }
     if isinstance(obj, list):
         return [_decode(v) for v in obj]
     return obj
@@ -115,7 +126,12 @@ def _features():  # imported lazily: `datasets` is slow to import
         "version": Value("string"),
         "created_at": Value("string"),
     }
-    label = {"rating": Value("int8"), "score": Value("float64"), "provenance": provenance, "metadata": Value("string")}
+    label = {
+        "rating": Value("int8"),
+        "score": Value("float64"),
+        "provenance": provenance,
+        "metadata": Value("string"),
+    }
     step = {"text": Value("string"), "kind": Value("string"), "labels": [label], "metadata": Value("string")}
     problem = {
         "id": Value("string"),

@@ -66,7 +66,9 @@ def short(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def issues_from_validation(err: ValidationError, file: str, line: int | None, prefix: str = "") -> list[Issue]:
+def issues_from_validation(
+    err: ValidationError, file: str, line: int | None, prefix: str = ""
+) -> list[Issue]:
     """Turn a pydantic error into located issues, one per failing field."""
     out = []
     for e in err.errors():

@@ -24,7 +24,16 @@ def check_not_lfs_pointer(path: Path, head: bytes) -> None:
     """Fail clearly on a Git LFS pointer, which is what a clone without LFS leaves in place of data."""
     if head.startswith(LFS_MAGIC.encode()):
         raise InputError(
-            [Issue(str(path), 1, "(file)", "data", "a Git LFS pointer; run `git lfs pull` to fetch the file", "lfs")]
+            [
+                Issue(
+                    str(path),
+                    1,
+                    "(file)",
+                    "data",
+                    "a Git LFS pointer; run `git lfs pull` to fetch the file",
+                    "lfs",
+                )
+            ]
         )
 
 
@@ -41,7 +50,10 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
-        yield line, Issue(str(path), line, "(encoding)", "UTF-8 text", f"byte {raw[err.start]:#04x}", "encoding")
+        yield (
+            line,
+            Issue(str(path), line, "(encoding)", "UTF-8 text", f"byte {raw[err.start]:#04x}", "encoding"),
+        )
         return
     if text.lstrip().startswith("["):
         try:
@@ -58,7 +70,17 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
         try:
             yield lineno, json.loads(line)
         except json.JSONDecodeError as err:
-            yield lineno, Issue(str(path), lineno, "(json)", "one JSON object per line", f"{err.msg}: {short(line, 40)}", "json")
+            yield (
+                lineno,
+                Issue(
+                    str(path),
+                    lineno,
+                    "(json)",
+                    "one JSON object per line",
+                    f"{err.msg}: {short(line, 40)}",
+                    "json",
+                ),
+            )
 
 
 @contextlib.contextmanager
@@ -68,7 +90,9 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding, newline="" if "b" not in mode else None) as fh:
+        with os.fdopen(
+            fd, mode, encoding=None if "b" in mode else encoding, newline="" if "b" not in mode else None
+        ) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
@@ -105,7 +129,9 @@ class JsonlAppender:
         """Everything appended so far (read back from disk)."""
         if not self.path.exists():
             return []
-        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").split("\n") if line.strip()]
+        return [
+            json.loads(line) for line in self.path.read_text(encoding="utf-8").split("\n") if line.strip()
+        ]
 
     def append(self, record: Any) -> None:
         self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")

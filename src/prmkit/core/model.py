@@ -63,7 +63,9 @@ class Label(_Model):
     @model_validator(mode="after")
     def _has_a_value(self) -> Label:
         if self.rating is None and self.score is None:
-            raise ValueError("a label needs a rating (-1, 0, 1) or a score in [0, 1]; an unlabelled step has no Label")
+            raise ValueError(
+                "a label needs a rating (-1, 0, 1) or a score in [0, 1]; an unlabelled step has no Label"
+            )
         return self
 
     def verdict(self, threshold: float = 0.5) -> int:

@@ -44,7 +44,9 @@ class Registry(Generic[T]):
         if name not in self._targets:
             close = difflib.get_close_matches(name, self._targets, n=3, cutoff=0.5)
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            raise UnknownNameError(f"unknown {self.kind} {name!r}.{hint} Known: {', '.join(sorted(self._targets))}.")
+            raise UnknownNameError(
+                f"unknown {self.kind} {name!r}.{hint} Known: {', '.join(sorted(self._targets))}."
+            )
         target = self._targets[name]
         if isinstance(target, str):
             module, _, attr = target.partition(":")

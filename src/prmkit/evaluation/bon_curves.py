@@ -189,6 +189,43 @@ def bon_curves(
     ``orm_scores`` are per-step lists like any scorer's; the last step's score is the ORM's verdict.
     N runs up to the smallest pool (problems with fewer than ``max_n`` samples cap the curve).
     """
+    methods, trace_scores = method_scores(traces, prm_scores, orm_scores, aggregations, vote_aggregation)
+    pools = build_pools(traces, trace_scores)
+    if not pools:
+        raise ValueError("no traces to evaluate")
+    smallest = min(p.size for p in pools)
+    ns = sorted({n for n in (ns or default_ns(min(max_n, smallest))) if 1 <= n <= smallest})
+    rng = np.random.default_rng(seed)
+    # acc[method, n, problem]
+    acc = np.array([[pool_accuracies(p, methods, n, draws, rng) for p in pools] for n in ns]).transpose(
+        2, 0, 1
+    )
+    resamples = rng.integers(0, len(pools), size=(bootstrap, len(pools)))
+    rows = [
+        curve_row(method, n, acc[mi, ni], acc[1, ni], resamples, confidence)
+        for mi, method in enumerate(methods)
+        for ni, n in enumerate(ns)
+    ]
+    params = {
+        "problems": len(pools),
+        "pool_size_min": smallest,
+        "draws": draws,
+        "bootstrap": bootstrap,
+        "confidence": confidence,
+        "seed": seed,
+        "vote_aggregation": vote_aggregation,
+    }
+    return BonResult(rows=rows, params=params)
+
+
+def method_scores(
+    traces: Sequence[Trace],
+    prm_scores: Sequence[Sequence[float]] | None,
+    orm_scores: Sequence[Sequence[float]] | None,
+    aggregations: Sequence[str],
+    vote_aggregation: str,
+) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The methods to compare (oracle and majority first) and the per-trace score each selects by."""
     trace_scores: dict[str, np.ndarray] = {}
     methods = ["oracle", "majority"]
     if prm_scores is not None:
@@ -203,45 +240,24 @@ def bon_curves(
         check_lengths(traces, orm_scores)
         trace_scores["orm"] = aggregate_all(orm_scores, "last")
         methods.append("orm")
-    pools = build_pools(traces, trace_scores)
-    if not pools:
-        raise ValueError("no traces to evaluate")
-    smallest = min(p.size for p in pools)
-    ns = sorted({n for n in (ns or default_ns(min(max_n, smallest))) if 1 <= n <= smallest})
-    rng = np.random.default_rng(seed)
-    # acc[method, n, problem]
-    acc = np.array([[pool_accuracies(p, methods, n, draws, rng) for p in pools] for n in ns]).transpose(
-        2, 0, 1
-    )
-    resamples = rng.integers(0, len(pools), size=(bootstrap, len(pools)))
-    rows = []
-    for mi, method in enumerate(methods):
-        for ni, n in enumerate(ns):
-            mean, lo, hi = bootstrap_mean(acc[mi, ni], resamples, confidence)
-            gap, gap_lo, gap_hi = bootstrap_mean(acc[mi, ni] - acc[1, ni], resamples, confidence)
-            rows.append(
-                {
-                    "method": method,
-                    "n": n,
-                    "accuracy": round(mean, 6),
-                    "lo": round(lo, 6),
-                    "hi": round(hi, 6),
-                    "gap_vs_majority": round(gap, 6),
-                    "gap_lo": round(gap_lo, 6),
-                    "gap_hi": round(gap_hi, 6),
-                    "problems": len(pools),
-                }
-            )
-    params = {
-        "problems": len(pools),
-        "pool_size_min": smallest,
-        "draws": draws,
-        "bootstrap": bootstrap,
-        "confidence": confidence,
-        "seed": seed,
-        "vote_aggregation": vote_aggregation,
+    return methods, trace_scores
+
+
+def curve_row(
+    method: str, n: int, acc: np.ndarray, majority: np.ndarray, resamples: np.ndarray, confidence: float
+) -> dict[str, Any]:
+    """One point of a curve: accuracy with its band, and the paired gap to majority vote with its band."""
+    mean, lo, hi = bootstrap_mean(acc, resamples, confidence)
+    gap, gap_lo, gap_hi = bootstrap_mean(acc - majority, resamples, confidence)
+    values = {
+        "accuracy": mean,
+        "lo": lo,
+        "hi": hi,
+        "gap_vs_majority": gap,
+        "gap_lo": gap_lo,
+        "gap_hi": gap_hi,
     }
-    return BonResult(rows=rows, params=params)
+    return {"method": method, "n": n, **{k: round(v, 6) for k, v in values.items()}, "problems": len(acc)}
 
 
 def eval_bon(

@@ -47,13 +47,14 @@ class CachedScorer:
         return [self.cache[t.id] for t in traces]
 
 
-def world_traces(problems: int, per_problem: int, seed: int, split: str) -> list[Trace]:
+def world_traces(
+    problems: int, per_problem: int, seed: int, split: str, policy_config: Any | None = None
+) -> list[Trace]:
     """Fresh gold-labelled world traces of ``split`` (trace ids made unique per split)."""
-    from prmkit.world import generate_problems, gold_label, sample_traces
+    from prmkit.world import WorldPolicy, generate_problems, gold_label, sample_traces
 
-    traces = gold_label(
-        sample_traces(generate_problems(problems, seed=seed, split=split), per_problem, seed=seed)
-    )
+    items = generate_problems(problems, seed=seed, split=split)
+    traces = gold_label(sample_traces(items, per_problem, seed=seed, policy=WorldPolicy(policy_config)))
     for t in traces:
         t.id = f"{split}/{t.id}"
     return traces
@@ -63,6 +64,67 @@ def bon_summary(result: Any, points: Sequence[int] = BON_POINTS) -> list[dict[st
     """The rows a card shows: each method at N in ``points`` (those measured)."""
     measured = {r["n"] for r in result.rows}
     return [r for r in result.rows if r["n"] in points or r["n"] == max(measured)]
+
+
+def first_error_on_world(scorer: StepScorer, test: list[Trace], heldout: list[Trace]) -> tuple[Any, int]:
+    """First-error metrics on test (minus its first third of problems, the dev split) and heldout."""
+    pids = list(group_by_problem(test))
+    dev_ids = set(pids[: len(pids) // 3])
+    dev = [t for t in test if t.problem.id in dev_ids]
+    rest = [t for t in test if t.problem.id not in dev_ids]
+    result = evaluate_first_error(
+        {"world-test": rest, "world-heldout": heldout}, scorer, dev={"world-dev": dev}
+    )
+    return result, len(dev_ids)
+
+
+def beam_on_world(
+    scorer: StepScorer,
+    out: Path,
+    problems: int,
+    budgets: Sequence[int],
+    aggregation: str,
+    seed: int,
+    policy_config: Any | None = None,
+) -> dict[str, Any]:
+    """The beam-search Goodhart reading on fresh test problems, with its plot."""
+    from prmkit.world import WorldPolicy, generate_problems
+
+    beam_set = generate_problems(problems, seed=seed + 1, split="test")
+    policy = WorldPolicy(policy_config)
+    beam = beam_gaming(beam_set, policy, scorer, budgets, aggregation=aggregation, seed=seed)
+    plots.goodhart(
+        beam["rows"], out / "audit_beam.png", x="pressure", title="Verifier gaming under beam search"
+    )
+    return beam
+
+
+def data_summary(
+    test: list[Trace], heldout: list[Trace], per_problem: int, heldout_per_problem: int, seed: int
+) -> dict[str, Any]:
+    """What the measurements covered (the card derives "not tested on" from it)."""
+    from prmkit.world import WORLD_VERSION
+
+    both = test + heldout
+    steps = [len(t.steps) for t in both]
+    return {
+        "world_version": WORLD_VERSION,
+        "policies": sorted({t.generator or "unknown" for t in both}),
+        "test": {
+            "problems": len(group_by_problem(test)),
+            "per_problem": per_problem,
+            "traces": len(test),
+            "seed": seed,
+        },
+        "heldout": {
+            "problems": len(group_by_problem(heldout)),
+            "per_problem": heldout_per_problem,
+            "traces": len(heldout),
+        },
+        "steps_min": min(steps),
+        "steps_max": max(steps),
+        "step_kinds": sorted({s.kind for t in both for s in t.steps}),
+    }
 
 
 def evaluate_world(
@@ -78,23 +140,19 @@ def evaluate_world(
     seed: int = 1234,
     beam_problems: int = 12,
     beam_budgets: Sequence[int] = (4, 16),
+    policy_config: Any | None = None,
 ) -> dict[str, Any]:
-    """Measure ``scorer`` on fresh world data; writes results and plots to ``out_dir``, returns the summary."""
-    from prmkit.world import WORLD_VERSION
+    """Measure ``scorer`` on fresh world data; writes results and plots to ``out_dir``, returns the summary.
 
+    ``policy_config`` (a :class:`prmkit.world.PolicyConfig`) sets the simulated policy whose samples
+    are judged; None is the world's default policy.
+    """
     out = Path(out_dir)
     cached = CachedScorer(scorer)
-    test = world_traces(problems, per_problem, seed, "test")
-    heldout = world_traces(heldout_problems, heldout_per_problem, seed, "heldout")
-    pids = list(group_by_problem(test))
-    dev_ids = set(pids[: len(pids) // 3])
-    dev = [t for t in test if t.problem.id in dev_ids]
-    fe_test = [t for t in test if t.problem.id not in dev_ids]
-    first_error = evaluate_first_error(
-        {"world-test": fe_test, "world-heldout": heldout}, cached, dev={"world-dev": dev}
-    )
+    test = world_traces(problems, per_problem, seed, "test", policy_config)
+    heldout = world_traces(heldout_problems, heldout_per_problem, seed, "heldout", policy_config)
+    first_error, dev_problems = first_error_on_world(cached, test, heldout)
     first_error.write(out)
-
     prm_scores = cached.score(test)
     orm_scores = orm.score(test) if orm is not None else None
     bon = bon_curves(
@@ -103,57 +161,37 @@ def evaluate_world(
     bon.write_csv(out / "bon.csv")
     plots.bon_curves(bon.rows, out / "bon.png", title=f"Best-of-N on world test ({problems} problems)")
     audit_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores
+    threshold = first_error.threshold or 0.5
     report = run_audits(
         test,
         audit_scores,
         aggregation,
-        threshold=first_error.threshold or 0.5,
-        max_n=min(64, per_problem),
+        threshold,
+        min(64, per_problem),
         seed=seed,
         out_dir=out,
         scorer_name=scorer.name,
     )
-    audits = summary(report)
-    beam = None
+    audits, beam = summary(report), None
     if beam_problems:
-        from prmkit.world import WorldPolicy, generate_problems
-
-        beam_set = generate_problems(beam_problems, seed=seed + 1, split="test")
-        beam = beam_gaming(beam_set, WorldPolicy(), scorer, beam_budgets, aggregation=aggregation, seed=seed)
-        plots.goodhart(
-            beam["rows"], out / "audit_beam.png", x="pressure", title="Verifier gaming under beam search"
-        )
+        beam = beam_on_world(scorer, out, beam_problems, beam_budgets, aggregation, seed, policy_config)
         report["plots"]["beam"] = "audit_beam.png"
         audits |= {"beam_gap_at_max_budget": beam["rows"][-1]["gap"], "beam_gap_growth": beam["gap_growth"]}
-    steps = [len(t.steps) for t in test + heldout]
+    files = {
+        "first_error": "processbench.json",
+        "first_error_plot": "first_error_hist.png",
+        "bon_csv": "bon.csv",
+    }
+    files |= {"bon_plot": "bon.png", "audit": "audit.json", "audit_plots": report["plots"]}
     result = {
         "scorer": scorer.name,
-        "data": {
-            "world_version": WORLD_VERSION,
-            "policies": sorted({t.generator or "unknown" for t in test + heldout}),
-            "test": {"problems": problems, "per_problem": per_problem, "traces": len(test), "seed": seed},
-            "heldout": {
-                "problems": heldout_problems,
-                "per_problem": heldout_per_problem,
-                "traces": len(heldout),
-            },
-            "dev_problems": len(dev_ids),
-            "steps_min": min(steps),
-            "steps_max": max(steps),
-            "step_kinds": sorted({s.kind for t in test + heldout for s in t.steps}),
-        },
+        "data": data_summary(test, heldout, per_problem, heldout_per_problem, seed)
+        | {"dev_problems": dev_problems},
         "first_error": first_error.to_dict(),
         "bon": {"params": bon.params, "rows": bon_summary(bon), "orm": orm.name if orm is not None else None},
         "audits": audits,
         "beam_gaming": beam,
-        "files": {
-            "first_error": "processbench.json",
-            "first_error_plot": "first_error_hist.png",
-            "bon_csv": "bon.csv",
-            "bon_plot": "bon.png",
-            "audit": "audit.json",
-            "audit_plots": report["plots"],
-        },
+        "files": files,
     }
     with atomic_write(out / SUMMARY_FILE) as fh:
         json.dump(result, fh, indent=2)

@@ -19,7 +19,9 @@ from prmkit.core.files import atomic_write
 
 def stage_key(name: str, settings: Any, inputs: dict[str, str], version: str) -> str:
     """A short, stable hash of what determines a stage's output."""
-    blob = json.dumps({"stage": name, "settings": settings, "inputs": inputs, "version": version}, sort_keys=True)
+    blob = json.dumps(
+        {"stage": name, "settings": settings, "inputs": inputs, "version": version}, sort_keys=True
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -40,8 +42,17 @@ class StageDir:
 
     def mark_done(self, summary: dict[str, Any], seconds: float) -> None:
         with atomic_write(self.done_marker) as fh:
-            json.dump({"stage": self.name, "key": self.key, "seconds": seconds, "summary": summary,
-                       "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")}, fh, indent=2)
+            json.dump(
+                {
+                    "stage": self.name,
+                    "key": self.key,
+                    "seconds": seconds,
+                    "summary": summary,
+                    "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                },
+                fh,
+                indent=2,
+            )
 
     def summary(self) -> dict[str, Any]:
         return json.loads(self.done_marker.read_text())

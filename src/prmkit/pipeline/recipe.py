@@ -98,6 +98,8 @@ class EvaluateSection(_Section):
     """Problems solved by PRM-guided beam search for the verifier-gaming audit (0 skips it)."""
     seed: int = 1234
     """Seed of the evaluation data (distinct from training's)."""
+    policy: PolicyConfig = PolicyConfig()
+    """The simulated policy whose samples are judged (best-of-N pools, first-error traces, beam search)."""
 
 
 class Recipe(_Section):
@@ -123,5 +125,7 @@ class Recipe(_Section):
         made |= {m for m in ("judge", "consensus") if m in methods}
         missing = [s for s in self.train.prm_sources if s.partition(":")[0] not in made]
         if missing:
-            raise ValueError(f"train.prm_sources {missing} are not made by this recipe (made: {sorted(made)})")
+            raise ValueError(
+                f"train.prm_sources {missing} are not made by this recipe (made: {sorted(made)})"
+            )
         return self

@@ -84,8 +84,10 @@ pre{background:#f6f6f6;padding:.8em;overflow-x:auto}caption{caption-side:top;fon
 
 def to_html(report: Report) -> str:
     e = html.escape
-    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(report.title)}</title>",
-           f"<style>{_CSS}</style></head><body><h1>{e(report.title)}</h1>"]
+    out = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{e(report.title)}</title>",
+        f"<style>{_CSS}</style></head><body><h1>{e(report.title)}</h1>",
+    ]
     for sec in report.sections:
         out.append(f"<h2>{e(sec.title)}</h2>")
         out += [f"<p>{e(p)}</p>" for p in sec.text]
@@ -93,10 +95,14 @@ def to_html(report: Report) -> str:
             cols = _columns(table.rows)
             out.append("<table>" + (f"<caption>{e(table.caption)}</caption>" if table.caption else ""))
             out.append("<tr>" + "".join(f"<th>{e(c)}</th>" for c in cols) + "</tr>")
-            out += ["<tr>" + "".join(f"<td>{e(fmt(r.get(c)))}</td>" for c in cols) + "</tr>" for r in table.rows]
+            out += [
+                "<tr>" + "".join(f"<td>{e(fmt(r.get(c)))}</td>" for c in cols) + "</tr>" for r in table.rows
+            ]
             out.append("</table>")
         for path, caption in sec.images:
-            out.append(f"<figure><img src='{e(path)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption></figure>")
+            out.append(
+                f"<figure><img src='{e(path)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption></figure>"
+            )
         if sec.commands:
             out.append("<pre>" + e("\n".join(sec.commands)) + "</pre>")
     out.append("</body></html>")

@@ -60,11 +60,19 @@ def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict
         summary = json.loads(json.dumps(summary, default=str))
         sd.mark_done(summary, seconds)
         _log(f"[green]{head}[/green]: done in {seconds:.0f}s")
-        results[st.name] = {"key": key, "dir": str(sd.path), "cached": False, "seconds": seconds, "summary": summary}
+        results[st.name] = {
+            "key": key,
+            "dir": str(sd.path),
+            "cached": False,
+            "seconds": seconds,
+            "summary": summary,
+        }
     return results
 
 
-def run(recipe: str | Path | Recipe, overrides: dict[str, Any] | None = None, source: str | None = None) -> RunResult:
+def run(
+    recipe: str | Path | Recipe, overrides: dict[str, Any] | None = None, source: str | None = None
+) -> RunResult:
     """Run the whole loop of ``recipe`` and write ``report.md`` / ``report.html`` in its output folder."""
     from prmkit.pipeline.report import write_report
     from prmkit.pipeline.summary import build_report

@@ -39,11 +39,21 @@ def _problems(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
     if p.source != "world":
         traces = read_traces(p.source)
         write_traces(out / TRACES, traces)
-        return {"traces": len(traces), "problems": len({t.problem.id for t in traces}), "source": str(p.source)}
+        return {
+            "traces": len(traces),
+            "problems": len({t.problem.id for t in traces}),
+            "source": str(p.source),
+        }
     from prmkit.world import check, generate, sample
 
     generate(p.n, out / "problems.jsonl", seed=p.seed, split="train", config=p.world)
-    sample(out / "problems.jsonl", out / "sampled.jsonl", per_problem=p.per_problem, seed=p.seed, policy_config=p.policy)
+    sample(
+        out / "problems.jsonl",
+        out / "sampled.jsonl",
+        per_problem=p.per_problem,
+        seed=p.seed,
+        policy_config=p.policy,
+    )
     stats = check(out / "sampled.jsonl", out / TRACES)
     (out / "sampled.jsonl").unlink()
     return {"problems": p.n, "traces": p.n * p.per_problem, "world_stats": stats.model_dump(mode="json")}
@@ -93,7 +103,9 @@ def _label_report(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]
         if name == "problems":
             continue
         traces = read_traces(folder / LABELS)
-        sources = {"mc": ["mc_hard", "mc_soft"], "search": ["binary_search"], "judge": ["judge"]}.get(name, [name])
+        sources = {"mc": ["mc_hard", "mc_soft"], "search": ["binary_search"], "judge": ["judge"]}.get(
+            name, [name]
+        )
         report = label_report(traces, sources=sources, reference="gold")
         merged.update(report["sources"])
     report = {**report, "sources": merged}
@@ -124,7 +136,9 @@ def _prm(source: str) -> Run:
 
         data = next(d for name, d in deps.items() if name != "pretrain")
         path = data / (TRACES if data.name.startswith("problems-") else LABELS)
-        cfg = r.train.prm.model_copy(update={"label_source": source, "base_model": str(deps["pretrain"] / MODEL)})
+        cfg = r.train.prm.model_copy(
+            update={"label_source": source, "base_model": str(deps["pretrain"] / MODEL)}
+        )
         return train_prm(path, out / MODEL, cfg)
 
     return run
@@ -155,7 +169,7 @@ def _evaluate(model_stage: str) -> Run:
         card_for_scorer(
             model_dir, load_scorer(model_dir), orm=orm, refresh=True, problems=e.problems,
             per_problem=e.per_problem, heldout_problems=e.heldout_problems, bootstrap=e.bootstrap,
-            seed=e.seed, beam_problems=e.beam_problems,
+            seed=e.seed, beam_problems=e.beam_problems, policy_config=e.policy,
         )  # fmt: skip
         return json.loads((model_dir / "card" / SUMMARY_FILE).read_text())
 
@@ -172,13 +186,17 @@ def plan(r: Recipe) -> list[Stage]:
     if "search" in methods:
         stages.append(Stage("search", ["problems"], label_settings, _search, "label"))
     if "judge" in methods:
-        stages.append(Stage("judge", ["mc" if "mc" in methods else "problems"], label_settings, _judge, "label"))
+        stages.append(
+            Stage("judge", ["mc" if "mc" in methods else "problems"], label_settings, _judge, "label")
+        )
     if "consensus" in methods:
         stages.append(Stage("consensus", ["judge"], label_settings, _consensus, "label"))
     labelled = [s.name for s in stages if s.kind == "label"]
     if r.problems.source == "world" and labelled:
         stages.append(Stage("label_report", ["problems", *labelled], {}, _label_report, "report"))
-    stages.append(Stage("pretrain", ["problems"], r.train.pretrain.model_dump(mode="json"), _pretrain, "train"))
+    stages.append(
+        Stage("pretrain", ["problems"], r.train.pretrain.model_dump(mode="json"), _pretrain, "train")
+    )
     available = {s.name for s in stages}
     models = []
     for source in r.train.prm_sources:
@@ -187,7 +205,9 @@ def plan(r: Recipe) -> list[Stage]:
         stages.append(Stage(name, ["pretrain", data_for(source, available)], settings, _prm(source), "train"))
         models.append(name)
     if r.train.orm is not None:
-        stages.append(Stage("orm", ["pretrain", "problems"], r.train.orm.model_dump(mode="json"), _orm, "train"))
+        stages.append(
+            Stage("orm", ["pretrain", "problems"], r.train.orm.model_dump(mode="json"), _orm, "train")
+        )
         models.append("orm")
     ev = r.evaluate.model_dump(mode="json")
     for m in models:

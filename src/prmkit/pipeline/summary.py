@@ -41,7 +41,9 @@ def _bon_rows(summary: dict[str, Any], orm_name: str | None) -> list[dict[str, A
         row: dict[str, Any] = {"method": method if method != "orm" else f"orm ({orm_name})"}
         for n in BON_NS:
             cell = by.get((method, n))
-            row[f"N={n}"] = "–" if cell is None else f"{_pct(cell['accuracy'])} [{_pct(cell['lo'])}, {_pct(cell['hi'])}]"
+            row[f"N={n}"] = (
+                "–" if cell is None else f"{_pct(cell['accuracy'])} [{_pct(cell['lo'])}, {_pct(cell['hi'])}]"
+            )
         rows.append(row)
     return rows
 
@@ -82,18 +84,29 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
         "fresh world data with gold labels. Brackets are 95 % bootstrap bands over problems."
     )
     if evals:
-        head.tables.append(Table(_first_error_rows(evals), "First-error F1 (ProcessBench metric, %), threshold tuned on world dev"))
+        head.tables.append(
+            Table(
+                _first_error_rows(evals),
+                "First-error F1 (ProcessBench metric, %), threshold tuned on world dev",
+            )
+        )
         main = next(iter(evals))
         summary = evals[main]["summary"]
         orm_name = summary["bon"].get("orm")
-        head.tables.append(Table(_bon_rows(summary, "orm" if orm_name else None), f"Best-of-N accuracy (%) with {main}"))
+        head.tables.append(
+            Table(_bon_rows(summary, "orm" if orm_name else None), f"Best-of-N accuracy (%) with {main}")
+        )
         bon_png = Path(evals[main]["dir"]) / "model" / "card" / summary["files"]["bon_plot"]
         head.images.append((relpath(bon_png, out), f"Best-of-N curves, {main}"))
     if "label_report" in results:
         sec = report.section("Labels against gold")
         lr = results["label_report"]["summary"]
-        sec.tables.append(Table(_label_rows(lr, results), f"Automated labels scored against gold ({lr['traces']} traces)"))
-        sec.images.append((relpath(Path(results["label_report"]["dir"]) / "label_quality.png", out), "Label quality"))
+        sec.tables.append(
+            Table(_label_rows(lr, results), f"Automated labels scored against gold ({lr['traces']} traces)")
+        )
+        sec.images.append(
+            (relpath(Path(results["label_report"]["dir"]) / "label_quality.png", out), "Label quality")
+        )
     if evals:
         sec = report.section("Failure-mode audits")
         sec.text.append(
@@ -106,18 +119,28 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
             plots = r["summary"]["files"].get("audit_plots", {})
             for name in ("collapse", "gaming"):
                 if name in plots:
-                    sec.images.append((relpath(Path(r["dir"]) / "model" / "card" / plots[name], out), f"{model}: {name}"))
+                    sec.images.append(
+                        (relpath(Path(r["dir"]) / "model" / "card" / plots[name], out), f"{model}: {name}")
+                    )
         cards = report.section("Process cards")
         for model, r in evals.items():
-            cards.text.append(f"{model}: {relpath(Path(r['dir']) / 'model' / 'README.md', out)} (and process_card.json)")
+            cards.text.append(
+                f"{model}: {relpath(Path(r['dir']) / 'model' / 'README.md', out)} (and process_card.json)"
+            )
     timing = report.section("Where the time went")
     timing.tables.append(Table([
         {"stage": name, "seconds": round(r.get("seconds", 0.0), 1), "cached this run": r["cached"]}
         for name, r in results.items()
     ]))  # fmt: skip
     total = sum(r.get("seconds", 0.0) for r in results.values())
-    timing.text.append(f"Total compute of all stages: {total / 60:.1f} minutes (cached stages count the time they took when run).")
+    timing.text.append(
+        f"Total compute of all stages: {total / 60:.1f} minutes (cached stages count the time they took when run)."
+    )
     repro = report.section("Reproduce")
-    repro.commands.append(f"prmkit run {source or 'RECIPE.yaml'}   # reruns only stages whose settings changed")
-    repro.text.append(f"Resolved settings: {relpath(out / 'recipe.resolved.json', out)}; each stage folder holds its own config and summary.")
+    repro.commands.append(
+        f"prmkit run {source or 'RECIPE.yaml'}   # reruns only stages whose settings changed"
+    )
+    repro.text.append(
+        f"Resolved settings: {relpath(out / 'recipe.resolved.json', out)}; each stage folder holds its own config and summary."
+    )
     return report

@@ -37,7 +37,10 @@ def _fields_at(model: type[BaseModel], loc: tuple) -> list[str]:
     """The field names valid at the parent of ``loc`` (for "did you mean" on unknown keys)."""
     current: Any = model
     for part in loc[:-1]:
-        if not (isinstance(current, type) and issubclass(current, BaseModel)) or part not in current.model_fields:
+        if (
+            not (isinstance(current, type) and issubclass(current, BaseModel))
+            or part not in current.model_fields
+        ):
             return []
         current = current.model_fields[part].annotation
     if isinstance(current, type) and issubclass(current, BaseModel):
@@ -49,7 +52,9 @@ def load_yaml_config(path: str | Path, model: type[C], overrides: dict[str, Any]
     """Read ``path`` as ``model``; ``overrides`` (dotted keys) win over the file, like CLI flags."""
     path = Path(path)
     if not path.exists():
-        raise InputError([Issue(str(path), None, "(file)", "a recipe file", "no such file", "missing")], skippable=False)
+        raise InputError(
+            [Issue(str(path), None, "(file)", "a recipe file", "no such file", "missing")], skippable=False
+        )
     text = path.read_text(encoding="utf-8")
     try:
         node = yaml.compose(text)
@@ -60,7 +65,9 @@ def load_yaml_config(path: str | Path, model: type[C], overrides: dict[str, Any]
         issue = Issue(str(path), line, "(yaml)", "valid YAML", str(getattr(err, "problem", err)), "yaml")
         raise InputError([issue], skippable=False) from None
     if not isinstance(data, dict):
-        raise InputError([Issue(str(path), 1, "(recipe)", "a mapping of settings", short(data), "type")], skippable=False)
+        raise InputError(
+            [Issue(str(path), 1, "(recipe)", "a mapping of settings", short(data), "type")], skippable=False
+        )
     for dotted, value in (overrides or {}).items():
         target = data
         *parents, last = dotted.split(".")

@@ -1,6 +1,17 @@
-"""Serving over HTTP: OpenAI-compatible policy and judge endpoints (and the reward server).
+"""Serving over HTTP: the reward server, RL-trainer adapters, and an OpenAI-compatible policy server.
 
-- ``policy_server.py``  ``prmkit serve-policy``: any prmkit policy behind ``/v1/completions`` and a
-  judge behind ``/v1/chat/completions`` (critic format), plus ``/v1/models`` and ``/health``; lets users
-  test an endpoint pipeline (vLLM / SGLang shaped) against the embedded world with no GPU.
+- ``reward_server.py``  ``prmkit serve MODEL``: ``/score``, ``/get_reward`` (OpenRLHF), ``/pooling`` (vLLM
+  shape), ``/health``, ``/metrics``, ``/docs``; ``create_app``, ``serve``
+- ``config.py``         ``ServerConfig``: the server's options (kept free of fastapi for a fast CLI)
+- ``batching.py``       ``DynamicBatcher``: requests arriving together share one forward pass; a bounded
+  queue answers 503 (``QueueFull``) instead of running out of memory
+- ``schemas.py``        request and response bodies
+- ``steps.py``          ``StepSplit``: how completion text becomes steps
+- ``metrics.py``        Prometheus text output
+- ``remote.py``         ``RemoteScorer`` (a StepScorer over HTTP), ``load_any_scorer``
+- ``rl.py``             ``trl_reward`` (TRL GRPO/RLOO), ``compute_score`` and ``PrmkitRewardManager`` (verl),
+  ``reward_func`` / ``openrlhf_rewards`` (OpenRLHF)
+- ``policy_server.py``  ``prmkit serve-policy``: any prmkit policy behind ``/v1/completions`` and a judge
+  behind ``/v1/chat/completions`` (critic format), plus ``/v1/models`` and ``/health``, so endpoint
+  pipelines (vLLM / SGLang shaped) can be tested against the embedded world with no GPU
 """

@@ -89,7 +89,7 @@ def _train_head(
     args = loop.training_args(config, out, evaluate=bool(dev))
     trainer = loop.make_trainer(
         model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, dev,
-        PrmkitConvention(tok, model.config), [loop.time_budget(config.max_minutes, config.lr, config.budget_clock)],
+        PrmkitConvention(tok, model.config), [loop.time_budget(config.max_minutes, config.budget_clock)],
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
     trainer.train(resume_from_checkpoint=loop.last_checkpoint(out, config.resume))

@@ -60,8 +60,7 @@ def training_args(config: _Config, output_dir: Path, evaluate: bool, **extra: An
         learning_rate=config.lr,
         weight_decay=config.weight_decay,
         warmup_steps=0.05,
-        # with a time budget the budget callback drives a warm-up + cosine schedule by elapsed time
-        lr_scheduler_type="constant" if config.max_minutes else "cosine",
+        lr_scheduler_type="cosine",  # by steps; with max_minutes, by time (see time_budget)
         logging_steps=max(1, min(10, every // 5)),
         eval_strategy="steps" if evaluate else "no",
         eval_steps=every,
@@ -83,34 +82,53 @@ def training_args(config: _Config, output_dir: Path, evaluate: bool, **extra: An
     )
 
 
-def time_budget(minutes: float | None, peak_lr: float, kind: str = "wall") -> Any:
+def time_budget(minutes: float | None, kind: str = "wall") -> Any:
     """A callback that stops training (saving and evaluating once more) after ``minutes``.
 
-    It also sets the learning rate from the elapsed share of the budget (5 % linear warm-up, then
-    cosine to zero), so a run cut by time ends annealed, however fast the machine is.
+    Trainers made by :func:`budgeted` also take their learning-rate schedule from it: 5 % linear warm-up,
+    then cosine to zero over the *elapsed share of the budget*, so a run cut by time ends annealed
+    however fast the machine is (and the logged learning rate is the one used).
     """
     from transformers import TrainerCallback
 
-    class _Budget(TrainerCallback):
+    class Budget(TrainerCallback):
+        def __init__(self) -> None:
+            self.minutes, self.start = minutes, None
+
+        def scale(self) -> float:
+            if self.start is None:
+                self.start = clock(kind)
+            frac = min(1.0, (clock(kind) - self.start) / (self.minutes * 60))
+            return min(1.0, (frac + 1e-3) / 0.05) * 0.5 * (1 + math.cos(math.pi * frac))
+
         def on_train_begin(self, args, state, control, **kw):
             self.start = clock(kind)
 
-        def on_step_begin(self, args, state, control, optimizer=None, **kw):
-            if minutes is None or optimizer is None:
-                return
-            frac = min(1.0, (clock(kind) - self.start) / (minutes * 60))
-            scale = min(1.0, (frac + 1e-3) / 0.05) * 0.5 * (1 + math.cos(math.pi * frac))
-            for group in optimizer.param_groups:
-                group["lr"] = peak_lr * scale
-
         def on_step_end(self, args, state, control, **kw):
-            if minutes is not None and clock(kind) - self.start > minutes * 60:
+            if self.minutes is not None and clock(kind) - self.start > self.minutes * 60:
                 control.should_training_stop = True
                 control.should_save = True
                 control.should_evaluate = args.eval_strategy != "no"
             return control
 
-    return _Budget()
+    return Budget()
+
+
+def budgeted(trainer_cls: type) -> type:
+    """``trainer_cls`` whose scheduler follows a time-budget callback among its callbacks, if any."""
+
+    class Budgeted(trainer_cls):
+        def create_scheduler(self, num_training_steps, optimizer=None):
+            budget = next((c for c in self.callback_handler.callbacks if hasattr(c, "scale")), None)
+            if budget is None or budget.minutes is None:
+                return super().create_scheduler(num_training_steps, optimizer)
+            if self.lr_scheduler is None:
+                from torch.optim.lr_scheduler import LambdaLR
+
+                self.lr_scheduler = LambdaLR(optimizer or self.optimizer, lambda _step: budget.scale())
+            return self.lr_scheduler
+
+    return Budgeted
 
 
 def step_loss(logits: Any, targets: Any, num_classes: int) -> Any:
@@ -146,7 +164,7 @@ def make_trainer(
 
     started = (time.monotonic(), clock("cpu"))
 
-    class StepTrainer(Trainer):
+    class StepTrainer(budgeted(Trainer)):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             targets = inputs.pop("step_targets")
             out = model(**inputs)

@@ -68,9 +68,9 @@ def pretrain_lm(
     tok = build_tokenizer(trace_texts(train), vocab_size=config.vocab_size)
     model = AutoModelForCausalLM.from_config(tiny_config(tok, config.tiny))
     args = loop.training_args(config, out, evaluate=False)
-    trainer = Trainer(
+    trainer = loop.budgeted(Trainer)(
         model=model, args=args, train_dataset=lm_examples(train, tok, config.tiny.max_length),
-        data_collator=LMCollator(tok.pad_token_id), callbacks=[loop.time_budget(config.max_minutes, config.lr, config.budget_clock)],
+        data_collator=LMCollator(tok.pad_token_id), callbacks=[loop.time_budget(config.max_minutes, config.budget_clock)],
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
     trainer.train(resume_from_checkpoint=loop.last_checkpoint(out, config.resume))

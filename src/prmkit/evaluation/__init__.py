@@ -1,0 +1,16 @@
+"""Evaluation: first-error metrics (ProcessBench), best-of-N curves, failure-mode audits, plots.
+
+Contract: functions read traces plus per-step scores (``list[list[float]]`` from any StepScorer) or a
+predictor (scorer, judge, label source); gold comes from labels (``gold`` on the world,
+``human:processbench`` on ProcessBench files).
+
+- ``processbench.py``  first-error prediction, acc_error / acc_correct / F1, threshold tuning, files
+- ``bon_curves.py``    accuracy vs N for PRM aggregations, ORM, majority, weighted vote, oracle
+- ``audits.py``        runs every audit below and writes audit.json + plots
+- ``gaming.py``        verifier gaming (Goodhart gap vs selection pressure), process-to-outcome shift
+- ``collapse.py``      process collapse (fidelity AUC), lucky answers
+- ``calibration.py``   reliability diagrams, ECE, length bias
+- ``suite.py``         ``evaluate_world``: the whole evaluation of a scorer on fresh world data
+- ``gold.py``          gold views of traces (validity, outcome, grouping)
+- ``plots.py``         matplotlib figures (PNG)
+"""
