@@ -73,8 +73,9 @@ class LabelsSection(_Section):
 class TrainSection(_Section):
     """The models: one pretrained backbone shared by every PRM, the ORM and the small LM policy."""
 
-    pretrain: PretrainConfig = PretrainConfig(max_minutes=2.0)
-    """The tiny causal LM pretrained on the training traces (also usable as a neural policy)."""
+    pretrain: PretrainConfig | None = PretrainConfig(max_minutes=2.0)
+    """The tiny causal LM pretrained on the training traces (also usable as a neural policy); null to
+    skip it and put the heads on ``prm.base_model`` / ``orm.base_model`` (a real backbone folder)."""
     prm: PrmConfig = PrmConfig(max_minutes=2.0)
     """Settings shared by every PRM; ``label_source`` is set per PRM from ``prm_sources``."""
     prm_sources: list[str] = ["gold", "mc_hard"]
@@ -100,6 +101,15 @@ class EvaluateSection(_Section):
     """Seed of the evaluation data (distinct from training's)."""
     policy: PolicyConfig = PolicyConfig()
     """The simulated policy whose samples are judged (best-of-N pools, first-error traces, beam search)."""
+    processbench: list[Path] = []
+    """ProcessBench files (JSON arrays) to evaluate every model on as well, at its world-tuned threshold."""
+
+    @model_validator(mode="after")
+    def _files_exist(self) -> EvaluateSection:
+        missing = [str(p) for p in self.processbench if not p.exists()]
+        if missing:
+            raise ValueError(f"processbench files {missing} do not exist")
+        return self
 
 
 class Recipe(_Section):

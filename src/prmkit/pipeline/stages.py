@@ -127,7 +127,13 @@ def data_for(source: str, available: set[str]) -> str:
 def _pretrain(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
     from prmkit.training import pretrain_lm
 
+    assert r.train.pretrain is not None  # the stage exists only when the recipe pretrains
     return pretrain_lm(deps["problems"] / TRACES, out / MODEL, r.train.pretrain)
+
+
+def _base(deps: dict[str, Path]) -> dict[str, str]:
+    """The pretrained backbone, when this run pretrains one (else the head config's own base_model)."""
+    return {"base_model": str(deps["pretrain"] / MODEL)} if "pretrain" in deps else {}
 
 
 def _prm(source: str) -> Run:
@@ -136,9 +142,7 @@ def _prm(source: str) -> Run:
 
         data = next(d for name, d in deps.items() if name != "pretrain")
         path = data / (TRACES if data.name.startswith("problems-") else LABELS)
-        cfg = r.train.prm.model_copy(
-            update={"label_source": source, "base_model": str(deps["pretrain"] / MODEL)}
-        )
+        cfg = r.train.prm.model_copy(update={"label_source": source, **_base(deps)})
         return train_prm(path, out / MODEL, cfg)
 
     return run
@@ -148,7 +152,7 @@ def _orm(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
     from prmkit.training import train_orm
 
     assert r.train.orm is not None  # the stage exists only when the recipe asks for an ORM
-    cfg = r.train.orm.model_copy(update={"base_model": str(deps["pretrain"] / MODEL)})
+    cfg = r.train.orm.model_copy(update=_base(deps))
     return train_orm(deps["problems"] / TRACES, out / MODEL, cfg)
 
 
@@ -170,6 +174,7 @@ def _evaluate(model_stage: str) -> Run:
             model_dir, load_scorer(model_dir), orm=orm, refresh=True, problems=e.problems,
             per_problem=e.per_problem, heldout_problems=e.heldout_problems, bootstrap=e.bootstrap,
             seed=e.seed, beam_problems=e.beam_problems, policy_config=e.policy,
+            processbench=[str(p) for p in e.processbench] or None,
         )  # fmt: skip
         return json.loads((model_dir / "card" / SUMMARY_FILE).read_text())
 
@@ -194,19 +199,21 @@ def plan(r: Recipe) -> list[Stage]:
     labelled = [s.name for s in stages if s.kind == "label"]
     if r.problems.source == "world" and labelled:
         stages.append(Stage("label_report", ["problems", *labelled], {}, _label_report, "report"))
-    stages.append(
-        Stage("pretrain", ["problems"], r.train.pretrain.model_dump(mode="json"), _pretrain, "train")
-    )
+    backbone: list[str] = []
+    if r.train.pretrain is not None:
+        pretrain_settings = r.train.pretrain.model_dump(mode="json")
+        stages.append(Stage("pretrain", ["problems"], pretrain_settings, _pretrain, "train"))
+        backbone = ["pretrain"]
     available = {s.name for s in stages}
     models = []
     for source in r.train.prm_sources:
         name = "prm-" + source.replace(":", "-")
         settings = r.train.prm.model_dump(mode="json") | {"label_source": source}
-        stages.append(Stage(name, ["pretrain", data_for(source, available)], settings, _prm(source), "train"))
+        stages.append(Stage(name, [*backbone, data_for(source, available)], settings, _prm(source), "train"))
         models.append(name)
     if r.train.orm is not None:
         stages.append(
-            Stage("orm", ["pretrain", "problems"], r.train.orm.model_dump(mode="json"), _orm, "train")
+            Stage("orm", [*backbone, "problems"], r.train.orm.model_dump(mode="json"), _orm, "train")
         )
         models.append("orm")
     ev = r.evaluate.model_dump(mode="json")

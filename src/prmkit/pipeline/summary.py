@@ -78,10 +78,14 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
     report = Report(f"prmkit run: {recipe.name}")
     evals = _evals(results)
     head = report.section("What this run shows")
+    where = "the embedded world" if recipe.problems.source == "world" else f"`{recipe.problems.source}`"
+    backbone = (
+        "one shared pretrained tiny backbone" if recipe.train.pretrain else "the backbones the recipe names"
+    )
     head.text.append(
-        "Problems from the embedded world, traces from its simulated policy, step labels from gold and from "
-        "automated labellers, PRMs and an ORM trained on one shared pretrained tiny backbone, all measured on "
-        "fresh world data with gold labels. Brackets are 95 % bootstrap bands over problems."
+        f"Problems and traces from {where}, step labels from {', '.join(recipe.labels.methods) or 'the data'}, "
+        f"PRMs and an ORM trained on {backbone}, all measured on fresh world data with gold labels. "
+        "Brackets are 95 % bootstrap bands over problems."
     )
     if evals:
         head.tables.append(
