@@ -77,7 +77,8 @@ def test_math_rendering_is_legible_and_safe() -> None:
 
 
 def test_login_csrf_and_session_expiry(app_store: Store) -> None:
-    client = TestClient(create_app(app_store, session_ttl=timedelta(seconds=1)))
+    # 3 s: long enough that a loaded machine reaches the first rating inside it, short enough to wait out.
+    client = TestClient(create_app(app_store, session_ttl=timedelta(seconds=3)))
     assert client.get("/annotate", follow_redirects=False).headers["location"].startswith("/login")
     page = client.get("/login")
     csrf_login = re.search(r'name="csrf" value="([^"]+)"', page.text)[1]
@@ -95,7 +96,7 @@ def test_login_csrf_and_session_expiry(app_store: Store) -> None:
     assert bad.status_code == 403
     ok = client.post(f"/api/assignments/{aid}/rate", json=body, headers={"X-CSRF-Token": csrf})
     assert ok.status_code == 200 and ok.json()["rating"] == 1
-    time.sleep(1.2)
+    time.sleep(3.2)
     assert (
         client.post(f"/api/assignments/{aid}/rate", json=body, headers={"X-CSRF-Token": csrf}).status_code
         == 401

@@ -7,12 +7,14 @@ import pytest
 from prmkit.core.model import Trace
 
 
-def world_traces(problems: int, per_problem: int, seed: int, split: str = "train") -> list[Trace]:
+def world_traces(
+    problems: int, per_problem: int, seed: int, split: str = "train", policy=None
+) -> list[Trace]:
+    """Gold-labelled traces of the default world (``policy``: a WorldPolicy with other error rates)."""
     from prmkit.world import generate_problems, gold_label, sample_traces
 
-    return gold_label(
-        sample_traces(generate_problems(problems, seed=seed, split=split), per_problem, seed=seed)
-    )
+    drawn = generate_problems(problems, seed=seed, split=split)
+    return gold_label(sample_traces(drawn, per_problem, seed=seed, policy=policy))
 
 
 @pytest.fixture(scope="session")

@@ -23,11 +23,11 @@ class _Config(BaseModel):
     budget_clock: Literal["wall", "cpu"] = "wall"
     """Clock of ``max_minutes``: ``wall``, or ``cpu`` = process CPU time per torch thread, which on a
     machine shared with other jobs estimates the wall time the run would take on its cores alone."""
-    batch_size: int = Field(16, ge=1)
+    batch_size: int = Field(32, ge=1)
     """Traces per device per optimiser micro-step."""
     grad_accum: int = Field(1, ge=1)
     """Micro-steps accumulated per optimiser step (effective batch = batch_size x grad_accum x devices)."""
-    lr: float = Field(1e-3, gt=0)
+    lr: float = Field(2e-3, gt=0)
     """Peak learning rate (linear warm-up over 5 % of steps, then cosine decay)."""
     weight_decay: float = Field(0.01, ge=0)
     """AdamW weight decay."""
@@ -58,6 +58,10 @@ class PretrainConfig(_Config):
     only_valid: bool = True
     """Learn from traces whose process is valid under ``label_source`` (and whose answer is not known
     to be wrong): the LM learns what a right step looks like, which is what a verifier builds on."""
+    loss_on_problem: bool = False
+    """Also learn to predict the problem text. Off (default) puts every gradient on the solution steps
+    (copying quantities, arithmetic), which is what a verifier needs; a policy is given the problem, so it
+    loses nothing."""
     label_source: str = "gold"
     """Label source that decides validity for ``only_valid`` (traces it did not label are kept)."""
     lr: float = Field(2e-3, gt=0)

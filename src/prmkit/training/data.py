@@ -104,11 +104,18 @@ class StepCollator:
         return {"input_ids": ids, "attention_mask": mask, "step_targets": targets}
 
 
-def lm_examples(traces: Sequence[Trace], tokenizer: Any, max_length: int) -> list[dict[str, Any]]:
-    """Causal-LM text of each trace in the policy layout: ``problem\\n`` + one step per line + EOS."""
+def lm_examples(
+    traces: Sequence[Trace], tokenizer: Any, max_length: int, loss_on_problem: bool = True
+) -> list[dict[str, Any]]:
+    """Causal-LM text of each trace in the policy layout: ``problem\\n`` + one step per line + EOS.
+
+    ``prompt_len`` is the number of tokens of ``problem\\n``; without ``loss_on_problem`` the collator
+    masks them out of the loss, so the gradient goes to the solution (copying and arithmetic).
+    """
     out = []
     for t in traces:
+        prompt = tokenizer(t.problem.text + "\n").input_ids
         text = t.problem.text + "\n" + "".join(s.text + "\n" for s in t.steps)
-        ids = [*tokenizer(text).input_ids, tokenizer.eos_token_id]
-        out.append({"input_ids": ids[:max_length]})
+        ids = [*tokenizer(text).input_ids, tokenizer.eos_token_id][:max_length]
+        out.append({"input_ids": ids, "prompt_len": 0 if loss_on_problem else min(len(prompt), len(ids))})
     return out

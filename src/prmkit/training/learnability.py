@@ -46,17 +46,18 @@ def mc_labels(out: Path, traces: list[Trace], rollouts: int) -> list[Trace]:
     return read_traces(path)
 
 
-def evaluate(model_dir: Path, data: dict[str, list[Trace]]) -> dict[str, Any]:
+def evaluate(model_dir: Path, data: dict[str, list[Trace]], limit: int) -> dict[str, Any]:
     """Test and held-out first-error metrics at the checkpoint's dev-tuned threshold."""
     from prmkit.scoring import load_scorer
     from prmkit.training.metrics import first_error_report
 
     scorer = load_scorer(model_dir)
     threshold = scorer.convention.spec.threshold
-    return {
-        split: first_error_report(data[split], scorer.score(data[split]), threshold)
-        for split in ("test", "heldout")
-    }
+    out = {}
+    for split in ("test", "heldout"):
+        traces = data[split][:limit]
+        out[split] = first_error_report(traces, scorer.score(traces), threshold)
+    return out
 
 
 def curve(runs: dict[str, Path], path: Path, title: str) -> None:
@@ -98,8 +99,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--per-problem", type=int, default=4)
     ap.add_argument("--pretrain-minutes", type=float, default=4.0)
     ap.add_argument("--head-minutes", type=float, default=5.0)
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--width", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=TinyConfig().layers)
+    ap.add_argument("--width", type=int, default=TinyConfig().width)
     ap.add_argument("--runs", default="gold,mc,orm", help="comma list of gold, mc, orm ('' = only plot)")
     ap.add_argument("--eval-traces", type=int, default=600, help="test / held-out traces scored per split")
     ap.add_argument("--rollouts", type=int, default=8)

@@ -38,6 +38,8 @@ class LMCollator:
             ids[k, : len(r["input_ids"])] = torch.tensor(r["input_ids"])
             mask[k, : len(r["input_ids"])] = 1
         labels = ids.masked_fill(mask == 0, -100)
+        for k, r in enumerate(rows):
+            labels[k, : r.get("prompt_len", 0)] = -100
         return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
@@ -69,13 +71,17 @@ def pretrain_lm(
     model = AutoModelForCausalLM.from_config(tiny_config(tok, config.tiny))
     args = loop.training_args(config, out, evaluate=False)
     trainer = loop.budgeted(Trainer)(
-        model=model, args=args, train_dataset=lm_examples(train, tok, config.tiny.max_length),
+        model=model, args=args, train_dataset=lm_examples(train, tok, config.tiny.max_length, config.loss_on_problem),
         data_collator=LMCollator(tok.pad_token_id), callbacks=[loop.time_budget(config.max_minutes, config.budget_clock)],
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
     trainer.train(resume_from_checkpoint=loop.last_checkpoint(out, config.resume))
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
-    dev_loss = trainer.evaluate(lm_examples(dev, tok, config.tiny.max_length))["eval_loss"] if dev else None
+    dev_loss = (
+        trainer.evaluate(lm_examples(dev, tok, config.tiny.max_length, config.loss_on_problem))["eval_loss"]
+        if dev
+        else None
+    )
     model.config.use_cache = True  # a policy generates; training turned the cache off
     model.save_pretrained(str(out), safe_serialization=True)
     tok.save_pretrained(str(out))
