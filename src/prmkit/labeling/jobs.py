@@ -176,7 +176,10 @@ class _Bar:
         if self._progress is None:
             return
         rate = self.job.rollouts_now / max(time.monotonic() - self.t0, 1e-9)
-        self._progress.update(self._task, advance=1, description=f"{self.desc} ({rate:.0f} rollouts/s)")
+        desc = (
+            f"{self.desc} ({rate:.0f} rollouts/s)" if self.job.rollouts_now else self.desc
+        )  # a judge rolls none
+        self._progress.update(self._task, advance=1, description=desc)
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:

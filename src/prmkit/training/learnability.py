@@ -60,6 +60,32 @@ def evaluate(model_dir: Path, data: dict[str, list[Trace]], limit: int) -> dict[
     return out
 
 
+def probe_lm(lm_dir: Path, traces: list[Trace], limit: int = 200) -> dict[str, float]:
+    """Teacher-forced next-token accuracy of a pretrained LM on the solution digits of error-free traces:
+    ``result`` (the digit after ``=``: the arithmetic), ``operand`` (other digits: mostly quantities copied
+    from the problem) and ``other`` tokens. It says whether pretraining learned what a verifier checks."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(lm_dir))
+    model = AutoModelForCausalLM.from_pretrained(str(lm_dir)).eval()
+    hits: dict[str, list[int]] = {"result": [0, 0], "operand": [0, 0], "other": [0, 0]}
+    valid = [t for t in traces if t.first_error("gold") == -1][:limit]
+    with torch.inference_mode():
+        for t in valid:
+            ids = tok(t.problem.text + "\n" + "".join(s.text + "\n" for s in t.steps)).input_ids
+            start = len(tok(t.problem.text + "\n").input_ids)
+            pred = model(torch.tensor([ids])).logits[0].argmax(-1).tolist()
+            names = tok.convert_ids_to_tokens(ids)
+            for i in range(start, len(ids)):
+                kind = "other"
+                if names[i].isdigit():
+                    kind = "result" if "Ġ=" in names[max(0, i - 3) : i] else "operand"
+                hits[kind][0] += int(pred[i - 1] == ids[i])
+                hits[kind][1] += 1
+    return {k: round(a / b, 4) for k, (a, b) in hits.items() if b}
+
+
 def curve(runs: dict[str, Path], path: Path, title: str) -> None:
     """Dev first-error F1 (overall and per kind) against CPU minutes, one panel per run."""
     import matplotlib
@@ -122,6 +148,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not (lm / "model.safetensors").exists():
         results["pretrain"] = pretrain_lm(data["train"], lm, PretrainConfig(
             tiny=tiny, max_minutes=a.pretrain_minutes, budget_clock="cpu", threads=a.threads, epochs=20))  # fmt: skip
+        results["pretrain"]["probe"] = probe_lm(lm, data["test"])
     for name in [r for r in a.runs.split(",") if r]:
         run = a.out / name
         if name == "gold":
