@@ -15,6 +15,7 @@ The package is layered bottom-up; each layer imports only the ones listed before
     serving/     HTTP reward server and RL-trainer adapters
     evaluation/  first-error metrics, best-of-N curves, failure-mode audits
     cards/       process cards
+    testing.py   helpers for tests and benchmarks (a random tiny PRM checkpoint on world text)
     cli/         the typer app; every command calls a public function of a layer above
 """
 

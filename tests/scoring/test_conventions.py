@@ -12,7 +12,7 @@ from prmkit.scoring.conventions import CONVENTIONS
 
 
 def test_registry_names_every_convention():
-    assert CONVENTIONS.names() == ["math-shepherd", "prmkit", "qwen", "rlhflow", "trl"]
+    assert CONVENTIONS.names() == ["likelihood", "math-shepherd", "prmkit", "qwen", "rlhflow", "trl"]
     with pytest.raises(UnknownNameError, match="Did you mean 'qwen'"):
         CONVENTIONS.get("qwenn")
 
@@ -82,6 +82,22 @@ def test_rlhflow_one_pass_equals_one_forward_per_step(causal_model, traces):
             with torch.no_grad():
                 logits = model(ids).logits[:, -3, [plus, minus]]
             reference.append(logits.softmax(-1)[0, 0].item())
+        assert reference == pytest.approx(expected, abs=1e-5)
+
+
+def test_likelihood_is_the_lowest_token_probability_of_each_step(causal_model, traces):
+    ours = load_scorer(causal_model, "likelihood").score(traces)
+    tok = AutoTokenizer.from_pretrained(causal_model)
+    model = AutoModelForCausalLM.from_pretrained(causal_model).eval()
+    for trace, expected in zip(traces, ours, strict=True):  # one forward per prefix, whole-text encoding
+        reference, before = [], trace.problem.text + "\n"
+        for step in trace.steps:
+            prefix = tok(before).input_ids
+            ids = tok(before + step.text + "\n").input_ids
+            with torch.no_grad():
+                probs = model(torch.tensor([ids])).logits[0].softmax(-1)
+            reference.append(min(probs[t - 1, ids[t]].item() for t in range(len(prefix), len(ids))))
+            before += step.text + "\n"
         assert reference == pytest.approx(expected, abs=1e-5)
 
 

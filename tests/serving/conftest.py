@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from prmkit.core.model import Trace
+from prmkit.testing import make_random_prm
 
 
 class HashScorer:
@@ -76,31 +77,6 @@ def run_server(app) -> Iterator[str]:
 @pytest.fixture
 def hash_scorer() -> HashScorer:
     return HashScorer()
-
-
-def make_random_prm(directory, layers: int = 2, width: int = 64) -> str:
-    """A randomly initialised prmkit PRM checkpoint (real model, tokenizer and spec; untrained weights)."""
-    from prmkit.modeling.backbone import TinyConfig, tiny_config, token_classifier
-    from prmkit.modeling.checkpoint import save_checkpoint
-    from prmkit.modeling.spec import PrmSpec
-    from prmkit.modeling.template import StepTemplate
-    from prmkit.modeling.tokenizer import build_tokenizer
-    from prmkit.world import WorldPolicy, generate_problems
-
-    problems = generate_problems(20, seed=0)
-    texts = [p.text for p in problems]
-    for p in problems:
-        (cont,) = WorldPolicy().continue_from(p, [], n=1, seed=0)
-        texts += [s.text for s in cont.steps]
-    tokenizer = build_tokenizer(texts, vocab_size=300)
-    import torch
-
-    torch.manual_seed(0)
-    model = token_classifier(tiny_config(tokenizer, TinyConfig(layers=layers, width=width, heads=2)), 2)
-    template = StepTemplate()
-    spec = PrmSpec(template=template, tag_id=template.tag_id(tokenizer))
-    save_checkpoint(model, tokenizer, spec, directory)
-    return str(directory)
 
 
 @pytest.fixture(scope="session")

@@ -108,3 +108,28 @@ def test_trl_grpo_trainer_runs_with_prmkit_reward(random_prm: str, tmp_path: Pat
     logs = [h for h in trainer.state.log_history if "rewards/prm_reward/mean" in h]
     assert len(logs) == 2 and all(0.0 <= h["rewards/prm_reward/mean"] <= 1.0 for h in logs)
     assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))
+
+
+def test_served_checkpoint_gets_a_cpu_sized_forward_budget(random_prm: str) -> None:
+    """``prmkit serve`` gives a checkpoint a small token budget on a CPU (several small length-sorted
+    passes beat one large padded one there); an explicit ``batch_tokens`` wins; scores do not change."""
+    import torch
+
+    from prmkit.scoring import load_scorer
+    from prmkit.serving.config import ServerConfig
+    from prmkit.serving.remote import load_any_scorer
+    from prmkit.serving.reward_server import CPU_BATCH_TOKENS, serving_batch_tokens
+
+    assert serving_batch_tokens(random_prm, ServerConfig(batch_tokens=4096)) == 4096
+    assert serving_batch_tokens("world-oracle", ServerConfig()) is None
+    assert serving_batch_tokens("http://127.0.0.1:1", ServerConfig()) is None
+    expected = None if torch.cuda.is_available() else CPU_BATCH_TOKENS
+    assert serving_batch_tokens(random_prm, ServerConfig()) == expected
+    small = load_any_scorer(random_prm, batch_tokens=256)
+    assert small.batch_tokens == 256
+    traces = []
+    for p in generate_problems(6, seed=3, split="test"):
+        for cont in WorldPolicy().continue_from(p, [], n=2, seed=0):
+            traces.append(make_trace(p.text, [s.text for s in cont.steps]))
+    for got, want in zip(small.score(traces), load_scorer(random_prm).score(traces), strict=True):
+        assert got == pytest.approx(want, abs=1e-5)

@@ -151,3 +151,44 @@ def test_accelerate_launch_one_process(tmp_path, small_world):
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "prm" / "model.safetensors").exists()
+
+
+def test_grown_layers_start_as_the_identity(small_world):
+    import torch
+
+    from prmkit.modeling import build_tokenizer, tiny_config, token_classifier
+    from prmkit.modeling.tokenizer import trace_texts
+    from prmkit.training.surprise import grow
+
+    tok = build_tokenizer(trace_texts(small_world), vocab_size=300)
+    torch.manual_seed(0)
+    model = token_classifier(tiny_config(tok, TINY), 2).eval()
+    ids = tok(small_world[0].problem.text, return_tensors="pt").input_ids
+    with torch.no_grad():
+        before = model(ids).logits
+        after = grow(model, 2)(ids).logits
+    assert model.config.num_hidden_layers == 3 and len(model.base_model.layers) == 3
+    assert torch.allclose(before, after, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_surprise_loss_trains_and_leaves_an_ordinary_checkpoint(tmp_path, small_world):
+    pretrain_lm(
+        small_world, tmp_path / "lm", PretrainConfig(tiny=TINY, epochs=1, batch_size=16, resume=False)
+    )
+    cfg = PrmConfig(
+        base_model=str(tmp_path / "lm"), epochs=1, batch_size=16, surprise_weight=1.0, grow_layers=1
+    )
+    train_prm(small_world, tmp_path / "prm", cfg)
+    logs = [json.loads(line) for line in (tmp_path / "prm" / "training_log.jsonl").read_text().splitlines()]
+    assert all(math.isfinite(r["loss"]) for r in logs if "loss" in r)
+    model = AutoModelForTokenClassification.from_pretrained(tmp_path / "prm")
+    assert model.config.num_hidden_layers == TINY.layers + 1
+    assert not [k for k in model.state_dict() if "surprise" in k]  # the training-only head is not saved
+    scores = load_scorer(tmp_path / "prm").score(small_world[:3])
+    assert [len(s) for s in scores] == [len(t.steps) for t in small_world[:3]]
+
+
+def test_surprise_loss_needs_a_pretrained_base(small_world, tmp_path):
+    with pytest.raises(ValueError, match="causal-LM base_model"):
+        train_prm(small_world, tmp_path / "prm", PrmConfig(tiny=TINY, surprise_weight=1.0, epochs=0.1))

@@ -1,33 +1,16 @@
-"""Shared CLI plumbing: error display, progress bars, output paths."""
+"""Shared CLI plumbing: error display, progress bars, output paths.
+
+The console and progress bar live in :mod:`prmkit.core.progress` (so lower layers can use them
+without importing the CLI) and are re-exported here.
+"""
 
 from __future__ import annotations
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-console = Console(stderr=True)
+from prmkit.core.progress import console, progress
 
-
-def progress() -> Progress:
-    """A rich progress bar with count, rate-friendly columns and ETA, written to stderr."""
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    )
+__all__ = ["console", "fail", "progress"]
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -135,6 +135,7 @@ def serve_cmd(
     max_batch_traces: int = typer.Option(64, help=_h(S, "max_batch_traces")),
     max_wait_ms: float = typer.Option(5.0, help=_h(S, "max_wait_ms")),
     max_queue_traces: int = typer.Option(1024, help=_h(S, "max_queue_traces")),
+    batch_tokens: int | None = typer.Option(None, help=_h(S, "batch_tokens")),
     max_body_bytes: int = typer.Option(4_000_000, help=_h(S, "max_body_bytes")),
     max_traces_per_request: int = typer.Option(512, help=_h(S, "max_traces_per_request")),
     max_steps_per_trace: int = typer.Option(256, help=_h(S, "max_steps_per_trace")),
@@ -146,7 +147,7 @@ def serve_cmd(
     config = ServerConfig(
         host=host, port=port, api_key=api_key, aggregation=aggregation, split=split, step_tag=step_tag,
         batching=batching, max_batch_traces=max_batch_traces, max_wait_ms=max_wait_ms,
-        max_queue_traces=max_queue_traces, max_body_bytes=max_body_bytes,
+        max_queue_traces=max_queue_traces, batch_tokens=batch_tokens, max_body_bytes=max_body_bytes,
         max_traces_per_request=max_traces_per_request, max_steps_per_trace=max_steps_per_trace,
     )  # fmt: skip
     serve(model, config)

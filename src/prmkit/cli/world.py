@@ -21,6 +21,20 @@ SPLIT = typer.Option(
     "train", "--split", help="train, test (same lengths, disjoint graphs) or heldout (longer)."
 )
 SEED = typer.Option(0, "--seed", help="Same seed, same output on any machine.")
+TEMPERATURE = typer.Option(None, "--temperature", help="Scales every error rate.")
+SYSTEMATIC = typer.Option(
+    None,
+    "--systematic",
+    help="Chance that a problem has a misconception every sample of it shares (correlated errors; "
+    "default 0: none).",
+)
+SYSTEMATIC_RATE = typer.Option(
+    None, "--systematic-rate", help="Chance that a sample repeats its problem's misconception (default 0.5)."
+)
+
+
+def _policy_flags(temperature: float | None, systematic: float | None, systematic_rate: float | None):
+    return {"temperature": temperature, "systematic": systematic, "systematic_rate": systematic_rate}
 
 
 def _load(path: Path | None, overrides: dict[str, Any], kind: str):
@@ -90,13 +104,15 @@ def sample_cmd(
     policy_config: Path | None = typer.Option(
         None, "--policy-config", help="YAML/JSON with PolicyConfig fields."
     ),
-    temperature: float | None = typer.Option(None, "--temperature", help="Scales every error rate."),
+    temperature: float | None = TEMPERATURE,
+    systematic: float | None = SYSTEMATIC,
+    systematic_rate: float | None = SYSTEMATIC_RATE,
 ) -> None:
     """Sample traces from the simulated policy (calls prmkit.world.sample)."""
     from prmkit.core.dataset import read_problems
     from prmkit.world import sample
 
-    config = _load(policy_config, {"temperature": temperature}, "policy")
+    config = _load(policy_config, _policy_flags(temperature, systematic, systematic_rate), "policy")
     total = len(read_problems(problems))
     with progress() as bar:
         task = bar.add_task("sample", total=total)
@@ -140,7 +156,9 @@ def stats_cmd(
     policy_config: Path | None = typer.Option(
         None, "--policy-config", help="YAML/JSON with PolicyConfig fields."
     ),
-    temperature: float | None = typer.Option(None, "--temperature", help="Scales every error rate."),
+    temperature: float | None = TEMPERATURE,
+    systematic: float | None = SYSTEMATIC,
+    systematic_rate: float | None = SYSTEMATIC_RATE,
     json_out: bool = typer.Option(False, "--json", help="Print the statistics as JSON on stdout."),
 ) -> None:
     """Print the world's statistics: accuracy, steps, error-kind mix, lucky rate (calls prmkit.world.stats)."""
@@ -152,7 +170,7 @@ def stats_cmd(
         seed,
         split,
         _load(world_config, {}, "world"),
-        _load(policy_config, {"temperature": temperature}, "policy"),
+        _load(policy_config, _policy_flags(temperature, systematic, systematic_rate), "policy"),
     )
     if json_out:
         typer.echo(result.model_dump_json(indent=2))

@@ -7,6 +7,7 @@
 - ``registry.py``  lazy name -> backend registries with "Did you mean"
 - ``protocols.py`` Policy, Judge, StepScorer: the seams backends implement
 - ``answers.py``   final-answer equivalence (exact for numbers, math-verify otherwise)
+- ``progress.py``  the shared stderr console and rich progress bar (not imported here: rich loads lazily)
 """
 
 from prmkit.core.dataset import (

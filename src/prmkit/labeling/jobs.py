@@ -155,7 +155,7 @@ class Job:
 
 
 class _Bar:
-    """The CLI progress bar (traces done, ETA) with rollouts per second in its description."""
+    """The progress bar (traces done, ETA) with rollouts per second in its description."""
 
     def __init__(self, desc: str, total: int, job: Job, show: bool):
         self.desc, self.total, self.job, self.show = desc, total, job, show
@@ -165,7 +165,7 @@ class _Bar:
 
     def __enter__(self) -> _Bar:
         if self.show:
-            from prmkit.cli.common import progress
+            from prmkit.core.progress import progress
 
             self._progress = progress()
             self._progress.start()

@@ -76,6 +76,8 @@ class Encoded(BaseModel):
 
     input_ids: list[int]
     tag_positions: list[int]
+    prompt_length: int | None = None
+    """Tokens before the first step (BOS and the prompt); None where a convention does not record it."""
 
 
 def encode_trace(
@@ -99,6 +101,7 @@ def encode_trace(
     if template.add_bos and tokenizer.bos_token_id is not None:
         ids.append(tokenizer.bos_token_id)
     ids += pieces[0]
+    prompt_length = len(ids)
     positions: list[int] = []
     for step_ids in pieces[1:]:
         tag_at = len(ids) + len(step_ids) + tag_offset
@@ -108,4 +111,4 @@ def encode_trace(
         ids += step_ids + sep_ids
     if max_length is not None:
         ids = ids[:max_length]
-    return Encoded(input_ids=ids, tag_positions=positions)
+    return Encoded(input_ids=ids, tag_positions=positions, prompt_length=prompt_length)

@@ -34,7 +34,7 @@ def load_recipe(path: str | Path, overrides: dict[str, Any] | None = None) -> Re
 
 
 def _log(message: str) -> None:
-    from prmkit.cli.common import console
+    from prmkit.core.progress import console
 
     console.print(message)
 

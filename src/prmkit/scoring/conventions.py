@@ -7,6 +7,7 @@ One registry, one small class per convention (never an if-chain on model ids):
 - ``qwen``          Qwen2.5-Math-PRM: chat template, ``<extra_0>`` after each step, softmax, class 1
 - ``math-shepherd`` causal LM, `` ки`` after each step, softmax over the ``+``/``-`` logits, index 0
 - ``rlhflow``       causal LM, chat turns (user = step, assistant = ``+``), ``+`` vs ``-`` before each ``+``
+- ``likelihood``    any causal LM as a zero-shot verifier: the lowest probability of a token of the step
 """
 
 from __future__ import annotations
@@ -45,6 +46,20 @@ class Convention:
     def scores(self, rows: Any) -> Any:
         """Rows of logits gathered at the read positions (N, C or V) -> (N,) scores in [0, 1]."""
         raise NotImplementedError
+
+    def read(self, logits: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> list[list[float]]:
+        """Each row's step scores from a batch's logits (B, L, C or V): by default one read position per
+        step (``tag_positions``) turned into a score by :meth:`scores`, in one gather for the batch."""
+        import torch
+
+        b = torch.tensor([k for k, r in enumerate(rows) for _ in r.tag_positions], dtype=torch.long)
+        p = torch.tensor([p for r in rows for p in r.tag_positions], dtype=torch.long)
+        flat = self.scores(logits[b.to(logits.device), p.to(logits.device)]).tolist()
+        out, start = [], 0
+        for r in rows:
+            out.append(flat[start : start + len(r.tag_positions)])
+            start += len(r.tag_positions)
+        return out
 
 
 @CONVENTIONS.register("prmkit")
@@ -173,6 +188,44 @@ class RLHFlowConvention(_PlusMinus):
             positions.append(len(self._ids(messages)) - 3)
         ids = self._ids(messages) if messages else self.tokenizer.encode(problem)
         return Encoded(input_ids=ids, tag_positions=positions)
+
+
+@CONVENTIONS.register("likelihood")
+class LikelihoodConvention(Convention):
+    """Any causal LM as a zero-shot step verifier: a step's score is the *lowest* probability the LM
+    gives one of its tokens (the step text and its closing newline) after the problem and the steps
+    before it, in the policy layout (``problem\\n``, one step per line).
+
+    Why it works where the LM knows the task: a wrong step contains at least one token the LM would not
+    have written (a wrong digit, a quantity that is not in the problem, an answer before the last
+    operation), and one improbable token is enough to flag the step. It needs no step labels, so it is
+    a baseline every trained PRM should beat, and a check that a pretrained backbone learned what a
+    verifier needs. Scores are not calibrated probabilities of correctness: tune the threshold on dev
+    traces (``prmkit eval processbench --dev``). ``tag_positions`` hold each step's last token.
+    """
+
+    name = "likelihood"
+    auto_class = "AutoModelForCausalLM"
+
+    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
+        super().__init__(tokenizer, config, max_length)
+        self.max_length = getattr(config, "max_position_embeddings", None) or max_length
+        self.template = StepTemplate.named("newline")
+
+    def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
+        return encode_trace(self.tokenizer, self.template, problem, steps)
+
+    def read(self, logits: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> list[list[float]]:
+        logp = logits[:, :-1].float().log_softmax(-1)
+        token_logp = logp.gather(-1, batch["input_ids"][:, 1:, None])[..., 0]  # [k, t-1] = log p(x_t | x_<t)
+        out = []
+        for k, r in enumerate(rows):
+            start, scores = r.prompt_length, []
+            for end in r.tag_positions:  # the step's tokens are start..end (its newline included)
+                scores.append(float(token_logp[k, start - 1 : end].min().exp()))
+                start = end + 1
+            out.append(scores)
+        return out
 
 
 def detect(path: str | Path, config: Any, tokenizer: Any) -> str:

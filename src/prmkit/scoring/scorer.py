@@ -95,14 +95,11 @@ class ModelScorer:
         with torch.inference_mode():
             for group in self.batches(encoded):
                 rows = [encoded[i] for i in group]
-                logits = self.forward(self.pad(rows))
-                b = torch.tensor([k for k, r in enumerate(rows) for _ in r.tag_positions], dtype=torch.long)
-                p = torch.tensor([p for r in rows for p in r.tag_positions], dtype=torch.long)
-                flat = self.convention.scores(logits[b.to(logits.device), p.to(logits.device)]).tolist()
-                start = 0
-                for i, r in zip(group, rows, strict=True):
-                    result[i] = flat[start : start + len(r.tag_positions)]
-                    start += len(r.tag_positions)
+                batch = self.pad(rows)
+                for i, scores in zip(
+                    group, self.convention.read(self.forward(batch), batch, rows), strict=True
+                ):
+                    result[i] = scores
         return result
 
 

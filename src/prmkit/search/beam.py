@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from prmkit.core.model import Problem, Step, Trace
 from prmkit.core.protocols import Policy, StepScorer
 from prmkit.scoring.aggregate import aggregate
-from prmkit.search.common import Compute, SearchResult, finish, score_traces
+from prmkit.search.common import Compute, SearchResult, chosen_result, score_traces
 
 
 @dataclass
@@ -114,18 +114,15 @@ def _search(
     if active:
         completed += _finish_open(problem, policy, scorer, active, seed, compute)
     best = max(completed, key=lambda c: aggregate(c.scores, aggregation), default=None)
-    method = "dvts" if diverse else "beam"
-    return finish(
-        SearchResult(
-            problem=problem,
-            method=method,
-            answer=best.final_answer if best else None,
-            trace=_as_trace(problem, best, name, 0) if best else None,
-            score=aggregate(best.scores, aggregation) if best else None,
-            compute=compute,
-            candidates=[_as_trace(problem, c, name, i) for i, c in enumerate(completed)],
-            details={"n": n, "beam_width": beam_width, "depth": depth, "aggregation": aggregation},
-        )
+    return chosen_result(
+        problem,
+        "dvts" if diverse else "beam",
+        _as_trace(problem, best, name, 0) if best is not None else None,
+        best.scores if best is not None else [],
+        aggregation=aggregation,
+        compute=compute,
+        candidates=[_as_trace(problem, c, name, i) for i, c in enumerate(completed)],
+        details={"n": n, "beam_width": beam_width, "depth": depth, "aggregation": aggregation},
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from prmkit.core.answers import check_answer
 from prmkit.core.model import Continuation, Problem, Trace
 from prmkit.core.protocols import StepScorer
+from prmkit.scoring.aggregate import aggregate
 
 
 @dataclass
@@ -78,6 +79,36 @@ def finish(result: SearchResult) -> SearchResult:
     """Fill ``correct`` from the problem's reference answer."""
     result.correct = check_answer(result.problem.answer, result.answer)
     return result
+
+
+def chosen_result(
+    problem: Problem,
+    method: str,
+    chosen: Trace | None,
+    step_scores: Sequence[float],
+    *,
+    aggregation: str,
+    compute: Compute,
+    candidates: list[Trace],
+    details: dict[str, Any],
+) -> SearchResult:
+    """The finished result of a method that picked ``chosen`` (None: nothing to pick) among ``candidates``.
+
+    Its answer is ``chosen``'s final answer and its score ``chosen``'s ``step_scores`` aggregated with
+    ``aggregation``; ``correct`` is filled by :func:`finish`.
+    """
+    return finish(
+        SearchResult(
+            problem=problem,
+            method=method,
+            answer=chosen.final_answer if chosen is not None else None,
+            trace=chosen,
+            score=aggregate(step_scores, aggregation) if chosen is not None else None,
+            compute=compute,
+            candidates=candidates,
+            details=details,
+        )
+    )
 
 
 def trace_from(problem: Problem, cont: Continuation, *, generator: str, trace_id: str) -> Trace:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import Policy, StepScorer
 from prmkit.scoring.aggregate import aggregate
-from prmkit.search.common import Compute, SearchResult, finish, score_traces
+from prmkit.search.common import Compute, SearchResult, chosen_result, score_traces
 
 
 def first_below(scores: Sequence[float], threshold: float) -> int:
@@ -61,17 +61,15 @@ def resample_one(
         if bad < 0:  # no doubtful step but no answer either: start over rather than loop on a dead end
             prefix = []
     trace, scores = seen[-1] if accepted else max(seen, key=lambda ts: aggregate(ts[1], aggregation))
-    return finish(
-        SearchResult(
-            problem=problem,
-            method="resample",
-            answer=trace.final_answer,
-            trace=trace,
-            score=aggregate(scores, aggregation),
-            compute=compute,
-            candidates=[t for t, _ in seen],
-            details={"threshold": threshold, "budget": budget, "attempts": attempt, "accepted": accepted},
-        )
+    return chosen_result(
+        problem,
+        "resample",
+        trace,
+        scores,
+        aggregation=aggregation,
+        compute=compute,
+        candidates=[t for t, _ in seen],
+        details={"threshold": threshold, "budget": budget, "attempts": attempt, "accepted": accepted},
     )
 
 

@@ -33,6 +33,10 @@ class ServerConfig(BaseModel):
     """Most traces in one forward pass (bounds activation memory)."""
     max_wait_ms: float = Field(default=5.0, ge=0)
     """How long the oldest waiting request may wait for others to join its batch."""
+    batch_tokens: int | None = Field(default=None, ge=1)
+    """Checkpoints only: padded tokens in one forward pass (rows x longest row). Default: the scorer's
+    own (16384) on a GPU, 1024 on a CPU, where a few length-sorted traces per pass cost less per trace
+    than one large padded pass (measured by bench/bench_serving.py)."""
     max_queue_traces: int = Field(default=1024, ge=1)
     """Traces allowed to wait; beyond it requests get 503 with Retry-After instead of piling up."""
     max_body_bytes: int = Field(default=4_000_000, ge=1)

@@ -95,16 +95,30 @@ class RemoteScorer:
         raise RemoteScoringError(f"{self.url}/score: gave up after {self.retries + 1} tries: {last}")
 
 
-def load_any_scorer(model: str | StepScorer, api_key: str | None = None) -> StepScorer:
-    """A scorer from a name: a StepScorer as is, ``world-oracle``, an ``http(s)://`` server, or a checkpoint."""
+ORACLE_NAMES = ("world-oracle", "oracle")
+
+
+def is_checkpoint(model: str) -> bool:
+    """Whether :func:`load_any_scorer` reads ``model`` as a checkpoint (not the oracle, not a server URL)."""
+    return model not in ORACLE_NAMES and not model.startswith(("http://", "https://"))
+
+
+def load_any_scorer(
+    model: str | StepScorer, api_key: str | None = None, batch_tokens: int | None = None
+) -> StepScorer:
+    """A scorer from a name: a StepScorer as is, ``world-oracle``, an ``http(s)://`` server, or a checkpoint.
+
+    ``batch_tokens`` (checkpoints only) is the padded-token budget of one forward pass; None keeps the
+    scorer's default.
+    """
     if not isinstance(model, str):
         return model
-    if model in ("world-oracle", "oracle"):
+    if model in ORACLE_NAMES:
         from prmkit.search.oracle import OracleScorer
 
         return OracleScorer()
-    if model.startswith(("http://", "https://")):
+    if not is_checkpoint(model):
         return RemoteScorer(model, api_key=api_key)
     from prmkit.scoring import load_scorer
 
-    return load_scorer(model)
+    return load_scorer(model) if batch_tokens is None else load_scorer(model, batch_tokens=batch_tokens)

@@ -280,6 +280,29 @@ def _pooling_trace(text: str, step_tag: str, config: ServerConfig, i: int) -> Tr
     return make_trace(problem, steps, trace_id=str(i))
 
 
+CPU_BATCH_TOKENS = 1024
+"""Token budget per forward pass of a checkpoint served on a CPU (``ServerConfig.batch_tokens``)."""
+
+
+def serving_batch_tokens(model: str, config: ServerConfig) -> int | None:
+    """The forward-pass token budget :func:`serve` gives ``model``: ``config.batch_tokens`` when set, else
+    :data:`CPU_BATCH_TOKENS` for a checkpoint on a machine without CUDA, else None (the scorer's default).
+
+    On a CPU the matrix work per token is about the same at any batch size, so what a batch can share
+    is the per-call overhead (Python, masks, one tokenizer call). One large pass over traces of mixed
+    lengths costs more per trace than scoring them one at a time (padding, an attention mask over it,
+    activations that outgrow the cache: 1.6-1.9x for the random PRMs of bench/bench_serving.py); a budget of
+    1024 tokens keeps each pass to a few traces of similar length and does share the overhead.
+    """
+    from prmkit.serving.remote import is_checkpoint
+
+    if config.batch_tokens is not None or not is_checkpoint(model):
+        return config.batch_tokens
+    import torch
+
+    return None if torch.cuda.is_available() else CPU_BATCH_TOKENS
+
+
 def serve(model: str, config: ServerConfig | None = None) -> None:
     """Load ``model`` (a checkpoint folder, ``world-oracle`` or a server URL) and serve it until stopped."""
     import uvicorn
@@ -287,5 +310,6 @@ def serve(model: str, config: ServerConfig | None = None) -> None:
     from prmkit.serving.remote import load_any_scorer
 
     config = config or ServerConfig()
-    app = create_app(load_any_scorer(model), config)
+    scorer = load_any_scorer(model, batch_tokens=serving_batch_tokens(model, config))
+    app = create_app(scorer, config)
     uvicorn.run(app, host=config.host, port=config.port, log_level="info")

@@ -79,12 +79,14 @@ def make_examples(
         kept = tgt[: len(enc.tag_positions)]
         if all(t == IGNORE for t in kept):
             continue
-        out.append({"input_ids": enc.input_ids, "tag_positions": enc.tag_positions, "targets": kept})
+        out.append({"input_ids": enc.input_ids, "tag_positions": enc.tag_positions, "targets": kept,
+                    "prompt_length": enc.prompt_length or 0})  # fmt: skip
     return out
 
 
 class StepCollator:
-    """Right-pads a batch; places each step target at its tag position in ``step_targets``."""
+    """Right-pads a batch; places each step target at its tag position in ``step_targets``;
+    ``solution_mask`` marks the tokens after the prompt (where the surprise loss, if any, applies)."""
 
     def __init__(self, pad_id: int):
         self.pad_id = pad_id
@@ -96,12 +98,14 @@ class StepCollator:
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
         targets = torch.full((len(rows), width), IGNORE, dtype=torch.float)
+        solution = torch.zeros((len(rows), width), dtype=torch.bool)
         for k, r in enumerate(rows):
             n = len(r["input_ids"])
             ids[k, :n] = torch.tensor(r["input_ids"])
             mask[k, :n] = 1
             targets[k, r["tag_positions"]] = torch.tensor(r["targets"], dtype=torch.float)
-        return {"input_ids": ids, "attention_mask": mask, "step_targets": targets}
+            solution[k, max(1, r.get("prompt_length", n)) : n] = True
+        return {"input_ids": ids, "attention_mask": mask, "step_targets": targets, "solution_mask": solution}
 
 
 def lm_examples(

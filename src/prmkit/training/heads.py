@@ -26,6 +26,7 @@ from prmkit.scoring.conventions import PrmkitConvention
 from prmkit.training import loop
 from prmkit.training.config import OrmConfig, PrmConfig
 from prmkit.training.data import StepCollator, make_examples, outcome_targets, split_by_problem, step_targets
+from prmkit.training.surprise import SurpriseLoss, grow
 
 
 def _load(data: str | Path | Sequence[Trace]) -> tuple[list[Trace], str]:
@@ -82,6 +83,16 @@ def _train_head(
     model = token_classifier(base, spec.num_labels, config.trust_remote_code, spec.id2label())
     if model.get_input_embeddings().num_embeddings < len(tok):
         model.resize_token_embeddings(len(tok))
+    base_layers = model.config.num_hidden_layers
+    grow(model, getattr(config, "grow_layers", 0))
+    surprise = None
+    if getattr(config, "surprise_weight", 0.0) > 0:
+        if config.base_model is None:
+            raise ValueError(
+                "surprise_weight needs a pretrained causal-LM base_model (prmkit pretrain's output)"
+            )
+        surprise = SurpriseLoss(model, config.base_model, config.surprise_weight, config.surprise_threshold,
+                                base_layers, [spec.tag_id], config.trust_remote_code)  # fmt: skip
     model.config.pad_token_id = tok.pad_token_id
     write_spec(model.config, spec)
     examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length)
@@ -90,6 +101,7 @@ def _train_head(
     trainer = loop.make_trainer(
         model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, dev,
         PrmkitConvention(tok, model.config), [loop.time_budget(config.max_minutes, config.budget_clock)],
+        surprise,
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
     trainer.train(resume_from_checkpoint=loop.last_checkpoint(out, config.resume))
@@ -125,6 +137,7 @@ def _train_head(
             "examples": len(examples),
         },
     )
+    SurpriseLoss.detach(trainer.model)
     save_checkpoint(trainer.model, tok, spec, out, card)
     _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
     shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed

@@ -131,6 +131,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--eval-traces", type=int, default=600, help="test / held-out traces scored per split")
     ap.add_argument("--rollouts", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--separator", default="token", help="step separator of the PRMs (token, newline, ...)")
+    ap.add_argument("--surprise-weight", type=float, default=0.0, help="PRMs' auxiliary token-surprise loss")
+    ap.add_argument("--grow-layers", type=int, default=0, help="fresh layers stacked on the LM for the PRMs")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     data = world_data(a.out, a.world, a.problems, a.per_problem)
@@ -143,6 +146,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "dev_fraction": 0.05,
         "epochs": 20,
     }
+    prm = {"separator": a.separator, "surprise_weight": a.surprise_weight, "grow_layers": a.grow_layers}
     results: dict[str, Any] = {"args": {k: str(v) for k, v in vars(a).items()}}
     lm = a.out / "lm"
     if not (lm / "model.safetensors").exists():
@@ -152,11 +156,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for name in [r for r in a.runs.split(",") if r]:
         run = a.out / name
         if name == "gold":
-            results[name] = train_prm(data["train"], run, PrmConfig(base_model=str(lm), **common))
+            results[name] = train_prm(data["train"], run, PrmConfig(base_model=str(lm), **prm, **common))
         elif name == "mc":
             traces = mc_labels(a.out, data["train"], a.rollouts)
             results[name] = train_prm(
-                traces, run, PrmConfig(base_model=str(lm), label_source="mc_hard", **common)
+                traces, run, PrmConfig(base_model=str(lm), label_source="mc_hard", **prm, **common)
             )
         elif name == "orm":
             results[name] = train_orm(data["train"], run, OrmConfig(base_model=str(lm), **common))

@@ -155,8 +155,10 @@ def make_trainer(
     dev: Sequence[Trace],
     convention: Any,
     callbacks: list,
+    surprise: Any = None,
 ) -> Any:
-    """A Trainer whose loss reads step targets and whose evaluation is first-error F1 on dev traces."""
+    """A Trainer whose loss reads step targets (plus ``surprise``'s auxiliary loss, when given) and whose
+    evaluation is first-error F1 on dev traces."""
     from transformers import Trainer
 
     from prmkit.scoring.scorer import ModelScorer
@@ -167,8 +169,11 @@ def make_trainer(
     class StepTrainer(budgeted(Trainer)):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             targets = inputs.pop("step_targets")
-            out = model(**inputs)
+            solution = inputs.pop("solution_mask", None)
+            out = model(**inputs, output_hidden_states=surprise is not None)
             loss = step_loss(out.logits, targets, num_classes)
+            if surprise is not None:
+                loss = loss + surprise(model, {**inputs, "solution_mask": solution}, out.hidden_states)
             return (loss, out) if return_outputs else loss
 
         def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):

@@ -20,12 +20,13 @@ from prmkit.world.config import WORLD_VERSION, PolicyConfig, WorldConfig
 from prmkit.world.generator import generate_problem, generate_problems
 from prmkit.world.jobs import check, generate, sample, stats
 from prmkit.world.judge import SimulatedJudge
-from prmkit.world.policy import WorldPolicy, sample_traces
+from prmkit.world.policy import Misconception, WorldPolicy, sample_traces
 from prmkit.world.summary import WorldStats, summarize, world_stats
 
 __all__ = [
     "ERROR_KINDS",
     "WORLD_VERSION",
+    "Misconception",
     "PolicyConfig",
     "SimulatedJudge",
     "StepCheck",

@@ -69,7 +69,8 @@ class PolicyConfig(BaseModel):
     At every operation the policy draws ONE event: a correct step or one of the errors below, with these
     probabilities (each multiplied by ``temperature``). Rates are per decision, not per trace. With the
     defaults a single sample is right 51 % of the time on the default train split (28 % on held-out),
-    so best-of-N matters (see docs/world.md for the measured statistics).
+    so best-of-N matters (see docs/world.md for the measured statistics). These errors are independent
+    across samples; ``systematic`` adds errors that the samples of one problem share.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -91,8 +92,20 @@ class PolicyConfig(BaseModel):
     """Per trace: the trace makes errors that cancel (a slip, then a second slip back to the right value)
     or never reach the answer (a misquoted side fact), and no other error: a right answer by a wrong
     process. Natural lucky traces (``2 + 2`` for ``2 * 2``) come on top."""
+    systematic: float = Field(0.0, ge=0.0, le=1.0)
+    """Per problem: the chance that the problem has a *misconception*, an error every sample of it shares
+    (real models' errors are correlated; the ones above are independent across samples). Drawn from the
+    problem id alone, not the sampling seed: one operation and one fixed wrong step there, an
+    arithmetic slip (a fixed wrong result), a wrong quantity (a fixed wrong operand) or a wrong
+    operation (a fixed other operation), one of the three with equal chance. The draws do not depend on
+    this value, so raising it only adds problems. 0 (the default) changes nothing."""
+    systematic_rate: float = Field(0.5, ge=0.0, le=1.0)
+    """Per sample: the chance (times ``temperature``, at most 1) that a sample reaching the operation of
+    its problem's misconception makes that error there, instead of drawing the usual event. Not in a
+    lucky trace, nor where a sample's earlier errors make the fixed step inexact (or a slip negative)."""
     temperature: float = Field(1.0, ge=0.0, le=10.0)
-    """Scales every rate above (0 = a perfect policy); rates are capped so they sum to at most 1."""
+    """Scales every rate above but ``systematic`` (0 = a perfect policy); the per-decision rates are capped
+    so they sum to at most 1."""
 
     def rates(self) -> dict[str, float]:
         """The per-decision error rates after ``temperature``, scaled down if they would exceed 1."""
@@ -112,3 +125,7 @@ class PolicyConfig(BaseModel):
 
     def lucky_rate(self) -> float:
         return min(1.0, self.lucky * self.temperature)
+
+    def systematic_sample_rate(self) -> float:
+        """Per sample: the chance of repeating the problem's misconception, after ``temperature``."""
+        return min(1.0, self.systematic_rate * self.temperature)

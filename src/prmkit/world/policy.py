@@ -9,8 +9,14 @@ The hot path avoids pydantic validation (``model_construct``), uses precompiled 
 tuples, and one ``random.Random`` per call seeded from BLAKE2-derived integers (never ``hash()``).
 ``Trace.metadata["injected"]`` lists ``[step_index, kind]`` of the errors it meant to make (kinds as the
 checker names them, and "neutral"), ``metadata["decisions"]`` how many events it drew and
-``metadata["lucky"]`` the lucky mode ("compensate", "misquote" or None). They are for tests only; the
-checker never reads them.
+``metadata["lucky"]`` the lucky mode ("compensate", "misquote" or None); with
+``PolicyConfig.systematic > 0`` (and only then, so default traces are unchanged) ``metadata["systematic"]``
+is the step index of the problem's :class:`Misconception` if the trace made it, else None. They are for
+tests only; the checker never reads them.
+
+A misconception is a property of the problem, not of a sample: it is drawn from a BLAKE2 seed of the
+problem id alone (not the sampling seed or ``seed_offset``), so every sample of the problem, in any
+call, shares it; each sample reaching its operation repeats it with chance ``systematic_rate``.
 """
 
 from __future__ import annotations
@@ -19,13 +25,13 @@ import random
 import zlib
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from prmkit.core.model import Continuation, Problem, Step, Trace
 from prmkit.world import templates as T
 from prmkit.world.checker import Belief, Chain, Number, check_step, compute, paused_gc
 from prmkit.world.config import WORLD_VERSION, PolicyConfig
-from prmkit.world.generator import derive_seed
+from prmkit.world.generator import apply_op, derive_seed
 
 _OPS = ("+", "-", "*", "/")
 _EVENTS = (
@@ -36,7 +42,30 @@ _EVENTS = (
     "wrong_quantity",
     "wrong_operation",
 )
-Rollout = tuple[list[str], str | None, bool, list[list[Any]], int, str | None]
+Rollout = tuple[list[str], str | None, bool, list[list[Any]], int, str | None, int]
+_SYSTEMATIC_KINDS = ("arithmetic", "wrong_quantity", "wrong_operation")
+
+
+class Misconception(NamedTuple):
+    """A problem's systematic error: at operation ``op``, ``a operation operand = result + offset``.
+
+    ``a`` is the sample's running value (the true one after a right prefix, where the step is always the
+    same text but for template choice). Kinds: "arithmetic" (the right operation and operand, result off
+    by ``offset``), "wrong_quantity" (a fixed wrong operand), "wrong_operation" (a fixed other operation).
+    """
+
+    op: int
+    """Index of the operation of the problem's chain where the error is made."""
+    kind: str
+    """The error kind, as the checker names it."""
+    operation: str
+    """The operation written (another one for "wrong_operation")."""
+    operand: Number
+    """The second operand written (another one for "wrong_quantity")."""
+    offset: int = 0
+    """Added to the exact result (nonzero for "arithmetic" only)."""
+    exact: bool = True
+    """False for an invented operand of a division: the inexact result is truncated."""
 
 
 def _fmt(x: Number) -> tuple[str, Number, bool]:
@@ -70,6 +99,8 @@ class _Problem:
         self.other = self._bind(T.level(T.STEP_OTHER, variety))
         d = graph.get("distractor")
         self.distractor = None if d is None else graph["quantities"][d]
+        self.misconception: Misconception | None = None
+        self.sys_op = -1  # the misconception's operation index when the policy may repeat it, else -1
 
     def _bind(self, templates: tuple[str, ...]) -> tuple[str, ...]:
         """Fill the entity slots once, leaving only the numbers ``{a} {b} {c} {v}`` per step."""
@@ -162,6 +193,47 @@ class _Writer:
         alts = [o for o in _OPS if o != op and (o != "/" or (q != 0 and self.r % q == 0))]
         return self.rng.choice(alts)
 
+    def misconceive(self, m: Misconception) -> bool:
+        """Write the misconception's step at the pending operation; False (nothing written) where the
+        running value makes it inexact, negative or unrecognisable, so the sample draws as usual."""
+        c = compute(m.operation, self.r, m.operand)
+        if c is None:
+            return False
+        if not m.exact:
+            if m.operand in self.known:  # a truncated result of known operands would read as a slip
+                return False
+            c = int(c)
+        elif _fmt(c)[2] or (m.offset and c + m.offset < 0):
+            return False
+        self.op_step(m.operation, m.operand, c + m.offset, m.kind)
+        self.k += 1
+        return True
+
+
+def _draw_misconception(cp: _Problem, problem_id: str, chance: float) -> Misconception | None:
+    """The misconception of a problem (None with probability ``1 - chance``), from its id alone.
+
+    The draws come in a fixed order (has-one, operation, kind, then the wrong value, made with the same
+    helpers as the independent errors on the true running value), so they do not depend on ``chance``:
+    a problem that has one at ``chance`` has the same one at any higher chance.
+    """
+    rng = random.Random(derive_seed("misconception", WORLD_VERSION, problem_id))
+    if rng.random() >= chance:
+        return None
+    chain = cp.chain
+    k = rng.randrange(len(chain.ops))
+    kind = rng.choice(_SYSTEMATIC_KINDS)
+    op, q = chain.ops[k]
+    r = chain.quantities[0] if k == 0 else chain.results[k - 1]
+    w = _Writer(cp, Belief(r, k, set(chain.quantities) | set(chain.results[:k])), rng)
+    if kind == "arithmetic":
+        true = apply_op(op, r, q)
+        return Misconception(k, kind, op, q, offset=int(w.slip(true) - true))
+    if kind == "wrong_quantity":
+        b, exact = w.wrong_quantity(op, q)
+        return Misconception(k, kind, op, b, exact=exact)
+    return Misconception(k, kind, w.wrong_operation(op, q), q)
+
 
 class WorldPolicy:
     """The world's simulated policy; implements :class:`prmkit.core.protocols.Policy`."""
@@ -176,6 +248,8 @@ class WorldPolicy:
             acc += rates[event]
             self._thresholds.append((acc, event))
         self._lucky = self.config.lucky_rate()
+        self._systematic = self.config.systematic
+        self._sys_rate = self.config.systematic_sample_rate() if self._systematic else 0.0
         self._calls = 0
         self._compiled: dict[tuple[str, str], _Problem] = {}
 
@@ -186,7 +260,15 @@ class WorldPolicy:
             if len(self._compiled) > 50_000:
                 self._compiled.clear()
             cp = self._compiled[key] = _Problem(problem)
+            if self._systematic:
+                cp.misconception = _draw_misconception(cp, problem.id, self._systematic)
+                if cp.misconception is not None and self._sys_rate:
+                    cp.sys_op = cp.misconception.op
         return cp
+
+    def misconception(self, problem: Problem) -> Misconception | None:
+        """The misconception this policy's samples of ``problem`` share, if it has one."""
+        return self.compile(problem).misconception
 
     def _event(self, u: float) -> str | None:
         for limit, event in self._thresholds:
@@ -195,11 +277,13 @@ class WorldPolicy:
         return None
 
     def rollout(self, cp: _Problem, st: Belief, rng: random.Random) -> Rollout:
-        """One complete continuation from ``st``: (texts, final answer, finished, injected, decisions, lucky mode)."""
+        """One complete continuation from ``st``: (texts, final answer, finished, injected, decisions, lucky
+        mode, step index of the misconception or -1)."""
         w = _Writer(cp, st, rng)
         ops = cp.chain.ops
         n_ops = len(ops)
-        lucky_at, lucky_mode, decisions = -1, None, 0
+        lucky_at, lucky_mode, decisions, sys_at = -1, None, 0, -1
+        sys_op, misconception = cp.sys_op, cp.misconception  # sys_op is -1 when there is none
         if self._lucky and rng.random() < self._lucky and w.k < n_ops:
             lucky_mode = "compensate" if n_ops - w.k >= 2 and rng.random() < 0.5 else "misquote"
             lucky_at = rng.randint(w.k, n_ops - (2 if lucky_mode == "compensate" else 1))
@@ -222,13 +306,16 @@ class WorldPolicy:
                     w.k += 1
                 continue
             decisions += 1
+            if k == sys_op and rng.random() < self._sys_rate and w.misconceive(misconception):  # type: ignore[arg-type]
+                sys_at = len(w.texts) - 1
+                continue
             event = self._event(rng.random())
             if event == "early_answer" and k >= 1:
                 final = w.answer("early_answer")
-                return w.texts, final, True, w.injected, decisions, None
+                return w.texts, final, True, w.injected, decisions, None, sys_at
             self._apply(w, event, op, q)
         final = w.answer()
-        return w.texts, final, True, w.injected, decisions, lucky_mode
+        return w.texts, final, True, w.injected, decisions, lucky_mode, sys_at
 
     def _apply(self, w: _Writer, event: str | None, op: str, q: int) -> None:
         k, ops = w.k, w.cp.chain.ops
@@ -321,8 +408,12 @@ def _sample_problem(
     cp = policy.compile(problem)
     start = Belief.start(cp.chain)
     rng = random.Random(derive_seed("sample", policy.seed_offset, seed, problem.id))
+    systematic = policy.config.systematic > 0
     for j in range(per_problem):
-        texts, final, _, injected, decisions, lucky = policy.rollout(cp, start, rng)
+        texts, final, _, injected, decisions, lucky, sys_at = policy.rollout(cp, start, rng)
+        metadata: dict[str, Any] = {"injected": injected, "decisions": decisions, "lucky": lucky}
+        if systematic:
+            metadata["systematic"] = sys_at if sys_at >= 0 else None
         out.append(
             Trace(
                 id=f"{problem.id}-s{seed}-{j}",
@@ -330,6 +421,6 @@ def _sample_problem(
                 steps=[Step(text=t) for t in texts],
                 final_answer=final,
                 generator=generator,
-                metadata={"injected": injected, "decisions": decisions, "lucky": lucky},
+                metadata=metadata,
             )
         )
