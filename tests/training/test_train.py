@@ -190,5 +190,5 @@ def test_surprise_loss_trains_and_leaves_an_ordinary_checkpoint(tmp_path, small_
 
 
 def test_surprise_loss_needs_a_pretrained_base(small_world, tmp_path):
-    with pytest.raises(ValueError, match="causal-LM base_model"):
+    with pytest.raises(ValueError, match="needs a pretrained causal-LM base_model"):
         train_prm(small_world, tmp_path / "prm", PrmConfig(tiny=TINY, surprise_weight=1.0, epochs=0.1))

@@ -40,10 +40,17 @@ def process_section(base: ProcessCard) -> dict[str, Any]:
     classes = spec.get("id2label") or (
         {0: "incorrect", 1: "correct"} if spec.get("num_labels", 2) == 2 else None
     )
+    likelihood = spec.get("head") == "likelihood"
+    read_at = (
+        "scored by the lowest probability the causal LM gives one of its tokens (likelihood head)"
+        if likelihood
+        else "scored at the tag token of the separator written after it"
+    )
     return {
         "kind": kind,
+        "head": spec.get("head", "classifier"),
         "step_definition": spec.get("step_definition")
-        or "one Step of a prmkit Trace, scored at the tag token of the separator written after it"
+        or f"one Step of a prmkit Trace, {read_at}"
         + (
             " (world data: one sentence-level computation, the last step states the answer)"
             if _is_world(base)

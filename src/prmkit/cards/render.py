@@ -47,10 +47,11 @@ def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def front_matter(card: ProcessCard) -> str:
     kind = getattr(card, "process", {}).get("kind", card.kind)
+    likelihood = getattr(card, "process", {}).get("head") == "likelihood"
     lines = [
         "---",
         "library_name: transformers",
-        "pipeline_tag: token-classification",
+        f"pipeline_tag: {'text-generation' if likelihood else 'token-classification'}",
         "tags:",
         "- prmkit",
         f"- {kind}",
@@ -70,11 +71,21 @@ def process_md(card: ProcessCard) -> str:
         ("step definition", p["step_definition"]),
         ("input template", _code(p.get("input_template"))),
         ("separator", _code(p["separator"])),
-        ("tag (score read here)", f"{_code(p['tag'])} (id {p['tag_id']})"),
-        (
-            "label scale",
-            f"{p['label_scale']}; classes {_code(p['classes'])}, positive {_code(p['positive_labels'])}",
-        ),
+    ]
+    if p.get("head") == "likelihood":
+        rows += [
+            ("head", "likelihood: a causal LM; step score = lowest token probability in the step"),
+            ("label scale", p["label_scale"]),
+        ]
+    else:
+        rows += [
+            ("tag (score read here)", f"{_code(p['tag'])} (id {p['tag_id']})"),
+            (
+                "label scale",
+                f"{p['label_scale']}; classes {_code(p['classes'])}, positive {_code(p['positive_labels'])}",
+            ),
+        ]
+    rows += [
         ("default aggregation", p["aggregation"] or "–"),
     ]
     return "## What process was supervised\n\n| | |\n|---|---|\n" + "\n".join(

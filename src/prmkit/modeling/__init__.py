@@ -11,7 +11,7 @@ aggregation), so it loads with ``AutoModelForTokenClassification`` and serves on
 - ``checkpoint.py`` save a model + tokenizer + spec + model card + process card as one HF folder
 """
 
-from prmkit.modeling.backbone import TinyConfig, load_tokenizer, tiny_config, token_classifier
+from prmkit.modeling.backbone import TinyConfig, causal_lm, load_tokenizer, tiny_config, token_classifier
 from prmkit.modeling.spec import PrmSpec, read_spec, write_spec
 from prmkit.modeling.template import SEPARATORS, Encoded, StepTemplate, encode_trace
 from prmkit.modeling.tokenizer import STEP_TAG, build_tokenizer
@@ -24,6 +24,7 @@ __all__ = [
     "StepTemplate",
     "TinyConfig",
     "build_tokenizer",
+    "causal_lm",
     "encode_trace",
     "load_tokenizer",
     "read_spec",

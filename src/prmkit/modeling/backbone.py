@@ -7,6 +7,8 @@ caller asks for it.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +74,40 @@ def token_classifier(
         for key, value in kwargs.items():
             setattr(base, key, value)
         return AutoModelForTokenClassification.from_config(base)
-    return AutoModelForTokenClassification.from_pretrained(
-        str(base), trust_remote_code=trust_remote_code, **kwargs
-    )
+    with _quiet_load_report(_new_head(base, trust_remote_code)):
+        return AutoModelForTokenClassification.from_pretrained(
+            str(base), trust_remote_code=trust_remote_code, **kwargs
+        )
+
+
+def _new_head(path: str | Path, trust_remote_code: bool) -> bool:
+    """Whether loading ``path`` as a token classifier puts a fresh head on it (a causal LM or backbone)."""
+    from transformers import AutoConfig
+
+    archs = AutoConfig.from_pretrained(str(path), trust_remote_code=trust_remote_code).architectures or []
+    return not any(a.endswith("ForTokenClassification") for a in archs)
+
+
+@contextlib.contextmanager
+def _quiet_load_report(quiet: bool) -> Iterator[None]:
+    """Silence transformers' load report while a fresh head goes on a backbone: its "MISSING score.*" and
+    "UNEXPECTED lm_head.*" rows are what that means, not a problem (errors still raise)."""
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    if quiet:
+        hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+
+
+def causal_lm(base: str | Path | Any, trust_remote_code: bool = False) -> Any:
+    """A causal LM: from a local folder (e.g. ``prmkit pretrain``'s output) or from an HF config (random
+    init). The likelihood PRM head is the LM itself."""
+    from transformers import AutoModelForCausalLM, PretrainedConfig
+
+    if isinstance(base, PretrainedConfig):
+        return AutoModelForCausalLM.from_config(base)
+    return AutoModelForCausalLM.from_pretrained(str(base), trust_remote_code=trust_remote_code)

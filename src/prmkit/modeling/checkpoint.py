@@ -52,7 +52,57 @@ step_scores = probs[ids[0] == {tag_id}][:, {positive}].sum(-1)
 """
 
 
+LIKELIHOOD_CARD_TEMPLATE = """---
+library_name: transformers
+pipeline_tag: text-generation
+tags: [prm, prmkit, process-reward-model, generative-verifier]
+base_model: {base}
+---
+
+# PRM (likelihood head) trained with prmkit
+
+A process reward model that is a causal language model: the problem, a newline, then one step per line;
+a step's score is the **lowest probability the model gives any token of the step** (its text and its
+closing newline), given the problem and the steps before it. A wrong step contains a token the model
+would not have written; fine-tuning on step labels (label scale: {scale}) sharpened that. Predicted
+first error: the first step scoring below {threshold:.4g} (tuned on dev). Default aggregation: `{agg}`.
+See `process_card.json` for the label sources, data split and dev metrics.
+
+## Score steps with transformers only
+
+```python
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+path = "{path}"
+tok = AutoTokenizer.from_pretrained(path)
+model = AutoModelForCausalLM.from_pretrained(path).eval()
+problem, steps = "...", ["step one", "step two"]
+ids = tok(problem + "\\n").input_ids
+spans = []
+for s in steps:
+    piece = tok(s + "\\n", add_special_tokens=False).input_ids
+    spans.append((len(ids), len(ids) + len(piece)))
+    ids += piece
+with torch.no_grad():
+    logp = model(torch.tensor([ids])).logits[0].log_softmax(-1)
+token_p = logp[:-1].gather(1, torch.tensor(ids[1:])[:, None])[:, 0].exp()  # p(x_t | x_<t) at t - 1
+step_scores = [token_p[a - 1 : b - 1].min().item() for a, b in spans]
+```
+
+## Serve with vLLM
+
+`vllm serve {path}`, then request the prompt's log-probabilities (`prompt_logprobs: 0` with
+`max_tokens: 1` on `/v1/completions`) and take each step's minimum, as above.
+"""
+
+
 def model_card(spec: PrmSpec, path: str, base: str | None) -> str:
+    if spec.head == "likelihood":
+        return LIKELIHOOD_CARD_TEMPLATE.format(
+            base=base or "none (trained from scratch)", scale=spec.label_scale, threshold=spec.threshold,
+            agg=spec.aggregation, path=path,
+        )  # fmt: skip
     names = spec.id2label()
     return CARD_TEMPLATE.format(
         base=base or "none (trained from scratch)",

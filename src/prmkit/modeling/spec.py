@@ -26,6 +26,10 @@ class PrmSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    head: Literal["classifier", "likelihood"] = "classifier"
+    """``classifier``: a token-classification head read at the step tag (``*ForTokenClassification``);
+    ``likelihood``: a causal LM whose step score is the lowest probability it gives a token of the step
+    (``*ForCausalLM``, read with the ``likelihood`` convention)."""
     kind: Literal["prm", "orm"] = "prm"
     """``prm``: trained on per-step labels; ``orm``: trained on the final answer only (read at the last
     tag in training; at every tag in scoring, where it estimates whether the prefix ends right)."""

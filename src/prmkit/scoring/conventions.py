@@ -209,6 +209,7 @@ class LikelihoodConvention(Convention):
 
     def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
         super().__init__(tokenizer, config, max_length)
+        self.spec: PrmSpec | None = read_spec(config)  # a prmkit likelihood PRM; None for any other LM
         self.max_length = getattr(config, "max_position_embeddings", None) or max_length
         self.template = StepTemplate.named("newline")
 
@@ -230,8 +231,9 @@ class LikelihoodConvention(Convention):
 
 def detect(path: str | Path, config: Any, tokenizer: Any) -> str:
     """The convention of a checkpoint folder, from what it declares (no guessing on model names)."""
-    if read_spec(config) is not None:
-        return "prmkit"
+    spec = read_spec(config)
+    if spec is not None:
+        return "likelihood" if spec.head == "likelihood" else "prmkit"
     archs = getattr(config, "architectures", None) or []
     if any(a.endswith("ForProcessRewardModel") for a in archs):
         return "qwen"

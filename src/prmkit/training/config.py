@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from prmkit.modeling.backbone import TinyConfig
 
@@ -90,6 +90,22 @@ class _HeadConfig(_Config):
 
 class PrmConfig(_HeadConfig):
     """Train a PRM: a per-step head read at every step tag, one forward pass per trace."""
+
+    head: Literal["classifier", "likelihood"] = "classifier"
+    """``classifier`` (default): a token-classification head read at the step tag, the field's standard
+    (``AutoModelForTokenClassification``, vLLM STEP pooling). ``likelihood``: the base causal LM itself,
+    fine-tuned so that a step's score is the lowest probability it gives one of the step's tokens (a
+    generative verifier; saved as ``AutoModelForCausalLM``, steps one per line, ``separator`` unused).
+    It learns far faster from a small LM that knows the task (docs/models.md); 2-class labels only."""
+    lm_weight: float = Field(1.0, ge=0)
+    """Likelihood head: weight of the LM loss on correct steps beside the step loss."""
+
+    @model_validator(mode="after")
+    def _likelihood_lr(self) -> PrmConfig:
+        """The likelihood head fine-tunes every weight of a pretrained LM: 5e-4 unless ``lr`` is given."""
+        if self.head == "likelihood" and "lr" not in self.model_fields_set:
+            self.lr = 5e-4
+        return self
 
     label_source: str = "gold"
     """Selector of the step labels to learn (``gold``, ``mc_hard``, ``mc_soft``, ``human:alice``...)."""

@@ -86,7 +86,8 @@ def make_examples(
 
 class StepCollator:
     """Right-pads a batch; places each step target at its tag position in ``step_targets``;
-    ``solution_mask`` marks the tokens after the prompt (where the surprise loss, if any, applies)."""
+    ``tag_mask`` marks the tags, ``prompt_length`` where the steps begin and ``solution_mask`` the tokens
+    after the prompt (for the likelihood head and the surprise loss)."""
 
     def __init__(self, pad_id: int):
         self.pad_id = pad_id
@@ -99,13 +100,19 @@ class StepCollator:
         mask = torch.zeros((len(rows), width), dtype=torch.long)
         targets = torch.full((len(rows), width), IGNORE, dtype=torch.float)
         solution = torch.zeros((len(rows), width), dtype=torch.bool)
+        tags = torch.zeros((len(rows), width), dtype=torch.bool)
+        prompt = torch.zeros(len(rows), dtype=torch.long)
         for k, r in enumerate(rows):
             n = len(r["input_ids"])
             ids[k, :n] = torch.tensor(r["input_ids"])
             mask[k, :n] = 1
-            targets[k, r["tag_positions"]] = torch.tensor(r["targets"], dtype=torch.float)
-            solution[k, max(1, r.get("prompt_length", n)) : n] = True
-        return {"input_ids": ids, "attention_mask": mask, "step_targets": targets, "solution_mask": solution}
+            kept = r["tag_positions"][: len(r["targets"])]
+            targets[k, kept] = torch.tensor(r["targets"], dtype=torch.float)
+            tags[k, kept] = True
+            prompt[k] = r.get("prompt_length", n)
+            solution[k, max(1, int(prompt[k])) : n] = True
+        return {"input_ids": ids, "attention_mask": mask, "step_targets": targets, "solution_mask": solution,
+                "tag_mask": tags, "prompt_length": prompt}  # fmt: skip
 
 
 def lm_examples(

@@ -6,6 +6,7 @@ label source (PRM) or the final answer's correctness at the last step (ORM).
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import time
@@ -17,15 +18,16 @@ from prmkit.cards import ProcessCard, summarize_sources
 from prmkit.core.dataset import read_traces
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
-from prmkit.modeling.backbone import load_tokenizer, tiny_config, token_classifier
+from prmkit.modeling.backbone import causal_lm, load_tokenizer, tiny_config, token_classifier
 from prmkit.modeling.checkpoint import save_checkpoint
 from prmkit.modeling.spec import PrmSpec, write_spec
 from prmkit.modeling.template import StepTemplate
 from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
-from prmkit.scoring.conventions import PrmkitConvention
+from prmkit.scoring.conventions import LikelihoodConvention, PrmkitConvention
 from prmkit.training import loop
 from prmkit.training.config import OrmConfig, PrmConfig
 from prmkit.training.data import StepCollator, make_examples, outcome_targets, split_by_problem, step_targets
+from prmkit.training.likelihood import likelihood_loss
 from prmkit.training.surprise import SurpriseLoss, grow
 
 
@@ -75,12 +77,19 @@ def _train_head(
     out = Path(output_dir)
     traces, data_name = data
     train, dev = split_by_problem(traces, config.dev_fraction, config.seed)
-    template = StepTemplate.named(config.separator)
+    head = getattr(config, "head", "classifier")
+    template = StepTemplate.named("newline" if head == "likelihood" else config.separator)
     tok = _tokenizer(config, train, template)
-    spec = PrmSpec(kind=kind, template=template, tag_id=template.tag_id(tok), max_length=config.max_length,
-                   aggregation=config.aggregation, **spec_fields)  # fmt: skip
+    spec = PrmSpec(head=head, kind=kind, template=template, tag_id=template.tag_id(tok),
+                   max_length=config.max_length, aggregation=config.aggregation, **spec_fields)  # fmt: skip
     base = config.base_model or tiny_config(tok, config.tiny)
-    model = token_classifier(base, spec.num_labels, config.trust_remote_code, spec.id2label())
+    if head == "likelihood":
+        model = causal_lm(base, config.trust_remote_code)
+        read: Any = LikelihoodConvention
+        objective: Any = functools.partial(likelihood_loss, lm_weight=config.lm_weight)
+    else:
+        model = token_classifier(base, spec.num_labels, config.trust_remote_code, spec.id2label())
+        read, objective = PrmkitConvention, None
     if model.get_input_embeddings().num_embeddings < len(tok):
         model.resize_token_embeddings(len(tok))
     base_layers = model.config.num_hidden_layers
@@ -95,13 +104,13 @@ def _train_head(
                                 base_layers, [spec.tag_id], config.trust_remote_code)  # fmt: skip
     model.config.pad_token_id = tok.pad_token_id
     write_spec(model.config, spec)
+    convention = read(tok, model.config)  # reads the spec just written
     examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length)
     dev = [t for t in dev if any(s.label("gold") for s in t.steps)]
     args = loop.training_args(config, out, evaluate=bool(dev))
     trainer = loop.make_trainer(
         model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, dev,
-        PrmkitConvention(tok, model.config), [loop.time_budget(config.max_minutes, config.budget_clock)],
-        surprise,
+        convention, [loop.time_budget(config.max_minutes, config.budget_clock)], surprise, objective,
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
     trainer.train(resume_from_checkpoint=loop.last_checkpoint(out, config.resume))
@@ -159,6 +168,8 @@ def train_prm(
     scale = config.label_scale
     if scale == "auto":
         scale = "soft" if _soft(traces, config.label_source) else "hard"
+    if config.head == "likelihood" and config.num_classes == 3:
+        raise ValueError("the likelihood head scores steps as right or wrong: use num_classes=2")
     num_classes = 2 if scale == "soft" else config.num_classes
     positive = [1] if num_classes == 2 else [1, 2]
 

@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--rollouts", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--separator", default="token", help="step separator of the PRMs (token, newline, ...)")
+    ap.add_argument("--head", choices=["classifier", "likelihood"], default="classifier", help="PRMs' head")
     ap.add_argument("--surprise-weight", type=float, default=0.0, help="PRMs' auxiliary token-surprise loss")
     ap.add_argument("--grow-layers", type=int, default=0, help="fresh layers stacked on the LM for the PRMs")
     a = ap.parse_args(argv)
@@ -146,7 +147,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "dev_fraction": 0.05,
         "epochs": 20,
     }
-    prm = {"separator": a.separator, "surprise_weight": a.surprise_weight, "grow_layers": a.grow_layers}
+    prm = {"separator": a.separator, "surprise_weight": a.surprise_weight, "grow_layers": a.grow_layers,
+           "head": a.head}  # fmt: skip
     results: dict[str, Any] = {"args": {k: str(v) for k, v in vars(a).items()}}
     lm = a.out / "lm"
     if not (lm / "model.safetensors").exists():

@@ -156,9 +156,10 @@ def make_trainer(
     convention: Any,
     callbacks: list,
     surprise: Any = None,
+    objective: Any = None,
 ) -> Any:
-    """A Trainer whose loss reads step targets (plus ``surprise``'s auxiliary loss, when given) and whose
-    evaluation is first-error F1 on dev traces."""
+    """A Trainer whose loss is ``objective(logits, batch)`` (default: :func:`step_loss` at the step tags),
+    plus ``surprise``'s auxiliary loss when given, and whose evaluation is first-error F1 on dev traces."""
     from transformers import Trainer
 
     from prmkit.scoring.scorer import ModelScorer
@@ -168,12 +169,14 @@ def make_trainer(
 
     class StepTrainer(budgeted(Trainer)):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            targets = inputs.pop("step_targets")
-            solution = inputs.pop("solution_mask", None)
-            out = model(**inputs, output_hidden_states=surprise is not None)
-            loss = step_loss(out.logits, targets, num_classes)
+            out = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
+                        output_hidden_states=surprise is not None)  # fmt: skip
+            if objective is None:
+                loss = step_loss(out.logits, inputs["step_targets"], num_classes)
+            else:
+                loss = objective(out.logits, inputs)
             if surprise is not None:
-                loss = loss + surprise(model, {**inputs, "solution_mask": solution}, out.hidden_states)
+                loss = loss + surprise(model, inputs, out.hidden_states)
             return (loss, out) if return_outputs else loss
 
         def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):

@@ -1,0 +1,99 @@
+"""The likelihood head: its objective against a plain loop, and a real checkpoint read three ways."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from prmkit.training.data import IGNORE
+from prmkit.training.likelihood import likelihood_loss, step_min_logp, step_targets_by_step
+
+
+def _batch():
+    """Two rows: prompt of 3 tokens then steps ending at the tags; row 1 is shorter and padded."""
+    torch.manual_seed(0)
+    ids = torch.randint(0, 20, (2, 12))
+    tags = torch.zeros((2, 12), dtype=torch.bool)
+    tags[0, [5, 8, 11]] = True
+    tags[1, [4, 7]] = True
+    targets = torch.full((2, 12), IGNORE)
+    targets[0, [5, 8, 11]] = torch.tensor([1.0, 0.0, IGNORE])  # third step masked after the first error
+    targets[1, [4, 7]] = torch.tensor([1.0, 0.25])  # a soft target
+    batch = {
+        "input_ids": ids,
+        "tag_mask": tags,
+        "step_targets": targets,
+        "prompt_length": torch.tensor([3, 2]),
+    }
+    return torch.randn(2, 12, 20), batch
+
+
+def _reference(logits, batch):
+    logp = logits.log_softmax(-1)
+    mins, means, ys = [], [], []
+    for k in range(2):
+        start = int(batch["prompt_length"][k])
+        for end in batch["tag_mask"][k].nonzero()[:, 0].tolist():
+            token = [logp[k, t - 1, batch["input_ids"][k, t]] for t in range(start, end + 1)]
+            mins.append(torch.stack(token).min())
+            means.append(torch.stack(token).mean())
+            ys.append(float(batch["step_targets"][k, end]))
+            start = end + 1
+    return mins, means, ys
+
+
+def test_step_minimum_and_targets_match_a_plain_loop():
+    logits, batch = _batch()
+    mins, sums, counts = step_min_logp(logits, batch)
+    ref_mins, ref_means, ref_ys = _reference(logits, batch)
+    have = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
+    assert [float(mins[k, j]) for k, j in have] == pytest.approx([float(m) for m in ref_mins], abs=1e-6)
+    assert [float(sums[k, j] / counts[k, j]) for k, j in have] == pytest.approx(
+        [float(m) for m in ref_means], abs=1e-6
+    )
+    targets = step_targets_by_step(batch, mins.shape[1])
+    assert [float(targets[k, j]) for k, j in have] == ref_ys
+    assert float(targets[1, 2]) == IGNORE  # row 1 has no third step
+
+
+def test_loss_is_min_pooled_cross_entropy_plus_lm_loss_on_correct_steps():
+    logits, batch = _batch()
+    mins, means, ys = _reference(logits, batch)
+    terms = [-(y * m + (1 - y) * torch.log1p(-m.exp())) for m, y in zip(mins, ys, strict=True) if y != IGNORE]
+    lm = [-mean for mean, y in zip(means, ys, strict=True) if y != IGNORE and y >= 0.5]
+    expected = torch.stack(terms).mean() + 0.5 * torch.stack(lm).mean()
+    assert float(likelihood_loss(logits, batch, lm_weight=0.5)) == pytest.approx(float(expected), rel=1e-5)
+    logits.requires_grad_(True)
+    likelihood_loss(logits, batch, lm_weight=0.5).backward()
+    assert torch.isfinite(logits.grad).all() and logits.grad.abs().sum() > 0
+
+
+@pytest.mark.slow
+def test_likelihood_prm_is_an_ordinary_causal_lm_its_card_snippet_scores_the_same(tmp_path, small_world):
+    from transformers import AutoModelForCausalLM
+
+    from prmkit.modeling import TinyConfig
+    from prmkit.scoring import load_scorer
+    from prmkit.training import PretrainConfig, PrmConfig, pretrain_lm, train_prm
+
+    tiny = TinyConfig(layers=1, width=64, heads=2, max_length=256)
+    pretrain_lm(
+        small_world, tmp_path / "lm", PretrainConfig(tiny=tiny, epochs=1, batch_size=16, resume=False)
+    )
+    cfg = PrmConfig(base_model=str(tmp_path / "lm"), head="likelihood", epochs=1, batch_size=16, eval_every=5)
+    result = train_prm(small_world, tmp_path / "prm", cfg)
+    assert result["dev"]["eval_first_error_f1"] is not None
+    assert AutoModelForCausalLM.from_pretrained(tmp_path / "prm").config.prmkit["head"] == "likelihood"
+    scorer = load_scorer(tmp_path / "prm")  # the convention comes from the checkpoint's spec
+    assert scorer.convention.name == "likelihood" and scorer.convention.spec.threshold == pytest.approx(
+        result["dev"]["eval_threshold"]
+    )
+    trace = small_world[0]
+    ours = scorer.score([trace])[0]
+    snippet = re.search(r"```python\n(.*?)```", (tmp_path / "prm" / "README.md").read_text(), re.S).group(1)
+    snippet = snippet.replace('problem, steps = "...", ["step one", "step two"]', "")
+    scope = {"problem": trace.problem.text, "steps": [s.text for s in trace.steps]}
+    exec(snippet, scope)  # the model card's transformers-only recipe
+    assert scope["step_scores"] == pytest.approx(ours, abs=1e-5)
