@@ -63,8 +63,6 @@ def selection_rows(pools_, prm_scores, orm_scores, n: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from prmkit.search import beam_search, dvts
-    from prmkit.search.bon import select_best
     from prmkit.serving.remote import load_any_scorer
     from prmkit.world import PolicyConfig, WorldPolicy, generate_problems
 
@@ -77,7 +75,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--split", default="test", choices=["test", "heldout"])
     ap.add_argument("--systematic", type=float, default=0.5)
     ap.add_argument("--systematic-rate", type=float, default=0.5)
-    ap.add_argument("--beam-problems", type=int, default=40)
+    ap.add_argument("--beam-problems", type=int, default=40, help="0 skips beam search")
     ap.add_argument("--seed", type=int, default=4321)
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
@@ -102,16 +100,28 @@ def main(argv: list[str] | None = None) -> dict:
     for name in table[16]:
         print(f"| {name} | {table[16][name]:.3f} | {table[64][name]:.3f} |")
 
-    # beam search vs best-of-N at equal generated steps
+    result = {"args": {k: str(v) for k, v in vars(a).items()}, "selection": table, "search": {}}
+    if a.beam_problems > 0:
+        result["search"] = beam_vs_bon(a, problems, policy, prm, drawn, prm_scores)
+    if a.out:
+        a.out.write_text(json.dumps(result, indent=2))
+    return result
+
+
+def beam_vs_bon(a: argparse.Namespace, problems, policy, prm, drawn, prm_scores) -> dict:
+    """Beam search and DVTS against best-of-N (min) on the same problems at about equal generated steps."""
+    from prmkit.search import beam_search, dvts
+    from prmkit.search.bon import select_best
+
     sub = problems[: a.beam_problems]
     steps_per_trace = statistics.mean(len(t.steps) for pool in drawn[: a.beam_problems] for t in pool)
+    head = list(zip(drawn[: a.beam_problems], prm_scores[: a.beam_problems], strict=True))
     search = {}
     for name, fn in (("beam (n=16, M=4)", beam_search), ("DVTS (n=16, M=4)", dvts)):
         results = fn(sub, policy, prm, n=16, beam_width=4, seed=a.seed)
         steps = statistics.mean(r.compute.steps_generated for r in results)
         acc = statistics.mean(float(bool(r.correct)) for r in results)
         n_equal = max(1, min(64, round(steps / steps_per_trace)))
-        head = list(zip(drawn[: a.beam_problems], prm_scores[: a.beam_problems], strict=True))
         bon = accuracy(
             [p[:n_equal] for p, _ in head], [select_best(p[:n_equal], s[:n_equal], "min") for p, s in head]
         )
@@ -123,10 +133,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(
             f"| {name} | {r['accuracy']:.3f} | {r['steps']:.1f} | N = {r['bon_n']} | {r['bon_accuracy']:.3f} |"
         )
-    result = {"args": {k: str(v) for k, v in vars(a).items()}, "selection": table, "search": search}
-    if a.out:
-        a.out.write_text(json.dumps(result, indent=2))
-    return result
+    return search
 
 
 if __name__ == "__main__":

@@ -112,7 +112,10 @@ def _orm(data: Path, output: Path, cfg: Any) -> Any:
 
 
 def score(
-    model: str = typer.Argument(..., help="A checkpoint folder (prmkit, TRL, Qwen, Math-Shepherd, RLHFlow)."),
+    model: str = typer.Argument(
+        ...,
+        help="A checkpoint folder (prmkit, TRL, Qwen, Math-Shepherd, RLHFlow), or any causal LM with --convention likelihood.",
+    ),
     data: Path = typer.Argument(..., help="A prmkit trace file (JSONL or Parquet)."),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the scored traces."),
     aggregate: str | None = typer.Option(

@@ -89,7 +89,8 @@ class _HeadConfig(_Config):
 
 
 class PrmConfig(_HeadConfig):
-    """Train a PRM: a per-step head read at every step tag, one forward pass per trace."""
+    """Train a PRM: a score for every step in one forward pass per trace (a classifier head read at the
+    step tags, or the LM's own likelihood of each step's tokens)."""
 
     head: Literal["classifier", "likelihood"] = "classifier"
     """``classifier`` (default): a token-classification head read at the step tag, the field's standard
