@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import Policy, StepScorer
 from prmkit.scoring.aggregate import aggregate
-from prmkit.search.common import Compute, SearchResult, finish, sample_candidates, score_traces
+from prmkit.search.common import Compute, SearchResult, chosen_result, sample_candidates, score_traces
 
 
 def select_best(traces: Sequence[Trace], scores: Sequence[Sequence[float]], aggregation: str = "min") -> int:
@@ -37,18 +37,16 @@ def best_of_n_one(
     traces = sample_candidates(policy, problem, n, seed, compute)
     scores = score_traces(scorer, traces, compute)
     i = select_best(traces, scores, aggregation)
-    chosen = traces[i] if i >= 0 else None
-    return finish(
-        SearchResult(
-            problem=problem,
-            method=f"bon-{aggregation}",
-            answer=chosen.final_answer if chosen else None,
-            trace=chosen,
-            score=aggregate(scores[i], aggregation) if chosen else None,
-            compute=compute,
-            candidates=traces,
-            details={"n": n, "aggregation": aggregation, "step_scores": scores[i] if chosen else []},
-        )
+    chosen_scores = scores[i] if i >= 0 else []
+    return chosen_result(
+        problem,
+        f"bon-{aggregation}",
+        traces[i] if i >= 0 else None,
+        chosen_scores,
+        aggregation=aggregation,
+        compute=compute,
+        candidates=traces,
+        details={"n": n, "aggregation": aggregation, "step_scores": chosen_scores},
     )
 
 
