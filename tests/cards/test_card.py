@@ -120,3 +120,16 @@ def test_card_without_measurements_says_so(tmp_path):
     assert "Not evaluated" in text and "No audit was run" in text
     assert card.not_tested and "no evaluation was run" in card.not_tested[0]
     assert card.process["separator"] == "<step>\n" and card.process["supervised_at"] == "every step"
+
+
+def test_likelihood_head_card_says_where_the_score_is_read(tmp_path):
+    training_card(tmp_path)
+    base = read_process_card(tmp_path)
+    base = base.model_copy(update={"model": {**base.model, "head": "likelihood"}})
+    card = full_card(base, None)
+    text = render_markdown(card)
+    assert card.process["head"] == "likelihood" and "lowest probability" in card.process["step_definition"]
+    assert "pipeline_tag: text-generation" in text and "tag (score read here)" not in text
+    assert "| head | likelihood" in text
+    classifier = render_markdown(full_card(read_process_card(tmp_path), None))
+    assert "pipeline_tag: token-classification" in classifier and "tag (score read here)" in classifier

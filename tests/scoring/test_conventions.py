@@ -104,3 +104,13 @@ def test_likelihood_is_the_lowest_token_probability_of_each_step(causal_model, t
 def test_a_causal_lm_needs_a_named_convention(causal_model):
     with pytest.raises(ValueError, match="pass convention="):
         load_scorer(causal_model)
+
+
+def test_a_fresh_head_on_a_causal_lm_loads_without_the_missing_weights_report(causal_model, capfd):
+    from prmkit.modeling import token_classifier
+
+    model = token_classifier(causal_model, 2)
+    assert model.config.num_labels == 2
+    assert "LOAD REPORT" not in capfd.readouterr().err  # expected MISSING score.* rows are not noise
+    with pytest.raises(OSError):  # a real problem still raises
+        token_classifier(causal_model.parent / "does-not-exist", 2)
