@@ -60,6 +60,29 @@ def _soft(traces: Sequence[Trace], source: str) -> bool:
     )
 
 
+def _model(config: PrmConfig | OrmConfig, tok: Any, spec: PrmSpec) -> tuple[Any, Any, Any]:
+    """(model, training objective or None for the tag loss, surprise loss or None) for ``spec.head``:
+    the causal LM itself for the likelihood head, else a token classifier (grown when asked)."""
+    base = config.base_model or tiny_config(tok, config.tiny)
+    if spec.head == "likelihood":
+        model = causal_lm(base, config.trust_remote_code)
+        objective: Any = functools.partial(likelihood_loss, lm_weight=config.lm_weight)
+    else:
+        model = token_classifier(base, spec.num_labels, config.trust_remote_code, spec.id2label())
+        objective = None
+    if model.get_input_embeddings().num_embeddings < len(tok):
+        model.resize_token_embeddings(len(tok))
+    base_layers = model.config.num_hidden_layers
+    grow(model, getattr(config, "grow_layers", 0))
+    if getattr(config, "surprise_weight", 0.0) <= 0:
+        return model, objective, None
+    if config.base_model is None:
+        raise ValueError("surprise_weight needs a pretrained causal-LM base_model (prmkit pretrain's output)")
+    surprise = SurpriseLoss(model, config.base_model, config.surprise_weight, config.surprise_threshold,
+                            base_layers, [spec.tag_id], config.trust_remote_code)  # fmt: skip
+    return model, objective, surprise
+
+
 def _train_head(
     data: tuple[list[Trace], str],
     output_dir: str | Path,
@@ -82,28 +105,10 @@ def _train_head(
     tok = _tokenizer(config, train, template)
     spec = PrmSpec(head=head, kind=kind, template=template, tag_id=template.tag_id(tok),
                    max_length=config.max_length, aggregation=config.aggregation, **spec_fields)  # fmt: skip
-    base = config.base_model or tiny_config(tok, config.tiny)
-    if head == "likelihood":
-        model = causal_lm(base, config.trust_remote_code)
-        read: Any = LikelihoodConvention
-        objective: Any = functools.partial(likelihood_loss, lm_weight=config.lm_weight)
-    else:
-        model = token_classifier(base, spec.num_labels, config.trust_remote_code, spec.id2label())
-        read, objective = PrmkitConvention, None
-    if model.get_input_embeddings().num_embeddings < len(tok):
-        model.resize_token_embeddings(len(tok))
-    base_layers = model.config.num_hidden_layers
-    grow(model, getattr(config, "grow_layers", 0))
-    surprise = None
-    if getattr(config, "surprise_weight", 0.0) > 0:
-        if config.base_model is None:
-            raise ValueError(
-                "surprise_weight needs a pretrained causal-LM base_model (prmkit pretrain's output)"
-            )
-        surprise = SurpriseLoss(model, config.base_model, config.surprise_weight, config.surprise_threshold,
-                                base_layers, [spec.tag_id], config.trust_remote_code)  # fmt: skip
+    model, objective, surprise = _model(config, tok, spec)
     model.config.pad_token_id = tok.pad_token_id
     write_spec(model.config, spec)
+    read = LikelihoodConvention if spec.head == "likelihood" else PrmkitConvention
     convention = read(tok, model.config)  # reads the spec just written
     examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length)
     dev = [t for t in dev if any(s.label("gold") for s in t.steps)]
