@@ -12,7 +12,7 @@ process's CPU per request (HTTP, validation, batching and the scorer) and, withi
 (tokenizing plus the forward pass), and the client processes' CPU per request.
 
 Models (``--model-size``, default ``2x64,2x128x4,4x256x4``): randomly initialised prmkit PRMs made by
-``prmkit.testing.make_random_prm`` (real Llama backbone, tokenizer and spec, untrained weights, so the
+``prmkit.testing.make_random_prm`` (real tiny backbone of ``TinyConfig``'s default layout, tokenizer and spec, untrained weights, so the
 forward-pass cost is real): LAYERSxWIDTH[xHEADS], 2 heads when not given. 2x128x4 is what
 ``prmkit train`` builds by default. ``--model CHECKPOINT`` measures a checkpoint instead.
 

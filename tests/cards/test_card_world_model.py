@@ -31,7 +31,11 @@ def world_models(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("world_models")
     train = world_traces(40, 8, seed=11, split="train")
-    common = {"tiny": TinyConfig(layers=1, width=64, heads=2, max_length=256), "epochs": 4, "lr": 3e-3}
+    common = {
+        "tiny": TinyConfig(layers=1, width=64, heads=2, max_length=256, positions="rope"),
+        "epochs": 4,
+        "lr": 3e-3,
+    }
     common |= {"eval_every": 25, "resume": False, "max_minutes": TRAIN_MINUTES}
     train_prm(train, root / "prm", PrmConfig(**common))
     train_orm(train, root / "orm", OrmConfig(**common))

@@ -80,7 +80,9 @@ def test_trl_grpo_trainer_runs_with_prmkit_reward(random_prm: str, tmp_path: Pat
 
     tokenizer = AutoTokenizer.from_pretrained(random_prm)
     torch.manual_seed(0)
-    policy = AutoModelForCausalLM.from_config(tiny_config(tokenizer, TinyConfig(layers=1, width=32, heads=2)))
+    policy = AutoModelForCausalLM.from_config(
+        tiny_config(tokenizer, TinyConfig(layers=1, width=32, heads=2, positions="rope"))
+    )
     before = [p.detach().clone() for p in policy.parameters()]
     problems = generate_problems(4, seed=2)
     dataset = Dataset.from_dict({"prompt": [p.text + "\n" for p in problems]})

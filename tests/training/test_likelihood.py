@@ -78,7 +78,7 @@ def test_likelihood_prm_is_an_ordinary_causal_lm_its_card_snippet_scores_the_sam
     from prmkit.scoring import load_scorer
     from prmkit.training import PretrainConfig, PrmConfig, pretrain_lm, train_prm
 
-    tiny = TinyConfig(layers=1, width=64, heads=2, max_length=256)
+    tiny = TinyConfig(layers=1, width=64, heads=2, max_length=256, positions="rope")
     pretrain_lm(
         small_world, tmp_path / "lm", PretrainConfig(tiny=tiny, epochs=1, batch_size=16, resume=False)
     )

@@ -15,7 +15,7 @@ from prmkit.training import OrmConfig, PretrainConfig, PrmConfig, pretrain_lm, t
 
 from .conftest import world_traces
 
-TINY = TinyConfig(layers=1, width=64, heads=2, max_length=256)
+TINY = TinyConfig(layers=1, width=64, heads=2, max_length=256, positions="rope")
 
 
 def _auc(scores: list[float], positive: list[bool]) -> float:
@@ -119,11 +119,12 @@ def test_cli_train_prm(tmp_path, small_world):
 
     write_traces(tmp_path / "train.jsonl", small_world)
     args = ["train", "prm", str(tmp_path / "train.jsonl"), "-o", str(tmp_path / "prm"), "--tiny-layers", "1",
-            "--tiny-width", "32", "--tiny-heads", "2", "--epochs", "0.5", "--no-resume"]  # fmt: skip
+            "--tiny-width", "32", "--tiny-heads", "2", "--tiny-positions", "rope", "--epochs", "0.5", "--no-resume"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     card = json.loads((tmp_path / "prm" / "process_card.json").read_text())
     assert card["training"]["config"]["tiny"]["width"] == 32
+    assert card["data"]["split"]["dev_label_source"] == "gold"  # the world's traces carry gold labels
 
 
 @pytest.mark.slow
@@ -146,7 +147,7 @@ def test_accelerate_launch_one_process(tmp_path, small_world):
     assert launcher and script
     cmd = [launcher, "launch", "--num_processes", "1", "--cpu", "--mixed_precision", "no", script,
            "train", "prm", str(tmp_path / "train.jsonl"), "-o", str(tmp_path / "prm"), "--tiny-layers", "1",
-           "--tiny-width", "32", "--tiny-heads", "2", "--epochs", "0.5", "--no-resume"]  # fmt: skip
+           "--tiny-width", "32", "--tiny-heads", "2", "--tiny-positions", "rope", "--epochs", "0.5", "--no-resume"]  # fmt: skip
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}  # the child's warnings are not this test's subject
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -192,3 +193,39 @@ def test_surprise_loss_trains_and_leaves_an_ordinary_checkpoint(tmp_path, small_
 def test_surprise_loss_needs_a_pretrained_base(small_world, tmp_path):
     with pytest.raises(ValueError, match="needs a pretrained causal-LM base_model"):
         train_prm(small_world, tmp_path / "prm", PrmConfig(tiny=TINY, surprise_weight=1.0, epochs=0.1))
+
+
+@pytest.mark.slow
+def test_learnability_zero_shot_scores_the_lm_at_its_dev_threshold(tmp_path):
+    """``--runs zero-shot``: the pretrained LM judged as a verifier, test and held-out at the dev threshold."""
+    from prmkit.training.learnability import main
+
+    args = ["--out", str(tmp_path), "--problems", "60", "--per-problem", "2", "--pretrain-minutes", "0.1",
+            "--runs", "zero-shot", "--eval-traces", "40", "--threads", "1"]  # fmt: skip
+    zs = main(args)["zero-shot"]
+    assert AutoModelForCausalLM.from_pretrained(tmp_path / "lm").config.no_rope_layers == [1, 0]
+    assert zs["test"]["threshold"] == zs["heldout"]["threshold"] == zs["dev"]["threshold"]
+    assert zs["test"]["traces"] == zs["heldout"]["traces"] == 40
+    assert (
+        json.loads((tmp_path / "results_zero-shot.json").read_text())["zero-shot"]["threshold"]
+        == zs["threshold"]
+    )
+
+
+def test_dev_selection_falls_back_to_the_training_labels_without_gold(tmp_path):
+    """A user with only MC labels still gets model selection and a tuned threshold (against MC labels)."""
+    from prmkit.labeling.mc import label_mc
+    from prmkit.modeling import read_spec
+    from prmkit.world import WorldPolicy, generate_problems, sample_traces
+
+    traces = sample_traces(generate_problems(30, seed=5), 4, seed=5)  # no gold labels
+    labelled, _ = label_mc(traces, WorldPolicy(), rollouts=2, seed=0)
+    cfg = PrmConfig(
+        tiny=TINY, label_source="mc_hard", dev_fraction=0.2, epochs=1, eval_every=1000, resume=False
+    )
+    result = train_prm(labelled, tmp_path / "prm", cfg)
+    split = json.loads((tmp_path / "prm" / "process_card.json").read_text())["data"]["split"]
+    assert split["dev_label_source"] == "mc_hard" and split["dev_traces"] > 0
+    assert 0.0 <= result["dev"]["eval_first_error_f1"] <= 1.0
+    spec = read_spec(AutoModelForTokenClassification.from_pretrained(tmp_path / "prm").config)
+    assert spec.threshold == result["dev"]["eval_threshold"]

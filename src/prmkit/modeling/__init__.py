@@ -6,7 +6,7 @@ aggregation), so it loads with ``AutoModelForTokenClassification`` and serves on
 
 - ``tokenizer.py``  byte-level BPE built on the data, digits split one by one, the ``<|step|>`` tag
 - ``template.py``   StepTemplate and encode_trace: token ids + one read position per step
-- ``backbone.py``   tiny Llama-style config from scratch, or any local folder, same code path
+- ``backbone.py``   tiny config from scratch (local RoPE + global NoPE), or any local folder, same code path
 - ``spec.py``       PrmSpec: what a checkpoint means, stored in config.json
 - ``checkpoint.py`` save a model + tokenizer + spec + model card + process card as one HF folder
 """

@@ -1,4 +1,5 @@
-"""Backbones: a tiny Llama-style config trained from scratch, or any local Hugging Face folder.
+"""Backbones: a tiny config trained from scratch (local RoPE layers under a global NoPE one), or any
+local Hugging Face folder.
 
 Both go through the same calls (``AutoModelFor*.from_pretrained`` / ``from_config``), so the tiny world
 models exercise the code path a real pretrained backbone takes. ``trust_remote_code`` stays off unless a
@@ -10,13 +11,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class TinyConfig(BaseModel):
-    """Size of a from-scratch backbone (Llama architecture: RMSNorm, RoPE, SwiGLU).
+    """Size and layout of a from-scratch backbone (RMSNorm, SwiGLU, pre-norm decoder layers).
 
     The default (2 layers x 128, 0.8 M parameters) is sized for minutes on a CPU: on 2 cores it trains
     at ~8,000 tokens/s, five times the 4 x 256 model's rate, and the world's PRM is limited by how many
@@ -29,26 +30,58 @@ class TinyConfig(BaseModel):
     width: int = Field(128, ge=16)
     heads: int = Field(4, ge=1)
     max_length: int = Field(512, ge=16)
+    positions: Literal["local+nope", "rope"] = "local+nope"
+    """How the layers know where a token is. ``local+nope`` (default): every layer but the last attends
+    to the last ``window`` tokens only, with RoPE, and the last attends to everything with no position
+    encoding, so it can find a far token only by what it says (the layout of Llama 4's and Command A's
+    interleaved attention, built as a ``SmolLM3`` config, an architecture transformers ships). A verifier must find the
+    problem sentence a step uses; with RoPE everywhere the tiny model finds it by distance, which fails on
+    problems longer than any it trained on (held-out first-error F1 0.40 against 0.83 for this layout,
+    zero-shot, docs/models.md). ``rope``: RoPE on full attention in every layer (a plain Llama)."""
+    window: int = Field(16, ge=1)
+    """Tokens a local layer sees (itself included) under ``local+nope``: about one solution step."""
+
+    @model_validator(mode="after")
+    def _layout(self) -> TinyConfig:
+        if self.positions == "local+nope" and self.layers < 2:
+            raise ValueError(
+                "positions='local+nope' needs at least 2 layers (local ones below a global one); "
+                "use positions='rope' for a 1-layer model"
+            )
+        return self
 
 
 def tiny_config(tokenizer: Any, size: TinyConfig | None = None) -> Any:
-    """A ``LlamaConfig`` sized by ``size`` for ``tokenizer`` (its vocab and special ids)."""
-    from transformers import LlamaConfig
+    """A transformers config sized by ``size`` for ``tokenizer`` (its vocab and special ids): a
+    ``SmolLM3Config`` for ``local+nope`` (its per-layer RoPE switch and layer types express the layout),
+    a ``LlamaConfig`` for ``rope``."""
+    from transformers import LlamaConfig, SmolLM3Config
 
     size = size or TinyConfig()
-    return LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=size.width,
-        intermediate_size=size.width * 4,
-        num_hidden_layers=size.layers,
-        num_attention_heads=size.heads,
-        num_key_value_heads=size.heads,
-        max_position_embeddings=size.max_length,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=True,
-        use_cache=False,
+    common = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": size.width,
+        "intermediate_size": size.width * 4,
+        "num_hidden_layers": size.layers,
+        "num_attention_heads": size.heads,
+        "num_key_value_heads": size.heads,
+        "max_position_embeddings": size.max_length,
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+        "pad_token_id": tokenizer.pad_token_id,
+        "tie_word_embeddings": True,
+        "use_cache": False,
+    }
+    if size.positions == "rope":
+        return LlamaConfig(**common)
+    local = size.layers - 1
+    return SmolLM3Config(
+        **common,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        no_rope_layers=[1] * local + [0],  # SmolLM3's switch: 1 = RoPE in this layer, 0 = none
+        layer_types=["sliding_attention"] * local + ["full_attention"],
+        use_sliding_window=True,
+        sliding_window=size.window,
     )
 
 

@@ -1,7 +1,7 @@
 """One typed config per training command; each field is documented once, here (``--help`` reads it).
 
-Defaults are tuned for the embedded world on a small CPU: a tiny 4-layer Llama pretrained on the world's
-traces, then fine-tuned with a step head for a few minutes.
+Defaults are tuned for the embedded world on a small CPU: a tiny 2-layer LM (local RoPE layer under a
+position-free global one) pretrained on the world's traces, then fine-tuned with a step head for a few minutes.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ class _Config(BaseModel):
     """Wall-clock budget for the optimisation loop; the best checkpoint so far is kept when it runs out."""
     budget_clock: Literal["wall", "cpu"] = "wall"
     """Clock of ``max_minutes``: ``wall``, or ``cpu`` = process CPU time per torch thread, which on a
-    machine shared with other jobs estimates the wall time the run would take on its cores alone."""
+    machine shared with other jobs estimates the wall time the run would take on its cores alone. Only
+    roughly with several threads: a thread waiting for a descheduled sibling burns CPU, so a 2-thread
+    run beside other jobs trains less (844 against 1,887 optimiser steps in one 4-minute measurement)."""
     batch_size: int = Field(32, ge=1)
     """Traces per device per optimiser micro-step."""
     grad_accum: int = Field(1, ge=1)
@@ -86,6 +88,11 @@ class _HeadConfig(_Config):
     """Allow a base model's own modelling code (off: only architectures transformers ships)."""
     aggregation: str = "min"
     """Default aggregation recorded in the checkpoint (min, prod, last, mean, geomean)."""
+    dev_label_source: str | None = None
+    """Step labels that dev first-error F1 (model selection, the tuned threshold) is measured against.
+    None: ``gold`` where the dev traces carry gold labels (the world's checker, a hand-labelled set), else
+    a PRM's own ``label_source`` (an ORM has none: it then trains to its budget with no selection). Dev
+    traces without labels from this source are left out."""
 
 
 class PrmConfig(_HeadConfig):

@@ -111,10 +111,11 @@ def _train_head(
     read = LikelihoodConvention if spec.head == "likelihood" else PrmkitConvention
     convention = read(tok, model.config)  # reads the spec just written
     examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length)
-    dev = [t for t in dev if any(s.label("gold") for s in t.steps)]
+    dev_source = config.dev_label_source or _dev_source(dev, sources)
+    dev = [t for t in dev if any(s.label(dev_source) for s in t.steps)]
     args = loop.training_args(config, out, evaluate=bool(dev))
     trainer = loop.make_trainer(
-        model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, dev,
+        model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, (dev, dev_source),
         convention, [loop.time_budget(config.max_minutes, config.budget_clock)], surprise, objective,
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
@@ -136,6 +137,7 @@ def _train_head(
                 "by": "problem",
                 "seed": config.seed,
                 "dev_fraction": config.dev_fraction,
+                "dev_label_source": dev_source,
                 "train_traces": len(train),
                 "dev_traces": len(dev),
                 "train_problems": len({t.problem.id for t in train}),
@@ -162,6 +164,13 @@ def _write_logs(history: list[dict[str, Any]], out: Path, title: str) -> None:
     with atomic_write(out / "training_log.jsonl") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in history)
     loop.loss_curve(history, out / "loss_curve.png", title)
+
+
+def _dev_source(dev: Sequence[Trace], sources: list[str]) -> str:
+    """``gold`` when any dev step has a gold label, else the first training source (``gold`` if none)."""
+    if any(s.label("gold") for t in dev for s in t.steps):
+        return "gold"
+    return sources[0] if sources else "gold"
 
 
 def train_prm(

@@ -1,6 +1,7 @@
 """The learnability experiment: world data -> tiny LM -> PRM (gold, MC) and ORM -> first-error F1.
 
-Run ``python -m prmkit.training.learnability --out DIR`` (``--world harder`` for the harder world). It
+Run ``python -m prmkit.training.learnability --out DIR`` (``--world harder`` for the harder world;
+``--runs zero-shot`` scores the pretrained LM as a verifier with no head, to compare backbones). It
 writes ``results.json`` (test and held-out first-error F1 per error kind, thresholds tuned on dev,
 timings) and ``curve.png`` (dev F1 per error kind against training minutes). docs/models.md quotes it.
 """
@@ -57,6 +58,27 @@ def evaluate(model_dir: Path, data: dict[str, list[Trace]], limit: int) -> dict[
     for split in ("test", "heldout"):
         traces = data[split][:limit]
         out[split] = first_error_report(traces, scorer.score(traces), threshold)
+    return out
+
+
+def zero_shot(
+    lm_dir: Path, data: dict[str, list[Trace]], limit: int, dev_fraction: float = 0.05
+) -> dict[str, Any]:
+    """The pretrained LM as a verifier with no step labels (the ``likelihood`` convention): the threshold is
+    tuned on the same dev problems the PRMs select on, then test and held-out are scored at it. It measures
+    what the backbone brings before any head is trained, e.g. how its layout generalises in length."""
+    from prmkit.scoring import load_scorer
+    from prmkit.training.config import PrmConfig
+    from prmkit.training.data import split_by_problem
+    from prmkit.training.metrics import first_error_report
+
+    _, dev = split_by_problem(data["train"], dev_fraction, PrmConfig().seed)
+    scorer = load_scorer(lm_dir, "likelihood")
+    tuned = first_error_report(dev, scorer.score(dev))
+    out: dict[str, Any] = {"dev": tuned, "threshold": tuned["threshold"]}
+    for split in ("test", "heldout"):
+        traces = data[split][:limit]
+        out[split] = first_error_report(traces, scorer.score(traces), tuned["threshold"])
     return out
 
 
@@ -127,7 +149,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--head-minutes", type=float, default=5.0)
     ap.add_argument("--layers", type=int, default=TinyConfig().layers)
     ap.add_argument("--width", type=int, default=TinyConfig().width)
-    ap.add_argument("--runs", default="gold,mc,orm", help="comma list of gold, mc, orm ('' = only plot)")
+    ap.add_argument("--positions", choices=["local+nope", "rope"], default=TinyConfig().positions)
+    ap.add_argument(
+        "--window", type=int, default=TinyConfig().window, help="local layers' window (local+nope)"
+    )
+    ap.add_argument(
+        "--runs", default="gold,mc,orm", help="comma list of zero-shot, gold, mc, orm ('' = only plot)"
+    )
     ap.add_argument("--eval-traces", type=int, default=600, help="test / held-out traces scored per split")
     ap.add_argument("--rollouts", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
@@ -138,7 +166,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     data = world_data(a.out, a.world, a.problems, a.per_problem)
-    tiny = TinyConfig(layers=a.layers, width=a.width)
+    tiny = TinyConfig(layers=a.layers, width=a.width, positions=a.positions, window=a.window)
     common = {
         "max_minutes": a.head_minutes,
         "budget_clock": "cpu",
@@ -157,6 +185,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results["pretrain"]["probe"] = probe_lm(lm, data["test"])
     for name in [r for r in a.runs.split(",") if r]:
         run = a.out / name
+        if name == "zero-shot":
+            results[name] = zero_shot(lm, data, a.eval_traces, common["dev_fraction"])
+            (a.out / f"results_{name}.json").write_text(json.dumps(results, indent=2))
+            continue
         if name == "gold":
             results[name] = train_prm(data["train"], run, PrmConfig(base_model=str(lm), **prm, **common))
         elif name == "mc":

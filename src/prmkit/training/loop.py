@@ -152,20 +152,22 @@ def make_trainer(
     train: list,
     collator: Any,
     num_classes: int,
-    dev: Sequence[Trace],
+    dev: tuple[Sequence[Trace], str],
     convention: Any,
     callbacks: list,
     surprise: Any = None,
     objective: Any = None,
 ) -> Any:
     """A Trainer whose loss is ``objective(logits, batch)`` (default: :func:`step_loss` at the step tags),
-    plus ``surprise``'s auxiliary loss when given, and whose evaluation is first-error F1 on dev traces."""
+    plus ``surprise``'s auxiliary loss when given, and whose evaluation is first-error F1 on dev traces
+    against ``dev``'s label source."""
     from transformers import Trainer
 
     from prmkit.scoring.scorer import ModelScorer
     from prmkit.training.metrics import first_error_report
 
     started = (time.monotonic(), clock("cpu"))
+    dev_traces, dev_source = dev
 
     class StepTrainer(budgeted(Trainer)):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
@@ -181,7 +183,7 @@ def make_trainer(
 
         def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):
             scorer = ModelScorer(self.model, convention, name="dev", device=str(self.args.device))
-            report = first_error_report(dev, scorer.score(list(dev)))
+            report = first_error_report(dev_traces, scorer.score(list(dev_traces)), source=dev_source)
             p = metric_key_prefix
             metrics = {f"{p}_first_error_f1": report["f1"], f"{p}_acc_error": report["acc_error"] or 0.0,
                        f"{p}_acc_correct": report["acc_correct"] or 0.0, f"{p}_threshold": report["threshold"],
@@ -197,7 +199,7 @@ def make_trainer(
         model=model,
         args=args,
         train_dataset=train,
-        eval_dataset=train[:1] if dev else None,
+        eval_dataset=train[:1] if dev_traces else None,
         data_collator=collator,
         callbacks=callbacks,
     )

@@ -36,8 +36,10 @@ def grow(model: Any, layers: int) -> Any:
             layer.mlp.down_proj.weight.zero_()
         stack.append(layer)
     config = model.config
-    if getattr(config, "layer_types", None):
-        config.layer_types = [*config.layer_types, *[config.layer_types[-1]] * layers]
+    for per_layer in ("layer_types", "no_rope_layers"):  # per-layer lists (SmolLM3 has both)
+        if getattr(config, per_layer, None):
+            values = getattr(config, per_layer)
+            setattr(config, per_layer, [*values, *[values[-1]] * layers])
     config.num_hidden_layers = len(stack)
     return model
 
