@@ -50,10 +50,15 @@ def mc_labels(out: Path, traces: list[Trace], rollouts: int) -> list[Trace]:
 def evaluate(model_dir: Path, data: dict[str, list[Trace]], limit: int) -> dict[str, Any]:
     """Test and held-out first-error metrics at the checkpoint's dev-tuned threshold."""
     from prmkit.scoring import load_scorer
-    from prmkit.training.metrics import first_error_report
 
     scorer = load_scorer(model_dir)
-    threshold = scorer.convention.spec.threshold
+    return _splits(scorer, scorer.convention.spec.threshold, data, limit)
+
+
+def _splits(scorer: Any, threshold: float, data: dict[str, list[Trace]], limit: int) -> dict[str, Any]:
+    """First-error metrics of ``scorer`` on the first ``limit`` test and held-out traces at ``threshold``."""
+    from prmkit.training.metrics import first_error_report
+
     out = {}
     for split in ("test", "heldout"):
         traces = data[split][:limit]
@@ -75,11 +80,7 @@ def zero_shot(
     _, dev = split_by_problem(data["train"], dev_fraction, PrmConfig().seed)
     scorer = load_scorer(lm_dir, "likelihood")
     tuned = first_error_report(dev, scorer.score(dev))
-    out: dict[str, Any] = {"dev": tuned, "threshold": tuned["threshold"]}
-    for split in ("test", "heldout"):
-        traces = data[split][:limit]
-        out[split] = first_error_report(traces, scorer.score(traces), tuned["threshold"])
-    return out
+    return {"dev": tuned, "threshold": tuned["threshold"], **_splits(scorer, tuned["threshold"], data, limit)}
 
 
 def probe_lm(lm_dir: Path, traces: list[Trace], limit: int = 200) -> dict[str, float]:
