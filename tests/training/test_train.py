@@ -108,6 +108,11 @@ def test_training_resumes_from_its_last_checkpoint(tmp_path, small_world, monkey
     logs = [json.loads(line) for line in (tmp_path / "prm" / "training_log.jsonl").read_text().splitlines()]
     steps = [r["step"] for r in logs if "loss" in r]
     assert steps[0] <= 4 < steps[-1]  # the history before the crash was restored, then training went on
+    # the starting model was measured once, before the crash, and not again on resuming
+    starts = [r for r in logs if r["step"] == 0 and "eval_first_error_f1" in r]
+    assert len(starts) == 1
+    card = json.loads((tmp_path / "prm" / "process_card.json").read_text())
+    assert card["metrics"]["dev_at_start"]["eval_first_error_f1"] == starts[0]["eval_first_error_f1"]
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +30,8 @@ from prmkit.training.config import OrmConfig, PrmConfig
 from prmkit.training.data import StepCollator, make_examples, outcome_targets, split_by_problem, step_targets
 from prmkit.training.likelihood import likelihood_loss
 from prmkit.training.surprise import SurpriseLoss, grow
+
+logger = logging.getLogger(__name__)
 
 
 def _load(data: str | Path | Sequence[Trace]) -> tuple[list[Trace], str]:
@@ -113,17 +116,20 @@ def _train_head(
     examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length)
     dev_source = config.dev_label_source or _dev_source(dev, sources)
     dev = [t for t in dev if any(s.label(dev_source) for s in t.steps)]
-    args = loop.training_args(config, out, evaluate=bool(dev))
+    resume = loop.last_checkpoint(out, config.resume)
+    # dev F1 of the starting model too (step 0), so a run shows whether the labels improved on it
+    args = loop.training_args(config, out, evaluate=bool(dev), eval_on_start=bool(dev) and resume is None)
     trainer = loop.make_trainer(
         model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, (dev, dev_source),
         convention, [loop.time_budget(config.max_minutes, config.budget_clock)], surprise, objective,
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
-    trainer.train(resume_from_checkpoint=loop.last_checkpoint(out, config.resume))
+    trainer.train(resume_from_checkpoint=resume)
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
     metrics = trainer.evaluate() if dev else {}
     if metrics:
         spec = spec.model_copy(update={"threshold": metrics["eval_threshold"]})
+    start = _dev_at_start(trainer.state.log_history, metrics)
     card = ProcessCard(
         kind=kind,
         base_model=config.base_model,
@@ -144,7 +150,7 @@ def _train_head(
                 "dev_problems": len({t.problem.id for t in dev}),
             },
         },
-        metrics={"dev": metrics},
+        metrics={"dev": metrics, "dev_at_start": start},
         training={
             "config": config.model_dump(mode="json"),
             "wall_seconds": wall,
@@ -157,7 +163,27 @@ def _train_head(
     save_checkpoint(trainer.model, tok, spec, out, card)
     _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
     shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed
-    return {"output_dir": str(out), "dev": metrics, "wall_seconds": wall, "cpu_seconds": cpu}
+    return {
+        "output_dir": str(out),
+        "dev": metrics,
+        "dev_at_start": start,
+        "wall_seconds": wall,
+        "cpu_seconds": cpu,
+    }
+
+
+def _dev_at_start(history: list[dict[str, Any]], best: dict[str, Any]) -> dict[str, Any]:
+    """The step-0 dev metrics, with a warning when training ended no better than it started: the labels
+    (or the learning rate) then taught nothing dev can see, which is worth knowing before using the model.
+    On the world, Monte Carlo labels do this to a pretrained likelihood head (docs/models.md)."""
+    start = next((r for r in history if r.get("step") == 0 and "eval_first_error_f1" in r), {})
+    if start and best and best["eval_first_error_f1"] <= start["eval_first_error_f1"]:
+        logger.warning(
+            "training did not improve dev first-error F1 over the starting model (%.3f at step 0, %.3f at "
+            "the best checkpoint): the labels may be noisier than what the model already knows",
+            start["eval_first_error_f1"], best["eval_first_error_f1"],
+        )  # fmt: skip
+    return {k: v for k, v in start.items() if k.startswith("eval_")}
 
 
 def _write_logs(history: list[dict[str, Any]], out: Path, title: str) -> None:

@@ -163,6 +163,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--separator", default="token", help="step separator of the PRMs (token, newline, ...)")
     ap.add_argument("--head", choices=["classifier", "likelihood"], default="classifier", help="PRMs' head")
     ap.add_argument("--surprise-weight", type=float, default=0.0, help="PRMs' auxiliary token-surprise loss")
+    ap.add_argument(
+        "--mc-lr", type=float, default=None, help="the MC PRM's peak learning rate (default: PrmConfig's)"
+    )
     ap.add_argument("--grow-layers", type=int, default=0, help="fresh layers stacked on the LM for the PRMs")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
@@ -194,8 +197,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             results[name] = train_prm(data["train"], run, PrmConfig(base_model=str(lm), **prm, **common))
         elif name == "mc":
             traces = mc_labels(a.out, data["train"], a.rollouts)
+            lr = {"lr": a.mc_lr} if a.mc_lr else {}
             results[name] = train_prm(
-                traces, run, PrmConfig(base_model=str(lm), label_source="mc_hard", **prm, **common)
+                traces, run, PrmConfig(base_model=str(lm), label_source="mc_hard", **lr, **prm, **common)
             )
         elif name == "orm":
             results[name] = train_orm(data["train"], run, OrmConfig(base_model=str(lm), **common))
