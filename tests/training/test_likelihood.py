@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -68,6 +69,58 @@ def test_loss_is_min_pooled_cross_entropy_plus_lm_loss_on_correct_steps():
     logits.requires_grad_(True)
     likelihood_loss(logits, batch, lm_weight=0.5).backward()
     assert torch.isfinite(logits.grad).all() and logits.grad.abs().sum() > 0
+
+
+def test_label_noise_bounds_the_pull_of_confident_steps_labelled_the_other_way():
+    from prmkit.training.loop import binary_loss
+
+    # the model is sure step 0 is wrong, sure step 1 is right, unsure of step 2
+    log_good = torch.log(torch.tensor([1e-4, 0.9, 0.5])).requires_grad_(True)
+    log_bad = torch.log1p(-log_good.exp())
+    ones, zeros = torch.ones(3), torch.zeros(3)
+
+    def pull(y, noise, k):
+        loss = binary_loss(log_good, log_bad, y, noise)[0][k]
+        (grad,) = torch.autograd.grad(loss, log_good, retain_graph=True)
+        return float(grad[k].abs())
+
+    plain, trust0 = binary_loss(log_good, log_bad, ones, (0.0, 0.0))
+    noisy, trust = binary_loss(log_good, log_bad, ones, (0.2, 0.0))
+    assert float(plain[0].detach()) == pytest.approx(-math.log(1e-4))  # cross-entropy: the batch's biggest
+    assert float(noisy[0].detach()) < -math.log(0.2)  # bounded: the label is explained as noise
+    assert pull(ones, (0.2, 0.0), 0) < 0.01 * pull(ones, (0.0, 0.0), 0)
+    # posterior that a "correct" step is correct: low for the confidently wrong step, ~1 for the right one
+    assert trust0.tolist() == [1.0, 1.0, 1.0]
+    assert float(trust[0]) < 1e-3 and float(trust[1]) > 0.97 and 0.8 < float(trust[2]) < 0.9
+    # missed errors only: a "wrong" label keeps cross-entropy's gradient, shifted by a constant
+    wrong, _ = binary_loss(log_good, log_bad, zeros, (0.2, 0.0))
+    ref, _ = binary_loss(log_good, log_bad, zeros, (0.0, 0.0))
+    assert (wrong - ref).detach().tolist() == pytest.approx([-math.log(0.8)] * 3, abs=1e-6)
+    # false errors: a "wrong" label on a step the model is sure is right pulls less
+    assert pull(zeros, (0.0, 0.1), 1) < 0.5 * pull(zeros, (0.0, 0.0), 1)
+    # a proper likelihood: P(said correct) + P(said wrong) = 1 for any rates
+    good, _ = binary_loss(log_good, log_bad, ones, (0.2, 0.1))
+    bad, _ = binary_loss(log_good, log_bad, zeros, (0.2, 0.1))
+    assert ((-good).exp() + (-bad).exp()).detach().tolist() == pytest.approx([1.0] * 3, abs=1e-6)
+
+
+def test_likelihood_lm_loss_leaves_out_steps_the_noise_model_distrusts():
+    logits, batch = _batch()
+    plain = likelihood_loss(logits, batch, lm_weight=0.0, noise=(0.3, 0.0))
+    with_lm = likelihood_loss(logits, batch, lm_weight=1.0, noise=(0.3, 0.0))
+    _, means, ys = _reference(logits, batch)
+    mins = _reference(logits, batch)[0]
+    weights = [m.exp() / (m.exp() + (1 - m.exp()) * 0.3) for m, y in zip(mins, ys, strict=True) if y >= 0.5]
+    nll = [-mean for mean, y in zip(means, ys, strict=True) if y >= 0.5]
+    expected = torch.stack([w * n for w, n in zip(weights, nll, strict=True)]).mean()
+    assert float(with_lm - plain) == pytest.approx(float(expected), rel=1e-4)
+
+
+def test_label_noise_needs_two_classes():
+    from prmkit.training import PrmConfig
+
+    with pytest.raises(ValueError, match="2-class"):
+        PrmConfig(num_classes=3, missed_error_rate=0.1)
 
 
 @pytest.mark.slow

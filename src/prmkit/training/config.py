@@ -109,6 +109,12 @@ class PrmConfig(_HeadConfig):
     """Likelihood head: weight of the LM loss on correct steps beside the step loss."""
 
     @model_validator(mode="after")
+    def _noise_two_class(self) -> PrmConfig:
+        if (self.missed_error_rate or self.false_error_rate) and self.num_classes != 2:
+            raise ValueError("missed_error_rate / false_error_rate model 2-class labels; set num_classes=2")
+        return self
+
+    @model_validator(mode="after")
     def _likelihood_lr(self) -> PrmConfig:
         """The likelihood head fine-tunes every weight of a pretrained LM: 5e-4 unless ``lr`` is given."""
         if self.head == "likelihood" and "lr" not in self.model_fields_set:
@@ -129,6 +135,14 @@ class PrmConfig(_HeadConfig):
     """Labels after a trace's first error: ``mask`` (default) drops them, because sources disagree there
     (locally valid vs. doomed prefix vs. Monte Carlo's all-zero) and the first error is what a PRM must
     find; ``keep`` trains on them as the source gave them."""
+    missed_error_rate: float = Field(0.0, ge=0, lt=1)
+    """Rate at which the labels call a wrong step correct (2-class only). With a rate > 0 the loss models
+    that noise instead of fitting it (``training.loop.binary_loss``): a "correct" label on a step the
+    model is confident is wrong costs little, and the likelihood head's LM loss leaves that step out.
+    0 (default) trusts the labels; docs/models.md measures what it does for filtered MC labels."""
+    false_error_rate: float = Field(0.0, ge=0, lt=1)
+    """Rate at which the labels call a correct step wrong (2-class only), e.g. Monte Carlo's first
+    "wrong" step when it is a valid step after a missed error. Modelled as ``missed_error_rate`` is."""
     last_step_only: bool = False
     """Train on the last step's label only (TRL's ``train_on_last_step_only``)."""
     surprise_weight: float = Field(0.0, ge=0)

@@ -63,13 +63,18 @@ def _soft(traces: Sequence[Trace], source: str) -> bool:
     )
 
 
+def _noise(config: PrmConfig | OrmConfig) -> tuple[float, float]:
+    """The label-noise rates a PRM's loss models (an ORM's outcome labels are taken as given)."""
+    return getattr(config, "missed_error_rate", 0.0), getattr(config, "false_error_rate", 0.0)
+
+
 def _model(config: PrmConfig | OrmConfig, tok: Any, spec: PrmSpec) -> tuple[Any, Any, Any]:
     """(model, training objective or None for the tag loss, surprise loss or None) for ``spec.head``:
     the causal LM itself for the likelihood head, else a token classifier (grown when asked)."""
     base = config.base_model or tiny_config(tok, config.tiny)
     if spec.head == "likelihood":
         model = causal_lm(base, config.trust_remote_code)
-        objective: Any = functools.partial(likelihood_loss, lm_weight=config.lm_weight)
+        objective: Any = functools.partial(likelihood_loss, lm_weight=config.lm_weight, noise=_noise(config))
     else:
         model = token_classifier(base, spec.num_labels, config.trust_remote_code, spec.id2label())
         objective = None
@@ -122,6 +127,7 @@ def _train_head(
     trainer = loop.make_trainer(
         model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, (dev, dev_source),
         convention, [loop.time_budget(config.max_minutes, config.budget_clock)], surprise, objective,
+        _noise(config),
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
     trainer.train(resume_from_checkpoint=resume)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from prmkit.core.dataset import read_traces, write_traces
 from prmkit.core.model import Trace
@@ -44,6 +44,20 @@ def mc_labels(out: Path, traces: list[Trace], rollouts: int) -> list[Trace]:
     if not path.exists():
         labelled, _ = label_mc(traces, WorldPolicy(), rollouts=rollouts, seed=0)
         write_traces(path, labelled)
+    return read_traces(path)
+
+
+def consensus_labels(out: Path, traces: list[Trace]) -> list[Trace]:
+    """The MC-labelled traces on which a judge (the world's simulated one) agrees with MC on the first
+    error, with ``consensus`` labels (Qwen's filter; prmkit.labeling.consensus), cached."""
+    from prmkit.labeling.consensus import consensus_filter
+    from prmkit.labeling.judge import label_judge
+    from prmkit.world.judge import SimulatedJudge
+
+    path = out / "train_consensus.jsonl"
+    if not path.exists():
+        kept, _ = consensus_filter(label_judge(traces, SimulatedJudge())[0])
+        write_traces(path, kept)
     return read_traces(path)
 
 
@@ -150,12 +164,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--head-minutes", type=float, default=5.0)
     ap.add_argument("--layers", type=int, default=TinyConfig().layers)
     ap.add_argument("--width", type=int, default=TinyConfig().width)
-    ap.add_argument("--positions", choices=["local+nope", "rope"], default=TinyConfig().positions)
+    positions = get_args(TinyConfig.model_fields["positions"].annotation)
+    ap.add_argument("--positions", choices=positions, default=TinyConfig().positions)
     ap.add_argument(
         "--window", type=int, default=TinyConfig().window, help="local layers' window (local+nope)"
     )
     ap.add_argument(
-        "--runs", default="gold,mc,orm", help="comma list of zero-shot, gold, mc, orm ('' = only plot)"
+        "--runs",
+        default="gold,mc,orm",
+        help="comma list of zero-shot, gold, mc, consensus (MC kept where a judge agrees), gold-kept (gold "
+        "labels on the traces consensus kept), orm ('' = only plot)",
     )
     ap.add_argument("--eval-traces", type=int, default=600, help="test / held-out traces scored per split")
     ap.add_argument("--rollouts", type=int, default=8)
@@ -164,8 +182,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--head", choices=["classifier", "likelihood"], default="classifier", help="PRMs' head")
     ap.add_argument("--surprise-weight", type=float, default=0.0, help="PRMs' auxiliary token-surprise loss")
     ap.add_argument(
-        "--mc-lr", type=float, default=None, help="the MC PRM's peak learning rate (default: PrmConfig's)"
+        "--mc-lr",
+        type=float,
+        default=None,
+        help="the MC and consensus PRMs' peak learning rate (default: PrmConfig's)",
     )
+    ap.add_argument("--mc-noise", type=float, nargs=2, default=(0.0, 0.0), metavar=("MISSED", "FALSE"),
+                    help="the MC and consensus PRMs' missed_error_rate and false_error_rate")  # fmt: skip
     ap.add_argument("--grow-layers", type=int, default=0, help="fresh layers stacked on the LM for the PRMs")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
@@ -195,17 +218,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             continue
         if name == "gold":
             results[name] = train_prm(data["train"], run, PrmConfig(base_model=str(lm), **prm, **common))
-        elif name == "mc":
+        elif name == "gold-kept":  # the consensus subset with gold labels: the subset's effect alone
+            kept = consensus_labels(a.out, mc_labels(a.out, data["train"], a.rollouts))
+            results[name] = train_prm(kept, run, PrmConfig(base_model=str(lm), **prm, **common))
+        elif name in ("mc", "consensus"):
             traces = mc_labels(a.out, data["train"], a.rollouts)
-            lr = {"lr": a.mc_lr} if a.mc_lr else {}
-            results[name] = train_prm(
-                traces, run, PrmConfig(base_model=str(lm), label_source="mc_hard", **lr, **prm, **common)
-            )
+            if name == "consensus":
+                traces = consensus_labels(a.out, traces)
+            noisy = {"label_source": "mc_hard" if name == "mc" else "consensus",
+                     "missed_error_rate": a.mc_noise[0], "false_error_rate": a.mc_noise[1],
+                     **({"lr": a.mc_lr} if a.mc_lr else {})}  # fmt: skip
+            results[name] = train_prm(traces, run, PrmConfig(base_model=str(lm), **noisy, **prm, **common))
         elif name == "orm":
             results[name] = train_orm(data["train"], run, OrmConfig(base_model=str(lm), **common))
         results[name]["eval"] = evaluate(run, data, a.eval_traces)
         (a.out / f"results_{name}.json").write_text(json.dumps(results, indent=2))
-    runs = {n: a.out / n for n in ("gold", "mc", "orm") if (a.out / n / "training_log.jsonl").exists()}
+    runs = {
+        n: a.out / n
+        for n in ("gold", "mc", "consensus", "orm")
+        if (a.out / n / "training_log.jsonl").exists()
+    }
     if runs:
         curve(runs, a.out / "curve.png", f"{a.world} world")
     return results

@@ -60,10 +60,16 @@ def step_targets_by_step(batch: dict[str, Any], steps: int) -> Any:
     return out[:, :steps]
 
 
-def likelihood_loss(logits: Any, batch: dict[str, Any], lm_weight: float) -> Any:
-    """Min-pooled binary cross-entropy on the step targets (hard or soft), plus ``lm_weight`` times the
-    mean per-token negative log-likelihood of the correct steps."""
+def likelihood_loss(
+    logits: Any, batch: dict[str, Any], lm_weight: float, noise: tuple[float, float] = (0.0, 0.0)
+) -> Any:
+    """Min-pooled binary cross-entropy on the step targets (hard or soft; :func:`binary_loss` with
+    ``noise``), plus ``lm_weight`` times the mean per-token negative log-likelihood of the correct steps,
+    each weighted by its posterior of really being correct (1 without noise), so a wrong step labelled
+    correct does not teach the LM to write its error."""
     import torch
+
+    from prmkit.training.loop import binary_loss
 
     mins, sums, counts = step_min_logp(logits, batch)
     targets = step_targets_by_step(batch, mins.shape[1])
@@ -72,8 +78,10 @@ def likelihood_loss(logits: Any, batch: dict[str, Any], lm_weight: float) -> Any
         return logits.sum() * 0.0
     logp = mins[labelled].clamp(max=-1e-6)  # log s, s = the least likely token's probability
     y = targets[labelled]
-    loss = -(y * logp + (1 - y) * torch.log1p(-logp.exp())).mean()
-    correct = labelled & (targets >= 0.5) & (counts > 0)
+    losses, trust = binary_loss(logp, torch.log1p(-logp.exp()), y, noise)
+    loss = losses.mean()
+    correct = (y >= 0.5) & (counts[labelled] > 0)
     if lm_weight > 0 and correct.any():
-        loss = loss + lm_weight * (-(sums[correct] / counts[correct])).mean()
+        nll = -(sums[labelled][correct] / counts[labelled][correct])
+        loss = loss + lm_weight * (trust[correct] * nll).mean()
     return loss

@@ -131,9 +131,9 @@ def budgeted(trainer_cls: type) -> type:
     return Budgeted
 
 
-def step_loss(logits: Any, targets: Any, num_classes: int) -> Any:
-    """Loss at the tagged positions: soft-target binary cross-entropy on the 2-class softmax (exactly
-    cross-entropy for hard 0/1 targets), or plain cross-entropy for 3 classes."""
+def step_loss(logits: Any, targets: Any, num_classes: int, noise: tuple[float, float] = (0.0, 0.0)) -> Any:
+    """Loss at the tagged positions: :func:`binary_loss` on the 2-class softmax (exactly cross-entropy for
+    hard 0/1 targets and no noise), or plain cross-entropy for 3 classes."""
     import torch.nn.functional as F
 
     mask = targets != -100
@@ -142,8 +142,34 @@ def step_loss(logits: Any, targets: Any, num_classes: int) -> Any:
         return logits.sum() * 0.0
     if num_classes == 2:
         logp = F.log_softmax(rows, dim=-1)
-        return -(t * logp[:, 1] + (1 - t) * logp[:, 0]).mean()
+        return binary_loss(logp[:, 1], logp[:, 0], t, noise)[0].mean()
     return F.cross_entropy(rows, t.long())
+
+
+def binary_loss(log_good: Any, log_bad: Any, y: Any, noise: tuple[float, float]) -> tuple[Any, Any]:
+    """Per-step binary cross-entropy of targets ``y`` (1 = correct, soft allowed) given the model's log
+    probabilities that each step is correct / wrong, and each step's posterior probability of being
+    correct given a "correct" label (detached; 1 without noise).
+
+    ``noise = (missed, false)`` models labels that call a wrong step correct with probability ``missed``
+    and a correct step wrong with probability ``false``: the label's likelihood is then
+    ``P(said correct) = P(correct) (1 - false) + P(wrong) missed`` (forward loss correction, Patrini et
+    al. 2017). Why it matters: a step the model is sure about but labelled the other way costs at most
+    about ``-log rate`` and barely pulls, where plain cross-entropy gives it the largest gradient in the
+    batch, so a few flipped labels can outweigh thousands of right ones."""
+    import torch
+
+    missed, false = noise
+    if missed <= 0 and false <= 0:
+        return -(y * log_good + (1 - y) * log_bad), torch.ones_like(log_good)
+
+    def log(p: float) -> float:
+        return math.log(p) if p > 0 else -math.inf
+
+    kept_good = log_good + math.log1p(-false)
+    said_good = torch.logaddexp(kept_good, log_bad + log(missed))
+    said_bad = torch.logaddexp(log_bad + math.log1p(-missed), log_good + log(false))
+    return -(y * said_good + (1 - y) * said_bad), (kept_good - said_good).exp().detach()
 
 
 def make_trainer(
@@ -157,6 +183,7 @@ def make_trainer(
     callbacks: list,
     surprise: Any = None,
     objective: Any = None,
+    noise: tuple[float, float] = (0.0, 0.0),
 ) -> Any:
     """A Trainer whose loss is ``objective(logits, batch)`` (default: :func:`step_loss` at the step tags),
     plus ``surprise``'s auxiliary loss when given, and whose evaluation is first-error F1 on dev traces
@@ -174,7 +201,7 @@ def make_trainer(
             out = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
                         output_hidden_states=surprise is not None)  # fmt: skip
             if objective is None:
-                loss = step_loss(out.logits, inputs["step_targets"], num_classes)
+                loss = step_loss(out.logits, inputs["step_targets"], num_classes, noise)
             else:
                 loss = objective(out.logits, inputs)
             if surprise is not None:
