@@ -81,17 +81,16 @@ def _splits(scorer: Any, threshold: float, data: dict[str, list[Trace]], limit: 
 
 
 def zero_shot(
-    lm_dir: Path, data: dict[str, list[Trace]], limit: int, dev_fraction: float = 0.05
+    lm_dir: Path, data: dict[str, list[Trace]], limit: int, dev_fraction: float = 0.05, seed: int = 0
 ) -> dict[str, Any]:
     """The pretrained LM as a verifier with no step labels (the ``likelihood`` convention): the threshold is
     tuned on the same dev problems the PRMs select on, then test and held-out are scored at it. It measures
     what the backbone brings before any head is trained, e.g. how its layout generalises in length."""
     from prmkit.scoring import load_scorer
-    from prmkit.training.config import PrmConfig
     from prmkit.training.data import split_by_problem
     from prmkit.training.metrics import first_error_report
 
-    _, dev = split_by_problem(data["train"], dev_fraction, PrmConfig().seed)
+    _, dev = split_by_problem(data["train"], dev_fraction, seed)
     scorer = load_scorer(lm_dir, "likelihood")
     tuned = first_error_report(dev, scorer.score(dev))
     return {"dev": tuned, "threshold": tuned["threshold"], **_splits(scorer, tuned["threshold"], data, limit)}
@@ -178,6 +177,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--eval-traces", type=int, default=600, help="test / held-out traces scored per split")
     ap.add_argument("--rollouts", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0, help="the heads' seed (initialisation, order, dev split)")
     ap.add_argument("--separator", default="token", help="step separator of the PRMs (token, newline, ...)")
     ap.add_argument("--head", choices=["classifier", "likelihood"], default="classifier", help="PRMs' head")
     ap.add_argument("--surprise-weight", type=float, default=0.0, help="PRMs' auxiliary token-surprise loss")
@@ -201,6 +201,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "eval_every": 50,
         "dev_fraction": 0.05,
         "epochs": 20,
+        "seed": a.seed,
     }
     prm = {"separator": a.separator, "surprise_weight": a.surprise_weight, "grow_layers": a.grow_layers,
            "head": a.head}  # fmt: skip
@@ -213,7 +214,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for name in [r for r in a.runs.split(",") if r]:
         run = a.out / name
         if name == "zero-shot":
-            results[name] = zero_shot(lm, data, a.eval_traces, common["dev_fraction"])
+            results[name] = zero_shot(lm, data, a.eval_traces, common["dev_fraction"], a.seed)
             (a.out / f"results_{name}.json").write_text(json.dumps(results, indent=2))
             continue
         if name == "gold":
