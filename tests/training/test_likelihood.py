@@ -116,6 +116,22 @@ def test_likelihood_lm_loss_leaves_out_steps_the_noise_model_distrusts():
     assert float(with_lm - plain) == pytest.approx(float(expected), rel=1e-4)
 
 
+def test_classifier_step_loss_models_the_same_noise():
+    from prmkit.training.loop import binary_loss, step_loss
+
+    torch.manual_seed(0)
+    logits = torch.randn(2, 5, 2)
+    targets = torch.full((2, 5), IGNORE, dtype=torch.float)
+    targets[0, [1, 3]] = torch.tensor([1.0, 0.0])
+    targets[1, 4] = 1.0
+    logp = logits[targets != IGNORE].log_softmax(-1)
+    expected = binary_loss(logp[:, 1], logp[:, 0], targets[targets != IGNORE], (0.1, 0.05))[0].mean()
+    assert float(step_loss(logits, targets, 2, (0.1, 0.05))) == pytest.approx(float(expected), rel=1e-6)
+    assert float(step_loss(logits, targets, 2, (0.1, 0.05))) != pytest.approx(
+        float(step_loss(logits, targets, 2))
+    )
+
+
 def test_label_noise_needs_two_classes():
     from prmkit.training import PrmConfig
 

@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         (a.out / f"results_{name}.json").write_text(json.dumps(results, indent=2))
     runs = {
         n: a.out / n
-        for n in ("gold", "mc", "consensus", "orm")
+        for n in ("gold", "mc", "consensus", "gold-kept", "orm")
         if (a.out / n / "training_log.jsonl").exists()
     }
     if runs:
