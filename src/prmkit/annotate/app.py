@@ -5,27 +5,36 @@ Who may do what is decided per request from either a browser session (cookie, wi
 every state-changing request must echo) or a bearer token (scripts; no cookie, so no CSRF risk). Pages
 send a strict Content-Security-Policy (scripts only from this origin, none inline), so even a template
 bug could not run injected script.
+
+Hostile requests get a 4xx with a message, never a 500: bodies are capped (:class:`~prmkit.annotate.limits
+.BodyLimit`, 413), bodies are read strictly (``"step": "1"`` is refused, not coerced), ids are bounded to
+what the database can hold, validation errors are written so that NaN or a lone surrogate in the input
+cannot break the answer, and logins are throttled per account and per client (429, see ``limits.py``).
 """
 
 from __future__ import annotations
 
 import hmac
 from datetime import timedelta
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Form, HTTPException, Request
+from fastapi import Path as PathParam
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from prmkit.annotate import auth, work
 from prmkit.annotate.agreement import agreement
 from prmkit.annotate.auth import User
+from prmkit.annotate.limits import BodyLimit, Limits, LoginThrottle
 from prmkit.annotate.qc import annotator_stats, flagged_steps
 from prmkit.annotate.render import math_html
 from prmkit.annotate.store import HERE, Store
+from prmkit.core.errors import short
 
 COOKIE = "prmkit_session"
 LOGIN_CSRF = "prmkit_login_csrf"
@@ -57,23 +66,32 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-class RateIn(BaseModel):
+Id = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="an id the database can hold")]
+
+
+class Strict(BaseModel):
+    """Request bodies: JSON types as sent (no "1" for 1, no 0 for false), no unknown fields."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class RateIn(Strict):
     step: int
     rating: int
     time_ms: int = 0
 
 
-class FlagIn(BaseModel):
+class FlagIn(Strict):
     step: int
     flagged: bool = True
 
 
-class RewriteIn(BaseModel):
+class RewriteIn(Strict):
     step: int
     text: str
 
 
-class FinishIn(BaseModel):
+class FinishIn(Strict):
     reason: str
     note: str = ""
     total_time_ms: int | None = None
@@ -100,15 +118,34 @@ def _templates() -> Jinja2Templates:
     return Jinja2Templates(env=env)
 
 
+def _validation_error(_request: Request, err: Exception) -> JSONResponse:
+    """422 naming each bad field; the input is shown by ``repr`` (cut short) and anything else that came
+    from the request is escaped, so a NaN, a huge number or a lone surrogate cannot break the answer."""
+    problems = []
+    for e in err.errors() if isinstance(err, RequestValidationError) else []:
+        where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+        found = "nothing" if e.get("type") == "missing" else short(e.get("input"))
+        problems.append(f"{where[:80]}: {e.get('msg', 'invalid')}, found {found}")
+    detail = "; ".join(problems[:10]) or "invalid request"
+    return JSONResponse({"detail": detail.encode("utf-8", "backslashreplace").decode()}, status_code=422)
+
+
 def create_app(
-    store: Store, session_ttl: timedelta = timedelta(hours=12), secure_cookies: bool = False
+    store: Store,
+    session_ttl: timedelta = timedelta(hours=12),
+    secure_cookies: bool = False,
+    limits: Limits | None = None,
 ) -> FastAPI:
-    """The annotation app over an open store. ``secure_cookies`` for deployments behind HTTPS."""
+    """The annotation app over an open store. ``secure_cookies`` for deployments behind HTTPS; ``limits``
+    for the request body and login limits (the defaults of :class:`Limits` otherwise)."""
+    limits = limits or Limits()
     app = FastAPI(title="prmkit annotate", docs_url=None, redoc_url=None, openapi_url=None)
     templates = _templates()
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(BodyLimit, max_bytes=limits.max_body_bytes)
+    app.add_middleware(SecurityHeaders)  # added last, so outermost: the 413 answers carry the headers too
+    app.add_exception_handler(RequestValidationError, _validation_error)
 
     for exc, code in ((work.NotFound, 404), (work.Conflict, 409), (work.BadInput, 422)):
 
@@ -132,7 +169,7 @@ def create_app(
             raise HTTPException(401, "log in first (session expired or no token)")
         if request.method != "GET" and caller.csrf is not None:
             sent = request.headers.get("x-csrf-token", "")
-            if not hmac.compare_digest(sent, caller.csrf):
+            if not _same(sent, caller.csrf):
                 raise HTTPException(403, "CSRF token missing or wrong; reload the page")
         return caller
 
@@ -142,23 +179,38 @@ def create_app(
             raise HTTPException(303, headers={"Location": f"/login?next={request.url.path}"})
         return caller
 
-    _login_routes(app, store, templates, session_ttl, secure_cookies)
+    _login_routes(app, store, templates, session_ttl, secure_cookies, LoginThrottle(limits))
     _api_routes(app, store, api_user)
     _page_routes(app, store, templates, page_user)
     return app
 
 
-def _login_routes(app: FastAPI, store: Store, templates, ttl: timedelta, secure: bool) -> None:
+def _same(sent: str, expected: str) -> bool:
+    """Constant-time comparison of a token the client sent (any text, even non-ASCII) with ours."""
+    return hmac.compare_digest(sent.encode("utf-8", "surrogatepass"), expected.encode())
+
+
+def _login_routes(
+    app: FastAPI, store: Store, templates, ttl: timedelta, secure: bool, throttle: LoginThrottle
+) -> None:
     import secrets
+
+    def form_page(request: Request, next: str, error: str, message: str = "", status: int = 200) -> Response:
+        token = secrets.token_urlsafe(24)
+        ctx = {"csrf": token, "next": next, "error": error, "message": message}
+        resp = templates.TemplateResponse(request, "login.html", ctx, status_code=status)
+        resp.set_cookie(LOGIN_CSRF, token, httponly=True, samesite="strict", secure=secure)
+        return resp
+
+    def too_many(request: Request, next: str, wait: float, why: str) -> Response:
+        seconds = max(1, int(wait + 0.999))
+        resp = form_page(request, next, "", f"{why}; try again in {seconds} s.", status=429)
+        resp.headers["retry-after"] = str(seconds)
+        return resp
 
     @app.get("/login", response_class=HTMLResponse)
     def login_page(request: Request, next: str = "/", error: str = "") -> Response:
-        token = secrets.token_urlsafe(24)
-        resp = templates.TemplateResponse(
-            request, "login.html", {"csrf": token, "next": next, "error": error}
-        )
-        resp.set_cookie(LOGIN_CSRF, token, httponly=True, samesite="strict", secure=secure)
-        return resp
+        return form_page(request, next, error)
 
     @app.post("/login")
     def login(
@@ -170,9 +222,21 @@ def _login_routes(app: FastAPI, store: Store, templates, ttl: timedelta, secure:
         next: str = Form("/"),
     ) -> Response:
         expected = request.cookies.get(LOGIN_CSRF, "")
-        if not expected or not hmac.compare_digest(csrf, expected):
+        if not expected or not _same(csrf, expected):
             raise HTTPException(403, "login form expired; reload the page")
-        found = auth.user_for_token(store, token) if token else auth.login_password(store, user, password)
+        # Throttled before any hashing, so a burst costs the server nothing.
+        wait = throttle.client_wait(request.client.host if request.client else "")
+        if wait > 0:
+            return too_many(request, next, wait, "Too many login attempts from this address")
+        if token:
+            found = auth.user_for_token(store, token)
+        else:
+            wait = throttle.account_wait(user)
+            if wait > 0:  # the right password is refused too, or the answer would confirm a guess
+                why = "Too many wrong passwords for this name (a login token still works)"
+                return too_many(request, next, wait, why)
+            found = auth.login_password(store, user, password)
+            (throttle.failed if found is None else throttle.succeeded)(user)
         if found is None:
             return RedirectResponse("/login?error=1", status_code=303)
         sid, _ = auth.create_session(store, found, ttl)
@@ -188,7 +252,7 @@ def _login_routes(app: FastAPI, store: Store, templates, ttl: timedelta, secure:
     def logout(request: Request, csrf: str = Form("")) -> Response:
         sid = request.cookies.get(COOKIE)
         found = auth.session_user(store, sid) if sid else None
-        if found is not None and hmac.compare_digest(csrf, found[1]):
+        if found is not None and _same(csrf, found[1]):
             auth.end_session(store, sid)  # type: ignore[arg-type]
         resp = RedirectResponse("/login", status_code=303)
         resp.delete_cookie(COOKIE)
@@ -217,27 +281,27 @@ def _api_routes(app: FastAPI, store: Store, api_user) -> None:
         return work.queue(store, me.user)
 
     @app.get("/api/assignments/{aid}")
-    def api_assignment(aid: int, me: Who = Depends(api_user)) -> dict[str, Any]:
+    def api_assignment(aid: Id, me: Who = Depends(api_user)) -> dict[str, Any]:
         return _public_state(work.assignment_state(store, me.user, aid))
 
     @app.post("/api/assignments/{aid}/rate")
-    def api_rate(aid: int, body: RateIn, me: Who = Depends(api_user)) -> dict[str, Any]:
+    def api_rate(aid: Id, body: RateIn, me: Who = Depends(api_user)) -> dict[str, Any]:
         return work.rate(store, me.user, aid, body.step, body.rating, body.time_ms)
 
     @app.post("/api/assignments/{aid}/flag")
-    def api_flag(aid: int, body: FlagIn, me: Who = Depends(api_user)) -> dict[str, Any]:
+    def api_flag(aid: Id, body: FlagIn, me: Who = Depends(api_user)) -> dict[str, Any]:
         return work.flag(store, me.user, aid, body.step, body.flagged)
 
     @app.post("/api/assignments/{aid}/rewrite")
-    def api_rewrite(aid: int, body: RewriteIn, me: Who = Depends(api_user)) -> dict[str, Any]:
+    def api_rewrite(aid: Id, body: RewriteIn, me: Who = Depends(api_user)) -> dict[str, Any]:
         return work.rewrite(store, me.user, aid, body.step, body.text)
 
     @app.post("/api/assignments/{aid}/undo")
-    def api_undo(aid: int, me: Who = Depends(api_user)) -> dict[str, Any]:
+    def api_undo(aid: Id, me: Who = Depends(api_user)) -> dict[str, Any]:
         return {"undone": work.undo(store, me.user, aid)}
 
     @app.post("/api/assignments/{aid}/finish")
-    def api_finish(aid: int, body: FinishIn, me: Who = Depends(api_user)) -> dict[str, Any]:
+    def api_finish(aid: Id, body: FinishIn, me: Who = Depends(api_user)) -> dict[str, Any]:
         return work.finish(store, me.user, aid, body.reason, body.note, body.total_time_ms)
 
     @app.get("/api/lead/report")
@@ -264,7 +328,7 @@ def _page_routes(app: FastAPI, store: Store, templates, page_user) -> None:
         return templates.TemplateResponse(request, "done.html", {"me": me, "queue": done})
 
     @app.get("/annotate/{aid}", response_class=HTMLResponse)
-    def annotate_page(request: Request, aid: int, me: Who = Depends(page_user)) -> Response:
+    def annotate_page(request: Request, aid: Id, me: Who = Depends(page_user)) -> Response:
         state = work.assignment_state(store, me.user, aid)
         readonly = state["user_id"] != me.id or state["status"] == "done"
         q = work.queue(store, User(state["user_id"], "annotator"))

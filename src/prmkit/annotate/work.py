@@ -21,6 +21,10 @@ from prmkit.annotate.store import Store, now
 from prmkit.core.model import Trace
 
 FINISH_REASONS = ("found_error", "solution", "bad_problem", "give_up")
+MAX_TEXT = 20_000
+"""Characters in a rewritten step or a finish note."""
+MAX_TOTAL_MS = 2**31 - 1
+"""Largest total time (ms, about 24.8 days) the store's 32-bit column holds; more is refused."""
 
 
 class NotFound(LookupError):
@@ -151,6 +155,21 @@ def assignment_state(store: Store, user: User, assignment_id: int) -> dict[str, 
     }
 
 
+def _check_text(field: str, text: str) -> str:
+    """``text`` stripped, when it fits the store: at most MAX_TEXT characters, valid Unicode."""
+    text = text.strip()
+    if len(text) > MAX_TEXT:
+        raise BadInput(f"{field}: expected at most {MAX_TEXT} characters, found {len(text)}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        found = repr(text[err.start : err.end])
+        raise BadInput(
+            f"{field}: expected Unicode text, found a lone surrogate {found} at {err.start}"
+        ) from None
+    return text
+
+
 def _check_step(row: Any, step: int) -> None:
     if not 0 <= step < row.n_steps:
         raise BadInput(f"step: expected an index in 0..{row.n_steps - 1}, found {step}")
@@ -221,9 +240,7 @@ def flag(store: Store, user: User, assignment_id: int, step: int, flagged: bool)
 
 def rewrite(store: Store, user: User, assignment_id: int, step: int, text: str) -> dict[str, Any]:
     """Store the better step the annotator wrote (PRM800K's ``human_completion``); empty text clears it."""
-    text = text.strip()
-    if len(text) > 20_000:
-        raise BadInput(f"text: expected at most 20000 characters, found {len(text)}")
+    text = _check_text("text", text)
     return _act(store, user, assignment_id, step, "rewrite", {"rewrite": text or None}, {"text": text})
 
 
@@ -291,6 +308,9 @@ def finish(
     """Close an assignment with PRM800K's finish reason; the reason must fit the ratings given."""
     if reason not in FINISH_REASONS:
         raise BadInput(f"finish_reason: expected one of {', '.join(FINISH_REASONS)}, found {reason!r}")
+    note = _check_text("note", note)
+    if total_time_ms is not None and total_time_ms > MAX_TOTAL_MS:
+        raise BadInput(f"total_time_ms: expected at most {MAX_TOTAL_MS}, found {total_time_ms}")
     with store.write() as conn:
         row = _owned(conn, user, assignment_id, write=True)
         n = row.n_steps
@@ -307,7 +327,7 @@ def finish(
             .values(
                 status="done",
                 finish_reason=reason,
-                finish_note=note.strip() or None,
+                finish_note=note or None,
                 total_time_ms=spent,
                 finished_at=now(),
             )
