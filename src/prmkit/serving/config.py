@@ -39,9 +39,25 @@ class ServerConfig(BaseModel):
     than one large padded pass (measured by bench/bench_serving.py)."""
     max_queue_traces: int = Field(default=1024, ge=1)
     """Traces allowed to wait; beyond it requests get 503 with Retry-After instead of piling up."""
+    max_queue_chars: int = Field(default=4_000_000, ge=1)
+    """The queue's capacity in estimated cost: characters of the problems and steps waiting, plus 200 per
+    trace and 20 per step for the template. A request that would overfill it gets 503 with Retry-After;
+    one that could never fit (costlier than this alone) gets 413."""
+    max_queue_wait_s: float = Field(default=10.0, gt=0)
+    """Longest a request waits in the queue before its forward pass starts: one predicted to wait longer
+    (from the measured scoring speed) gets 503 with Retry-After at once, and one still waiting after this
+    long gets 503 instead of a late answer its client may have stopped waiting for."""
     max_body_bytes: int = Field(default=4_000_000, ge=1)
     """Largest request body accepted (413 beyond)."""
     max_traces_per_request: int = Field(default=512, ge=1)
     """Most traces in one request (413 beyond)."""
     max_steps_per_trace: int = Field(default=256, ge=1)
     """Most steps in one trace (422 beyond)."""
+    max_step_chars: int = Field(default=20_000, ge=1)
+    """Most characters in one step, or in a problem (413 beyond), checked before any tokenizing: a long
+    text costs tokenizer time even when the model then refuses it as too long."""
+    max_trace_chars: int = Field(default=100_000, ge=1)
+    """Most characters in one trace: problem plus steps, or the raw completion / query / input text before
+    it is split (413 beyond), checked before splitting or tokenizing."""
+    max_json_depth: int = Field(default=32, ge=4, le=500)
+    """Deepest nesting of lists and objects in a request body (422 beyond); the API's own bodies need 4."""

@@ -9,30 +9,33 @@ Endpoints (OpenAPI page at ``/docs``):
 
 All scoring goes through one :class:`~prmkit.serving.batching.DynamicBatcher`, so concurrent requests
 share forward passes and a full queue answers 503 with ``Retry-After`` instead of growing without bound.
-Limits (body size 413, traces per request 413, steps per trace 422) answer with a message naming the
-limit and the option that sets it.
+The cost of a request is bounded before any work: :mod:`~prmkit.serving.guard` checks the body (size,
+strict JSON, API key), then every limit that needs no tokenizer (traces, steps, characters per step
+and per trace, queue cost) is checked here. Each answers with a message naming the place, the limit
+and the option that sets it (docs/serving.md lists them).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from prmkit.core.model import Trace
 from prmkit.core.protocols import StepScorer
 from prmkit.scoring.aggregate import aggregate
-from prmkit.serving.batching import DynamicBatcher, QueueFull
+from prmkit.serving.batching import STEP_COST, TRACE_COST, DynamicBatcher, QueueFull, trace_cost
 from prmkit.serving.config import ServerConfig
+from prmkit.serving.guard import Guard
 from prmkit.serving.metrics import Metrics
 from prmkit.serving.schemas import (
+    ErrorResponse,
     PoolingItem,
     PoolingRequest,
     PoolingResponse,
@@ -42,19 +45,49 @@ from prmkit.serving.schemas import (
     ScoreRequest,
     ScoreResponse,
     TraceScore,
+    ValidationErrorResponse,
 )
 from prmkit.serving.steps import make_trace, problem_text, split_query
 
-OPEN_PATHS = {"/health", "/metrics", "/docs", "/openapi.json", "/docs/oauth2-redirect", "/redoc"}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorResponse, "description": "Missing or wrong API key (when the server has one)."},
+    413: {"model": ErrorResponse, "description": "A size limit: body, traces, characters, queue capacity."},
+    422: {"model": ValidationErrorResponse, "description": "Malformed JSON or fields, or a refused input."},
+    503: {"model": ErrorResponse, "description": "Busy: retry after the Retry-After header's seconds."},
+}
+"""Error answers of the scoring endpoints, declared so the OpenAPI page matches what the server does."""
+
+
+def _check_text(where: str, text: str, limit: int, option: str, what: str) -> None:
+    if len(text) > limit:
+        raise HTTPException(
+            413,
+            f"{where}: {len(text)} characters; this server takes at most {limit} per {what} "
+            f"({option}); shorten it or raise the limit",
+        )
+
+
+def _check_raw(texts: Sequence[str], config: ServerConfig) -> None:
+    """Count and length of the raw texts a request holds, checked before they are split into steps."""
+    if len(texts) > config.max_traces_per_request:
+        raise HTTPException(
+            413,
+            f"request holds {len(texts)} traces; this server takes at most "
+            f"{config.max_traces_per_request} per request (--max-traces-per-request); split the batch",
+        )
+    for i, text in enumerate(texts):
+        _check_text(f"trace {i}", text, config.max_trace_chars, "--max-trace-chars", "trace")
 
 
 def _check_sizes(traces: Sequence[Trace], config: ServerConfig) -> None:
+    """Every limit that can be checked without tokenizing, so an oversized request costs microseconds."""
     if len(traces) > config.max_traces_per_request:
         raise HTTPException(
             413,
             f"request holds {len(traces)} traces; this server takes at most "
             f"{config.max_traces_per_request} per request (--max-traces-per-request); split the batch",
         )
+    cost = 0
     for i, trace in enumerate(traces):
         if len(trace.steps) > config.max_steps_per_trace:
             raise HTTPException(
@@ -62,94 +95,18 @@ def _check_sizes(traces: Sequence[Trace], config: ServerConfig) -> None:
                 f"trace {i} has {len(trace.steps)} steps; this server scores at most "
                 f"{config.max_steps_per_trace} steps per trace (--max-steps-per-trace)",
             )
-
-
-def _authorized(headers: dict[bytes, bytes], key: str) -> bool:
-    given = headers.get(b"x-api-key", b"")
-    auth = headers.get(b"authorization", b"")
-    if auth.lower().startswith(b"bearer "):
-        given = auth[7:].strip()
-    return hmac.compare_digest(given, key.encode())
-
-
-class _Guard:
-    """Pure ASGI middleware (cheaper per request than ``@app.middleware``): body-size limit, API key,
-    request metrics. A body without Content-Length is read here up to the limit, then replayed."""
-
-    def __init__(self, app: Any, config: ServerConfig, metrics: Metrics):
-        self.app, self.config, self.metrics = app, config, metrics
-
-    async def _answer(
-        self, send: Any, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()
-    ) -> None:
-        body = json.dumps({"detail": detail}).encode()
-        head = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            *headers,
-        ]
-        await send({"type": "http.response.start", "status": status, "headers": head})
-        await send({"type": "http.response.body", "body": body})
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        started, path, status = time.perf_counter(), scope["path"], [500]
-        headers = dict(scope["headers"])
-        limit = self.config.max_body_bytes
-        length = headers.get(b"content-length")
-        try:
-            if length is not None and length.isdigit() and int(length) > limit:
-                status[0] = 413
-                msg = f"request body is {int(length)} bytes; this server accepts at most {limit} (--max-body-bytes)"
-                return await self._answer(send, 413, msg)
-            if (
-                self.config.api_key
-                and path not in OPEN_PATHS
-                and not _authorized(headers, self.config.api_key)
-            ):
-                status[0] = 401
-                msg = "missing or wrong API key: send 'Authorization: Bearer KEY' or 'X-API-Key: KEY'"
-                return await self._answer(send, 401, msg, [(b"www-authenticate", b"Bearer")])
-            if length is None and scope.get("method") == "POST":
-                receive = await self._buffered(receive, limit)
-                if receive is None:
-                    status[0] = 413
-                    return await self._answer(
-                        send, 413, f"request body exceeds {limit} bytes (--max-body-bytes)"
-                    )
-
-            async def send_status(message: dict) -> None:
-                if message["type"] == "http.response.start":
-                    status[0] = message["status"]
-                await send(message)
-
-            await self.app(scope, receive, send_status)
-        finally:
-            self.metrics.observe(path, status[0], time.perf_counter() - started)
-
-    @staticmethod
-    async def _buffered(receive: Any, limit: int) -> Any:
-        chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            more = message.get("more_body", False)
-            if size > limit:
-                return None
-        body, sent = b"".join(chunks), False
-
-        async def replay() -> dict:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        return replay
+        texts = [trace.problem.text, *(s.text for s in trace.steps)]
+        for j, text in enumerate(texts):
+            where = f"trace {i} problem" if j == 0 else f"trace {i} step {j - 1}"
+            _check_text(where, text, config.max_step_chars, "--max-step-chars", "step or problem")
+        _check_text(f"trace {i}", "".join(texts), config.max_trace_chars, "--max-trace-chars", "trace")
+        cost += trace_cost(trace)
+    if cost > config.max_queue_chars:
+        raise HTTPException(
+            413,
+            f"request costs {cost} characters (text plus {TRACE_COST} per trace and {STEP_COST} per step); "
+            f"the queue holds at most {config.max_queue_chars} (--max-queue-chars); split the batch",
+        )
 
 
 def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAPI:
@@ -161,6 +118,8 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
         max_batch_traces=config.max_batch_traces,
         max_wait_ms=config.max_wait_ms,
         max_queue_traces=config.max_queue_traces,
+        max_queue_chars=config.max_queue_chars,
+        max_queue_wait_s=config.max_queue_wait_s,
     )
     metrics = Metrics(batcher)
     model_name = getattr(scorer, "name", "prmkit")
@@ -176,12 +135,12 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
     app = FastAPI(title="prmkit reward server", version="1", lifespan=lifespan)
     app.state.batcher = batcher
     app.state.config = config
-    app.add_middleware(_Guard, config=config, metrics=metrics)
+    app.add_middleware(Guard, config=config, metrics=metrics, routes=app.router.routes)
 
     @app.exception_handler(QueueFull)
     async def busy(_: Request, err: QueueFull) -> JSONResponse:
         return JSONResponse(
-            {"detail": str(err)}, status_code=503, headers={"Retry-After": f"{err.retry_after:g}"}
+            {"detail": str(err)}, status_code=503, headers={"Retry-After": str(err.retry_after)}
         )
 
     async def score_all(traces: list[Trace]) -> list[list[float]]:
@@ -196,16 +155,17 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
         """Liveness plus the queue depth, so a load balancer can route around a busy replica."""
         return {"status": "ok", "model": model_name, "queued_traces": batcher.pending}
 
-    @app.get("/metrics", response_class=PlainTextResponse)
-    async def prometheus() -> str:
-        """Prometheus text exposition: requests, latency, batches, batch sizes, queue depth."""
-        return metrics.render()
+    @app.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
+    async def prometheus() -> Response:
+        """Prometheus text exposition: requests by route and status, latency, batches, queue depth."""
+        return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
-    @app.post("/score", response_model=ScoreResponse)
+    @app.post("/score", response_model=ScoreResponse, responses=ERRORS)
     async def score(req: ScoreRequest) -> ScoreResponse:
         """Per-step scores and their aggregate for each trace."""
         how = req.aggregation or config.aggregation
         _check_aggregation(how)
+        _check_raw([(item.problem or "") + (item.completion or "") for item in req.traces], config)
         traces = []
         for i, item in enumerate(req.traces):
             if (item.steps is None) == (item.completion is None):
@@ -218,12 +178,13 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
         results = [TraceScore(step_scores=r, score=aggregate(r, how) if r else None) for r in rows]
         return ScoreResponse(model=model_name, aggregation=how, results=results)
 
-    @app.post("/get_reward", response_model=RewardResponse)
+    @app.post("/get_reward", response_model=RewardResponse, responses=ERRORS)
     async def get_reward(req: RewardRequest) -> RewardResponse:
         """OpenRLHF's remote reward: one reward per query (the aggregate; 0.0 for a response with no steps)."""
         prompts = req.prompts or [""] * len(req.query)
         if len(prompts) != len(req.query):
             raise HTTPException(422, f"'prompts' has {len(prompts)} items but 'query' has {len(req.query)}")
+        _check_raw(req.query, config)
         traces = []
         for i, (query, prompt) in enumerate(zip(req.query, prompts, strict=True)):
             head, response = split_query(query, prompt)
@@ -241,10 +202,11 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
             rewards=rewards, scores=[min(1.0, max(0.0, x)) for x in rewards], extra_logs=logs
         )
 
-    @app.post("/pooling", response_model=PoolingResponse)
+    @app.post("/pooling", response_model=PoolingResponse, responses=ERRORS)
     async def pooling(req: PoolingRequest) -> PoolingResponse:
         """vLLM-compatible: the text before each step tag is a step; one ``[p_neg, p_pos]`` per tag."""
         inputs = [req.input] if isinstance(req.input, str) else req.input
+        _check_raw(inputs, config)
         traces = [_pooling_trace(text, step_tag, config, i) for i, text in enumerate(inputs)]
         rows = await score_all(traces)
         data = [PoolingItem(index=i, data=[[1.0 - p, p] for p in r]) for i, r in enumerate(rows)]

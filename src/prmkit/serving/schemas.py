@@ -81,3 +81,16 @@ class PoolingResponse(BaseModel):
     model: str
     data: list[PoolingItem]
     usage: PoolingUsage
+
+
+class ErrorResponse(BaseModel):
+    """Every refusal the server writes itself (401, 413, 503, and 422 for a refused input)."""
+
+    detail: str
+    """What was wrong, where, and the option or fix that helps."""
+
+
+class ValidationErrorResponse(BaseModel):
+    """422: a message (strict JSON, a refused input) or FastAPI's list of located field errors."""
+
+    detail: str | list[dict[str, Any]]

@@ -1,0 +1,214 @@
+"""What the reward server checks before FastAPI sees a request: body size, API key, strict JSON, metrics.
+
+A pure ASGI middleware (cheaper per request than ``@app.middleware``). Every POST body is read here up
+to ``max_body_bytes`` (413 beyond, with or without Content-Length), then checked as JSON stricter than
+Python's ``json`` module is: ``NaN`` / ``Infinity`` and numbers that overflow a float (``1e999``), a
+lone UTF-16 surrogate (``"\\ud800"``, which no UTF-8 encoder, tokenizer or JSON response accepts), an
+integer past Python's 4300 digits, a body that is not UTF-8 and nesting deeper than ``max_json_depth`` each get a 422 naming the
+place, where they used to surface as 500s deep inside FastAPI or the scorer. A body that is not JSON at
+all passes through, so FastAPI answers it with its usual located error.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import math
+import re
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from starlette.routing import BaseRoute, Match
+
+from prmkit.serving.config import ServerConfig
+from prmkit.serving.metrics import Metrics
+
+OPEN_PATHS = {"/health", "/metrics", "/docs", "/openapi.json", "/docs/oauth2-redirect", "/redoc"}
+OTHER_ROUTE = "<other>"
+"""The metrics label of a path no route matches (404s): raw paths never become labels."""
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+class BodyError(ValueError):
+    """A request body that parses but is not acceptable JSON; the message names the place."""
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BodyError(f"the number {text[:40]} overflows a 64-bit float; send a finite number")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise BodyError(f"{name} is not JSON (RFC 8259); send null or a finite number instead")
+
+
+def check_json(body: bytes, max_depth: int) -> str | None:
+    """Why ``body`` is refused (the message of a 422), or None to hand it on to FastAPI unchanged."""
+    try:
+        doc = json.loads(body, parse_constant=_constant, parse_float=_finite)
+    except BodyError as err:
+        return f"body: {err}"
+    except json.JSONDecodeError:
+        return None  # not JSON: FastAPI's own error says where
+    except UnicodeDecodeError as err:
+        return (
+            f"body: not UTF-8 (byte {err.object[err.start]:#04x} at offset {err.start}); send JSON as UTF-8"
+        )
+    except RecursionError:
+        return f"body: nested deeper than {max_depth} levels of lists and objects (--max-json-depth)"
+    except ValueError:  # int() refuses more than sys.get_int_max_str_digits() digits
+        return f"body: an integer of more than {sys.get_int_max_str_digits()} digits; send a shorter number"
+    return _check_doc(doc, max_depth, surrogates=_SURROGATE_ESCAPE.search(body) is not None)
+
+
+def _check_doc(doc: Any, max_depth: int, surrogates: bool) -> str | None:
+    """Depth of every container, and (when the raw body escapes a surrogate) every string and key."""
+    stack: list[tuple[Any, str, int]] = [(doc, "body", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if isinstance(value, str):
+            if _lone_surrogate(value):
+                return (
+                    f"{where}: holds a lone UTF-16 surrogate ({_lone_surrogate(value)}), which is not "
+                    "text; escape characters outside the BMP as a surrogate pair or send UTF-8"
+                )
+            continue
+        if not isinstance(value, (list, dict)):
+            continue
+        if depth >= max_depth:
+            return f"{where}: nested deeper than {max_depth} levels of lists and objects (--max-json-depth)"
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, (list, dict)) or (surrogates and isinstance(item, str)):
+                    stack.append((item, f"{where}[{i}]", depth + 1))
+        else:
+            for key, item in value.items():
+                if surrogates and _lone_surrogate(key):
+                    return f"{where}: a key holds a lone UTF-16 surrogate ({_lone_surrogate(key)})"
+                if isinstance(item, (list, dict)) or (surrogates and isinstance(item, str)):
+                    stack.append(
+                        (item, f"{where}.{key}" if key.isidentifier() else f"{where}[{key!r}]", depth + 1)
+                    )
+    return None
+
+
+def _lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate of ``text`` as ``\\udXXX`` (None when it encodes as UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return f"\\u{ord(text[err.start]):04x} at character {err.start}"
+    return None
+
+
+def authorized(headers: dict[bytes, bytes], key: str) -> bool:
+    """Whether the request carries ``key`` as ``Authorization: Bearer KEY`` or ``X-API-Key: KEY``."""
+    given = headers.get(b"x-api-key", b"")
+    auth = headers.get(b"authorization", b"")
+    if auth.lower().startswith(b"bearer "):
+        given = auth[7:].strip()
+    return hmac.compare_digest(given, key.encode())
+
+
+def route_template(routes: Sequence[BaseRoute], scope: dict) -> str:
+    """The path template of the route ``scope`` goes to (``/score``), or :data:`OTHER_ROUTE`: a label
+    from a fixed set, whatever path the client sent."""
+    for route in routes:
+        match, _ = route.matches(scope)
+        if match != Match.NONE:
+            return getattr(route, "path", OTHER_ROUTE)
+    return OTHER_ROUTE
+
+
+class Guard:
+    """ASGI middleware: body-size limit, API key, strict JSON, request metrics by route template."""
+
+    def __init__(self, app: Any, config: ServerConfig, metrics: Metrics, routes: Sequence[BaseRoute]):
+        self.app, self.config, self.metrics, self.routes = app, config, metrics, routes
+
+    @staticmethod
+    async def _answer(
+        send: Any, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()
+    ) -> None:
+        body = json.dumps({"detail": detail}).encode()
+        head = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            *headers,
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started, status = time.perf_counter(), [500]
+        route = route_template(self.routes, scope)
+
+        async def answer(code: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+            status[0] = code
+            await self._answer(send, code, detail, headers)
+
+        async def send_status(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            refusal = await self._check(scope, receive, route)
+            if isinstance(refusal, tuple):
+                return await answer(*refusal)
+            await self.app(scope, refusal, send_status)
+        finally:
+            self.metrics.observe(route, status[0], time.perf_counter() - started)
+
+    async def _check(self, scope: dict, receive: Any, route: str) -> Any:
+        """``(status, detail[, headers])`` to refuse the request, else the ``receive`` to hand on."""
+        headers = dict(scope["headers"])
+        limit = self.config.max_body_bytes
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            return (
+                413,
+                f"request body is {int(length)} bytes; this server accepts at most {limit} (--max-body-bytes)",
+            )
+        if self.config.api_key and route not in OPEN_PATHS and not authorized(headers, self.config.api_key):
+            detail = "missing or wrong API key: send 'Authorization: Bearer KEY' or 'X-API-Key: KEY'"
+            return 401, detail, [(b"www-authenticate", b"Bearer")]
+        if scope.get("method") != "POST":
+            return receive
+        body = await _read_body(receive, limit)
+        if body is None:
+            return 413, f"request body exceeds {limit} bytes (--max-body-bytes)"
+        problem = check_json(body, self.config.max_json_depth) if body.strip() else None
+        if problem is not None:
+            return 422, problem
+        sent = False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay
+
+
+async def _read_body(receive: Any, limit: int) -> bytes | None:
+    """The whole request body, or None once it passes ``limit`` bytes (the rest is never read)."""
+    chunks, size, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        more = message.get("more_body", False)
+        if size > limit:
+            return None
+    return b"".join(chunks)
