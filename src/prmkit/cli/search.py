@@ -120,6 +120,11 @@ def resample_cmd(
 S = ServerConfig
 
 
+def _limit(name: str) -> Any:
+    """A ``prmkit serve`` option whose default and help come from ``ServerConfig`` (no retyped default)."""
+    return typer.Option(S.model_fields[name].default, help=_h(S, name))
+
+
 def serve_cmd(
     model: str = typer.Argument(
         ..., help="PRM/ORM checkpoint folder, world-oracle, or another server's URL."
@@ -139,6 +144,11 @@ def serve_cmd(
     max_body_bytes: int = typer.Option(4_000_000, help=_h(S, "max_body_bytes")),
     max_traces_per_request: int = typer.Option(512, help=_h(S, "max_traces_per_request")),
     max_steps_per_trace: int = typer.Option(256, help=_h(S, "max_steps_per_trace")),
+    max_step_chars: int = _limit("max_step_chars"),
+    max_trace_chars: int = _limit("max_trace_chars"),
+    max_queue_chars: int = _limit("max_queue_chars"),
+    max_queue_wait_s: float = _limit("max_queue_wait_s"),
+    max_json_depth: int = _limit("max_json_depth"),
 ) -> None:
     """Serve a PRM over HTTP: /score, /get_reward (OpenRLHF), /pooling (vLLM), /health, /metrics, /docs."""
     from prmkit.serving.reward_server import serve
@@ -149,6 +159,8 @@ def serve_cmd(
         batching=batching, max_batch_traces=max_batch_traces, max_wait_ms=max_wait_ms,
         max_queue_traces=max_queue_traces, batch_tokens=batch_tokens, max_body_bytes=max_body_bytes,
         max_traces_per_request=max_traces_per_request, max_steps_per_trace=max_steps_per_trace,
+        max_step_chars=max_step_chars, max_trace_chars=max_trace_chars, max_queue_chars=max_queue_chars,
+        max_queue_wait_s=max_queue_wait_s, max_json_depth=max_json_depth,
     )  # fmt: skip
     serve(model, config)
 
