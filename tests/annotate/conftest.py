@@ -1,6 +1,7 @@
 """Fixtures for the annotate tests: hand-made traces with gold labels, a real PostgreSQL server started
-for the session (skipped with the reason where it cannot start), a store per backend, and a real
-uvicorn server in a subprocess for HTTP tests."""
+for the session (skipped with the reason where it cannot start), a store per backend, a real uvicorn
+server in a subprocess for HTTP tests, and one in a thread (real HTTP on loopback, started in
+milliseconds) for the hardening tests."""
 
 from __future__ import annotations
 
@@ -12,14 +13,19 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import update
 
+from prmkit.annotate import auth
+from prmkit.annotate.models import users
 from prmkit.annotate.store import Store
 from prmkit.core.model import Label, Problem, Provenance, Step, Trace
 
@@ -245,3 +251,38 @@ def live_server(tmp_path: Path):
     yield make
     for s in servers:
         s.stop()
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn on a free loopback port in a thread; yields its base URL."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+_HASHES: dict[str, str] = {}
+
+
+def add_password_user(store: Store, user: str, password: str, role: str = "annotator") -> str:
+    """``auth.add_user`` with a password whose scrypt hash is computed once per test session (each costs
+    about a second at the OWASP cost). The stored hash is a real one: logging in still pays the full cost."""
+    token = auth.add_user(store, user, role)
+    if password not in _HASHES:
+        _HASHES[password] = auth.hash_password(password)
+    with store.write() as conn:
+        conn.execute(update(users).where(users.c.id == user).values(password_hash=_HASHES[password]))
+    return token

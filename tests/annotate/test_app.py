@@ -16,7 +16,7 @@ from prmkit.annotate.assign import assign_items
 from prmkit.annotate.render import math_html
 from prmkit.annotate.store import Store
 
-from .conftest import make_trace
+from .conftest import add_password_user, make_trace
 
 EVIL = '<script>alert("pwned")</script><img src=x onerror=alert(1)> $a<b$'
 
@@ -27,9 +27,9 @@ def app_store(tmp_path, traces, gold_traces) -> Store:
     evil = make_trace("evil", [EVIL, "Then $\\frac{1}{2} \\times 4 = 2$.", "The answer is 2."], problem=EVIL)
     work.load_items(store, [evil, *traces])
     work.load_items(store, gold_traces, gold=True)
-    auth.add_user(store, "alice", password="pw-alice")
-    auth.add_user(store, "bob", password="pw-bob")
-    auth.add_user(store, "lead", "lead", password="pw-lead")
+    add_password_user(store, "alice", "pw-alice")
+    add_password_user(store, "bob", "pw-bob")
+    add_password_user(store, "lead", "pw-lead", "lead")
     assign_items(store, ["alice", "bob"], overlap=1.0, seed=0)
     return store
 

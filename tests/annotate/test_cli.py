@@ -19,7 +19,9 @@ def test_cli_assign_rate_export_agreement_labelstudio(tmp_path, traces) -> None:
     write_traces(data, traces)
     db = f"sqlite:///{tmp_path / 'labels.db'}"
     res = runner.invoke(
-        app, ["annotate", "add-user", "boss", "--db", db, "--role", "lead", "--password", "pw"]
+        app,
+        ["annotate", "add-user", "boss", "--db", db, "--role", "lead", "--password"],
+        env={"PRMKIT_ANNOTATE_PASSWORD": "pw"},
     )
     assert res.exit_code == 0 and len(res.stdout.strip()) > 30  # the login token
     res = runner.invoke(
@@ -76,3 +78,60 @@ def test_cli_assign_rate_export_agreement_labelstudio(tmp_path, traces) -> None:
     assert res.exit_code == 0 and "imported 0 annotation(s)" in res.output
     res = runner.invoke(app, ["annotate", "assign", "--db", db, "--annotators", "zed"])
     assert res.exit_code == 2 and "existing account" in res.output
+
+
+def test_cli_passwords_never_on_the_command_line(tmp_path) -> None:
+    db = f"sqlite:///{tmp_path / 'labels.db'}"
+    # asked for (hidden, twice) when $PRMKIT_ANNOTATE_PASSWORD is not set
+    res = runner.invoke(
+        app, ["annotate", "add-user", "kim", "--db", db, "--password"], input="s3cret\ns3cret\n"
+    )
+    assert res.exit_code == 0, res.output
+    assert "s3cret" not in res.output  # not echoed
+    store = Store(db)
+    try:
+        assert auth.login_password(store, "kim", "s3cret") == auth.User("kim", "annotator")
+    finally:
+        store.close()
+    # the old flag with a value (visible in `ps`) is gone: a usage error, nothing created
+    res = runner.invoke(app, ["annotate", "add-user", "lee", "--db", db, "--password", "visible"])
+    assert res.exit_code == 2 and "unexpected extra argument" in res.output
+
+
+def test_cli_user_errors_are_one_line_without_traceback(tmp_path) -> None:
+    db = f"sqlite:///{tmp_path / 'labels.db'}"
+    bad = tmp_path / "ls.json"
+    bad.write_text('[{"data": {"trace_id": "t0"},\n "annotations": [}]')
+    cases = [
+        (["annotate", "import-labelstudio", str(bad), "--db", db], f"{bad}:2: (json): expected valid JSON"),
+        (
+            ["annotate", "import-labelstudio", str(tmp_path), "--db", db],
+            "expected a readable UTF-8 JSON file",
+        ),
+        (
+            ["annotate", "export", str(tmp_path), "--db", db],
+            f"{tmp_path}: (output): expected a file to write",
+        ),
+        (["annotate", "export-labelstudio", str(tmp_path), "--db", db], "expected a file to write"),
+        (["annotate", "agreement", "--db", db, "--out", str(tmp_path)], "expected a file to write"),
+        (
+            ["annotate", "export", str(tmp_path / "x.jsonl"), "--db", "mysql://u@h/labels"],
+            "found a mysql:// URL",
+        ),
+        (["annotate", "add-user", "x", "--db", "postgresql://u@h/labels"], "postgresql+psycopg://"),
+        (["annotate", "assign", "--annotators", "a", "--db", str(tmp_path)], "cannot open the database"),
+        (["annotate", "serve", "--db", db, "--max-body-bytes", "10"], "--max-body-bytes: Input should be"),
+    ]
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 5000 + "]" * 5000)
+    cases.append((["annotate", "import-labelstudio", str(deep), "--db", db], f"{deep}: (json): expected"))
+    typed = tmp_path / "typed.json"
+    typed.write_text(
+        json.dumps([{"data": {"trace_id": "t0", "steps": ["a"]}, "annotations": [{"lead_time": "5"}]}])
+    )
+    cases.append((["annotate", "import-labelstudio", str(typed), "--db", db], "[0].annotations.0.lead_time"))
+    for args, message in cases:
+        res = runner.invoke(app, args)
+        assert res.exit_code in (1, 2) and isinstance(res.exception, SystemExit), (args, res.output)
+        assert "Traceback" not in res.output and message in res.output, (args, res.output)
+        assert res.output.startswith("error: "), res.output

@@ -8,34 +8,60 @@ params with time spent) or as PRM800K lines; leads see gold accuracy and inter-a
 Files:
 
 - ``api.py``          the functions the CLI calls: serve, assign, add_user, agreement_report
-- ``app.py``          FastAPI routes, sessions, CSRF, pages (``templates/``, ``static/``; no build step)
+- ``app.py``          FastAPI routes, sessions, CSRF, pages (``templates/``, ``static/``; no build step),
+                      the body limit (413) and 4xx answers for hostile input
 - ``work.py``         what annotators do: queue, rate, flag, rewrite, undo, finish (ownership checked)
 - ``assign.py``       building queues: overlap for agreement, gold at a set rate, screening first
 - ``qc.py``           per-annotator gold accuracy, time, flagged steps; world gold items
 - ``agreement.py``    Cohen's and Fleiss' kappa, first-error agreement
 - ``export.py``       to core traces (provenance ``human``) and PRM800K (through ``prmkit.formats``)
 - ``labelstudio.py``  Label Studio tasks out (model scores as predictions), annotations back in
-- ``auth.py``         scrypt passwords, hashed tokens, expiring sessions
+- ``auth.py``         scrypt passwords (OWASP cost, upgraded on login), hashed tokens, expiring sessions
+- ``limits.py``       request body and login limits (``Limits``), the login throttle (lockout, per client)
 - ``render.py``       escaped text with legible math
 - ``store.py``        engine (SQLite WAL by default, PostgreSQL via psycopg 3) and Alembic migrations
 - ``models.py``       the schema; ``migrations/`` its Alembic history
 """
 
-from prmkit.annotate.api import add_user, agreement_report, assign, load, serve
-from prmkit.annotate.export import export, export_traces
-from prmkit.annotate.labelstudio import export_labelstudio, import_labelstudio
-from prmkit.annotate.store import Store, open_store
+import importlib
+import sys
+import types
+from typing import Any
 
-__all__ = [
-    "Store",
-    "add_user",
-    "agreement_report",
-    "assign",
-    "export",
-    "export_labelstudio",
-    "export_traces",
-    "import_labelstudio",
-    "load",
-    "open_store",
-    "serve",
-]
+# Loaded on first use, so ``prmkit --help`` and ``prmkit.annotate.limits`` (read by the CLI) stay light.
+_PUBLIC = {
+    "Store": "store",
+    "add_user": "api",
+    "agreement_report": "api",
+    "assign": "api",
+    "export": "export",
+    "export_labelstudio": "labelstudio",
+    "export_traces": "export",
+    "import_labelstudio": "labelstudio",
+    "load": "api",
+    "open_store": "store",
+    "serve": "api",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'prmkit.annotate' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"prmkit.annotate.{_PUBLIC[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """``export`` and ``assign`` name both a submodule and a function of this package: the function wins,
+    as it did when everything was imported eagerly, even when the submodule is imported later (Python then
+    sets the package attribute to the submodule; ``sys.modules`` still has it)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _PUBLIC and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -18,6 +18,8 @@ from typing import Any
 from prmkit.annotate import auth
 from prmkit.annotate.agreement import agreement
 from prmkit.annotate.assign import AssignReport, assign_items
+from prmkit.annotate.export import check_output
+from prmkit.annotate.limits import Limits
 from prmkit.annotate.qc import annotator_stats, world_gold_traces
 from prmkit.annotate.store import Store, open_store
 from prmkit.annotate.work import load_items
@@ -54,8 +56,10 @@ def serve(
     port: int = 8100,
     session_hours: float = 12.0,
     secure_cookies: bool = False,
+    limits: Limits | None = None,
 ) -> None:
-    """Run the annotation app (blocking). On a store with no lead, creates ``lead`` and prints its token."""
+    """Run the annotation app (blocking). On a store with no lead, creates ``lead`` and prints its token.
+    ``limits``: request body and login limits (:class:`~prmkit.annotate.limits.Limits` defaults if None)."""
     import uvicorn
 
     from prmkit.annotate.app import create_app
@@ -66,7 +70,8 @@ def serve(
     if not any(u.is_lead for u in auth.list_users(store)):
         token = auth.add_user(store, "lead", "lead")
         print(f"created account 'lead'; log in at http://{host}:{port}/login with token: {token}", flush=True)
-    app = create_app(store, session_ttl=timedelta(hours=session_hours), secure_cookies=secure_cookies)
+    ttl = timedelta(hours=session_hours)
+    app = create_app(store, session_ttl=ttl, secure_cookies=secure_cookies, limits=limits)
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
 
 
@@ -113,6 +118,8 @@ def add_user(db: str, user: str, role: str = "annotator", password: str | None =
 
 def agreement_report(db: str, out: str | Path | None = None) -> dict[str, Any]:
     """Inter-annotator agreement and per-annotator QC (gold accuracy, time), optionally written as JSON."""
+    if out is not None:
+        check_output(out)
     store = open_store(db)
     try:
         report = {

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from prmkit.annotate import auth, work
 from prmkit.annotate.agreement import agreement
 from prmkit.annotate.auth import User
-from prmkit.annotate.limits import BodyLimit, Limits, LoginThrottle
+from prmkit.annotate.limits import Limits, LoginThrottle
 from prmkit.annotate.qc import annotator_stats, flagged_steps
 from prmkit.annotate.render import math_html
 from prmkit.annotate.store import HERE, Store
@@ -64,6 +64,65 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class BodyLimit:
+    """ASGI middleware: a body over ``max_bytes`` is answered 413 with a message, never handed on.
+
+    By its ``Content-Length`` when sent (the HTTP server holds the body to it), else by counting a
+    chunked body as it arrives, never holding more than the limit; so a 30 MB note never reaches the
+    database.
+    """
+
+    def __init__(self, app: Any, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None:
+            size = int(declared) if declared.isdigit() else -1
+            if size < 0 or size > self.max_bytes:
+                await self._refuse(scope, receive, send, size)
+                return
+            await self.app(scope, receive, send)  # the HTTP server holds the body to its declared length
+            return
+        # No Content-Length (chunked): read it here up to the limit, then replay it to the app.
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_bytes:
+                await self._refuse(scope, receive, send, size)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: dict, receive: Any, send: Any, size: int) -> None:
+        if size < 0:
+            detail, code = "Content-Length: expected a number of bytes, found something else", 400
+        else:
+            detail = (
+                f"request body: expected at most {self.max_bytes} bytes, found {size} or more; "
+                "send less text (the server's limit is `prmkit annotate serve --max-body-bytes`)"
+            )
+            code = 413
+        await JSONResponse({"detail": detail}, status_code=code)(scope, receive, send)
 
 
 Id = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="an id the database can hold")]

@@ -21,6 +21,7 @@ from sqlalchemy import select
 from prmkit.annotate.models import assignments, items, ratings
 from prmkit.annotate.store import Store, utc
 from prmkit.core.dataset import write_traces
+from prmkit.core.errors import InputError, Issue
 from prmkit.core.model import Label, Provenance, Trace
 
 APP_VERSION = "prmkit.annotate/1"
@@ -99,18 +100,28 @@ def export_traces(store: Store, done_only: bool = False, include_gold: bool = Tr
     return out
 
 
+def check_output(out: str | Path) -> Path:
+    """Refuse an output path that is a folder before any work (the write would fail only at the end)."""
+    out = Path(out)
+    if out.is_dir():
+        found = f"a directory (name a file inside it, e.g. {out / 'labels.jsonl'})"
+        raise InputError([Issue(str(out), None, "(output)", "a file to write", found)], False)
+    return out
+
+
 def export(
     db: str, out: str | Path, format: str = "prmkit", done_only: bool = False, include_gold: bool = True
 ) -> int:
     """Write the store's labels to ``out`` as prmkit traces (JSONL/Parquet) or PRM800K lines; returns the count."""
     from prmkit.annotate.store import open_store
 
+    if format not in ("prmkit", "prm800k"):
+        raise ValueError(f"--format: expected 'prmkit' or 'prm800k', found {format!r}")
+    check_output(out)
     store = open_store(db)
     try:
         if format == "prm800k":
             return export_prm800k(store, out, include_gold=include_gold)
-        if format != "prmkit":
-            raise ValueError(f"format: expected 'prmkit' or 'prm800k', found {format!r}")
         return write_traces(out, export_traces(store, done_only=done_only, include_gold=include_gold))
     finally:
         store.close()

@@ -14,12 +14,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import insert, select, update
 
 from prmkit.annotate.models import assignments, events, items, users
 from prmkit.annotate.store import Store, now
 from prmkit.annotate.work import _upsert, load_items
-from prmkit.core.errors import InputError, Issue, short
+from prmkit.core.errors import InputError, Issue, issues_from_validation, short
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Problem, Step, Trace
 
@@ -80,8 +81,10 @@ def task_from_trace(trace: Trace, task_id: int) -> dict[str, Any]:
 
 def export_labelstudio(db: str, out: str | Path) -> int:
     """Write every item of the store as Label Studio tasks (JSON) and the labelling config beside it."""
+    from prmkit.annotate.export import check_output
     from prmkit.annotate.store import open_store
 
+    check_output(out)
     store = open_store(db)
     try:
         with store.read() as conn:
@@ -97,70 +100,158 @@ def export_labelstudio(db: str, out: str | Path) -> int:
     return len(tasks)
 
 
+class _Loose(BaseModel):
+    """Label Studio's export carries many fields prmkit does not use: ignored; the used ones are strict."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class LSResult(_Loose):
+    from_name: str = ""
+    value: dict[str, Any] | None = None
+
+
+class LSAnnotation(_Loose):
+    result: list[LSResult] | None = None
+    was_cancelled: bool | None = False
+    completed_by: int | str | dict[str, Any] | None = None
+    lead_time: float | None = Field(None, ge=0, le=10**9, allow_inf_nan=False)
+
+
+class LSStep(_Loose):
+    text: str
+
+
+class LSData(_Loose):
+    trace_id: str | None = None
+    id: str | int | None = None
+    problem: str = ""
+    answer: str | None = None
+    steps: list[LSStep | str] = []
+
+
+class LSTask(_Loose):
+    data: LSData
+    annotations: list[LSAnnotation] | None = None
+
+
 def _annotator(completed_by: Any) -> str:
     if isinstance(completed_by, dict):
         completed_by = completed_by.get("email") or completed_by.get("id")
     return f"ls:{completed_by}".replace(" ", "_")
 
 
-def parse_annotation(ann: dict, n_steps: int, path: str, where: str) -> tuple[dict[int, int], list[Issue]]:
+def parse_annotation(
+    ann: LSAnnotation, n_steps: int, path: str, where: str
+) -> tuple[dict[int, int], list[Issue]]:
     """Per-step ratings of one Label Studio annotation, with located issues for bad values."""
     out: dict[int, int] = {}
     issues: list[Issue] = []
-    for j, res in enumerate(ann.get("result") or []):
-        name = str(res.get("from_name", ""))
+    for j, res in enumerate(ann.result or []):
+        name = res.from_name
         field = f"{where}.result[{j}]"
         if not name.startswith("rating_"):
             continue
         idx = name.removeprefix("rating_")
-        choices = (res.get("value") or {}).get("choices") or []
-        if not idx.isdigit() or int(idx) >= n_steps:
+        choices = (res.value or {}).get("choices") or []
+        if not (idx.isascii() and idx.isdigit()) or int(idx) >= n_steps:
             issues.append(Issue(path, None, field + ".from_name", f"rating_<0..{n_steps - 1}>", short(name)))
-        elif len(choices) != 1 or str(choices[0]) not in _CHOICES:
+        elif not isinstance(choices, list) or len(choices) != 1 or choices[0] not in _CHOICES:
             issues.append(
                 Issue(path, None, field + ".value.choices", 'one of "-1", "0", "1"', short(choices))
             )
         else:
-            out[int(idx)] = _CHOICES[str(choices[0])]
+            out[int(idx)] = _CHOICES[choices[0]]
     return out, issues
 
 
-def _item_for(store: Store, data: dict) -> tuple[int, int]:
-    trace_id = str(data.get("trace_id") or data.get("id"))
+def _trace_id(data: LSData) -> str | None:
+    found = data.trace_id if data.trace_id is not None else data.id
+    return None if found is None or found == "" else str(found)
+
+
+def _n_steps(store: Store, data: LSData, trace_id: str) -> int:
+    """Steps of the task's item: the stored item's, else the task's own (it becomes a new item)."""
     with store.read() as conn:
-        row = conn.execute(select(items.c.id, items.c.n_steps).where(items.c.trace_id == trace_id)).first()
-    if row is None:  # a task made outside prmkit: build the item from its data
-        steps = [Step(text=s["text"] if isinstance(s, dict) else str(s)) for s in data.get("steps", [])]
-        problem = Problem(id=trace_id, text=str(data.get("problem", "")), answer=data.get("answer"))
+        n = conn.execute(select(items.c.n_steps).where(items.c.trace_id == trace_id)).scalar()
+    return len(data.steps) if n is None else n
+
+
+def _item_for(store: Store, data: LSData, trace_id: str) -> int:
+    """The item's id, adding a task made outside prmkit as a new item built from its data."""
+    query = select(items.c.id).where(items.c.trace_id == trace_id)
+    with store.read() as conn:
+        found = conn.execute(query).scalar()
+    if found is None:
+        steps = [Step(text=s.text if isinstance(s, LSStep) else s) for s in data.steps]
+        problem = Problem(id=trace_id, text=data.problem, answer=data.answer)
         load_items(store, [Trace(id=trace_id, problem=problem, steps=steps)])
         with store.read() as conn:
-            row = conn.execute(select(items.c.id, items.c.n_steps).where(items.c.trace_id == trace_id)).one()
-    return row.id, row.n_steps
+            found = conn.execute(query).scalar_one()
+    return found
+
+
+def read_tasks(path: str | Path) -> list[LSTask]:
+    """A Label Studio JSON export, checked whole: every problem is reported with its place, none is
+    a traceback (not JSON, too deep, a directory, a wrong type anywhere)."""
+    path = Path(path)
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        found = getattr(err, "strerror", None) or str(err)
+        raise InputError([Issue(where, None, "(file)", "a readable UTF-8 JSON file", found)], False) from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError([Issue(where, err.lineno, "(json)", "valid JSON", err.msg)], False) from None
+    except (RecursionError, ValueError) as err:  # nested too deep, or a number of thousands of digits
+        raise InputError(
+            [Issue(where, None, "(json)", "JSON Label Studio writes", short(str(err)))], False
+        ) from None
+    if not isinstance(raw, list):
+        raise InputError([Issue(where, None, "(file)", "a JSON array of tasks", type(raw).__name__)], False)
+    tasks, issues = [], []
+    for t, task in enumerate(raw):
+        try:
+            tasks.append(LSTask.model_validate(task))
+        except ValidationError as err:
+            issues += issues_from_validation(err, where, None, prefix=f"[{t}].")
+            continue
+        if _trace_id(tasks[-1].data) is None:
+            issues.append(Issue(where, None, f"[{t}].data.trace_id", "a trace id (or data.id)", "nothing"))
+    if issues:
+        raise InputError(issues, False)
+    return tasks
 
 
 def import_labelstudio(db: str, path: str | Path) -> int:
-    """Import the per-step ratings of a Label Studio JSON export; returns the annotations imported."""
+    """Import the per-step ratings of a Label Studio JSON export; returns the annotations imported.
+
+    The whole file is checked before anything is written, so a bad file changes nothing."""
     from prmkit.annotate.store import open_store
 
-    path = Path(path)
-    tasks = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(tasks, list):
-        raise InputError([Issue(str(path), None, "(file)", "a JSON array of tasks", type(tasks).__name__)])
+    tasks = read_tasks(path)
     store = open_store(db)
     try:
         parsed, issues = [], []
         for t, task in enumerate(tasks):
-            item_id, n = _item_for(store, task.get("data") or {})
-            for a, ann in enumerate(task.get("annotations") or []):
-                if ann.get("was_cancelled"):
+            trace_id = _trace_id(task.data) or ""
+            n = _n_steps(store, task.data, trace_id)
+            for a, ann in enumerate(task.annotations or []):
+                if ann.was_cancelled:
                     continue
                 got, bad = parse_annotation(ann, n, str(path), f"[{t}].annotations[{a}]")
                 issues += bad
-                parsed.append((item_id, _annotator(ann.get("completed_by")), got, ann.get("lead_time") or 0))
+                parsed.append((trace_id, _annotator(ann.completed_by), got, ann.lead_time or 0.0))
         if issues:
-            raise InputError(issues)
-        for item_id, user, got, lead_time in parsed:
-            _store_annotation(store, item_id, user, got, int(float(lead_time) * 1000))
+            raise InputError(issues, False)
+        item_ids = {}
+        for task in tasks:  # every task becomes an item (as before), annotated or not
+            trace_id = _trace_id(task.data) or ""
+            item_ids[trace_id] = _item_for(store, task.data, trace_id)
+        for trace_id, user, got, lead_time in parsed:
+            _store_annotation(store, item_ids[trace_id], user, got, int(lead_time * 1000))
     finally:
         store.close()
     return len(parsed)

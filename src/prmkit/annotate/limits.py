@@ -1,9 +1,8 @@
 """What one client may cost the annotation server, and the two guards that hold it to that.
 
-- :class:`Limits` is the typed config (``prmkit annotate serve --max-body-bytes ... --login-...``).
-- :class:`BodyLimit` refuses a request body over ``max_bytes`` with 413 before the app reads it: by its
-  ``Content-Length`` when sent, else by counting a chunked body as it arrives (never more than the limit
-  is held), so a 30 MB note never reaches the database.
+- :class:`Limits` is the typed config (``prmkit annotate serve --max-body-bytes ... --login-...``); this
+  module imports nothing heavy, so the CLI reads its defaults and help without loading the app.
+- ``app.BodyLimit`` refuses a request body over ``max_body_bytes`` with 413 before the app reads it.
 - :class:`LoginThrottle` answers "wait" (429) before any password is hashed: per account, a lockout
   after ``login_failures`` wrong passwords in a row that doubles with each further one (a right password
   during it is refused too, or a guesser would learn it from the answer); per client address, at most
@@ -22,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.responses import JSONResponse
 
 MAX_TRACKED = 50_000
 """Accounts and clients remembered at once (oldest dropped first): bounds the throttle's memory."""
@@ -54,60 +52,6 @@ class Limits(BaseModel):
         20, ge=1, description="Login attempts one client address may make per client_window_s, any account."
     )
     client_window_s: float = Field(60.0, gt=0, description="The window of client_logins, in seconds.")
-
-
-class BodyLimit:
-    """ASGI middleware: a body over ``max_bytes`` is answered 413 with a message, never handed on."""
-
-    def __init__(self, app: Any, max_bytes: int):
-        self.app, self.max_bytes = app, max_bytes
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None:
-            size = int(declared) if declared.isdigit() else -1
-            if size < 0 or size > self.max_bytes:
-                await self._refuse(scope, receive, send, size)
-                return
-            await self.app(scope, receive, send)  # the HTTP server holds the body to its declared length
-            return
-        # No Content-Length (chunked): read it here up to the limit, then replay it to the app.
-        chunks, size = [], 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            if size > self.max_bytes:
-                await self._refuse(scope, receive, send, size)
-                return
-            if not message.get("more_body", False):
-                break
-        replayed = False
-
-        async def replay() -> dict:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-
-        await self.app(scope, replay, send)
-
-    async def _refuse(self, scope: dict, receive: Any, send: Any, size: int) -> None:
-        if size < 0:
-            detail, code = "Content-Length: expected a number of bytes, found something else", 400
-        else:
-            detail = (
-                f"request body: expected at most {self.max_bytes} bytes, found {size} or more; "
-                "send less text (the server's limit is `prmkit annotate serve --max-body-bytes`)"
-            )
-            code = 413
-        await JSONResponse({"detail": detail}, status_code=code)(scope, receive, send)
 
 
 @dataclass

@@ -4,7 +4,8 @@ SQLite (the default) runs in WAL mode with ``synchronous=FULL``: readers never b
 transaction that returned is on disk, so a killed server or machine loses nothing acknowledged. Write
 transactions start with ``BEGIN IMMEDIATE`` so two writers queue on the busy timeout instead of one
 failing when it upgrades a read lock. PostgreSQL (``postgresql+psycopg://...``) is for teams whose
-annotators hit one server from many places; the same migrations build the same schema there.
+annotators hit one server from many places; the same migrations build the same schema there. Any other
+URL, and a database that cannot be opened, is a :class:`StoreError` naming it and the fix.
 """
 
 from __future__ import annotations
@@ -15,10 +16,20 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 HERE = Path(__file__).resolve().parent
 MIGRATIONS = HERE / "migrations"
+DRIVERS = ("sqlite", "sqlite+pysqlite", "postgresql+psycopg")
+"""The database URLs the store supports (by SQLAlchemy driver name)."""
+EXPECTED = "sqlite:///PATH, a file path, or postgresql+psycopg://USER@HOST/DB"
+
+
+class StoreError(ValueError):
+    """A database URL the store does not support, or a database that cannot be opened."""
 
 
 def now() -> datetime:
@@ -34,10 +45,22 @@ def utc(value: datetime | None) -> datetime | None:
 
 
 def normalize_url(db: str) -> str:
-    """A SQLAlchemy URL; a bare path (``labels.db``) means a SQLite file there."""
-    if "://" in db:
-        return db
-    return f"sqlite:///{Path(db).resolve()}"
+    """A SQLAlchemy URL; a bare path (``labels.db``) means a SQLite file there. Unsupported URLs are
+    refused here, before any driver is imported."""
+    if "://" not in db:
+        return f"sqlite:///{Path(db).resolve()}"
+    try:
+        driver = make_url(db).drivername
+    except ArgumentError:
+        raise StoreError(f"--db: expected {EXPECTED}, found {db!r}") from None
+    if driver not in DRIVERS:
+        hint = (
+            " (PostgreSQL is reached through psycopg 3: postgresql+psycopg://)"
+            if "postgres" in driver
+            else ""
+        )
+        raise StoreError(f"--db: expected {EXPECTED}, found a {driver}:// URL{hint}")
+    return db
 
 
 def _sqlite_engine(url: str) -> Engine:
@@ -79,7 +102,13 @@ class Store:
         else:
             self.engine = create_engine(self.url, pool_pre_ping=True, pool_size=10, max_overflow=20)
         if migrate:
-            upgrade(self)
+            try:
+                upgrade(self)
+            except (SQLAlchemyError, CommandError) as err:  # the database is the problem: say which
+                self.engine.dispose()
+                shown = make_url(self.url).render_as_string(hide_password=True)
+                cause = str(getattr(err, "orig", None) or err).strip().splitlines()[0]
+                raise StoreError(f"--db {shown}: cannot open the database: {cause}") from None
 
     @property
     def dialect(self) -> str:

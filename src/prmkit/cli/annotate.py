@@ -1,13 +1,26 @@
 """CLI commands of the annotate area (see prmkit.cli for the map): each calls the same-named function of
-:mod:`prmkit.annotate`, imported inside the command so ``prmkit --help`` stays fast."""
+:mod:`prmkit.annotate`, imported inside the command so ``prmkit --help`` stays fast.
+
+A bad ``--db``, a bad input file or an output path that cannot be written is one message and exit code 2
+(1 for an output that failed while writing), never a traceback. Passwords never go on the command line,
+where ``ps`` shows them to every user of the machine: ``add-user --password`` reads
+``$PRMKIT_ANNOTATE_PASSWORD`` or asks for it.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from prmkit.cli.common import console, fail
+from prmkit.annotate.limits import Limits
+from prmkit.cli.common import console
+
+PASSWORD_ENV = "PRMKIT_ANNOTATE_PASSWORD"
 
 annotate_app = typer.Typer(
     help="Human step annotation: a PRM800K-style web app with quality control.", no_args_is_help=True
@@ -20,6 +33,31 @@ DB = typer.Option(
 )
 
 
+def _fail(message: str, code: int = 2) -> None:
+    """Print ``message`` as it is (no markup, no wrapping of located lines) and exit with ``code``."""
+    console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    """Errors a user can cause become one message: a bad --db, value or input file (2), an output that
+    cannot be written (1). Never a traceback."""
+    try:
+        yield
+    except ValueError as err:  # StoreError, BadInput, InputError (with its located lines) ...
+        _fail(str(err))
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        _fail(f"{where}{(err.strerror or str(err)).lower()}; pick another path", 1)
+
+
+def _limit(name: str) -> Any:
+    """A ``serve`` option whose default and help come from :class:`Limits` (documented once, there)."""
+    field = Limits.model_fields[name]
+    return typer.Option(field.default, help=field.description)
+
+
 @annotate_app.command("serve")
 def serve_cmd(
     data: Path | None = typer.Argument(
@@ -30,11 +68,39 @@ def serve_cmd(
     port: int = typer.Option(8100, help="Port to listen on."),
     session_hours: float = typer.Option(12.0, help="Browser sessions expire after this many hours."),
     secure_cookies: bool = typer.Option(False, help="Mark cookies Secure (when served behind HTTPS)."),
+    max_body_bytes: int = _limit("max_body_bytes"),
+    login_failures: int = _limit("login_failures"),
+    lockout_s: float = _limit("lockout_s"),
+    max_lockout_s: float = _limit("max_lockout_s"),
+    client_logins: int = _limit("client_logins"),
+    client_window_s: float = _limit("client_window_s"),
 ) -> None:
     """Run the annotation web app."""
+    from pydantic import ValidationError
+
     from prmkit.annotate import serve
 
-    serve(data, db=db, host=host, port=port, session_hours=session_hours, secure_cookies=secure_cookies)
+    try:
+        limits = Limits(
+            max_body_bytes=max_body_bytes,
+            login_failures=login_failures,
+            lockout_s=lockout_s,
+            max_lockout_s=max_lockout_s,
+            client_logins=client_logins,
+            client_window_s=client_window_s,
+        )
+    except ValidationError as err:
+        _fail("; ".join(f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in err.errors()))
+    with _user_errors():
+        serve(
+            data,
+            db=db,
+            host=host,
+            port=port,
+            session_hours=session_hours,
+            secure_cookies=secure_cookies,
+            limits=limits,
+        )
 
 
 @annotate_app.command("add-user")
@@ -42,17 +108,25 @@ def add_user_cmd(
     user: str = typer.Argument(..., help="Account name (no spaces)."),
     db: str = DB,
     role: str = typer.Option("annotator", help="lead or annotator."),
-    password: str | None = typer.Option(
-        None, help="Password for the login form (else log in with the token)."
+    password: bool = typer.Option(
+        False,
+        "--password",
+        help=f"Also set a password for the login form: from ${PASSWORD_ENV} when set, else asked for "
+        "(hidden, twice). Without it the account logs in with the printed token.",
     ),
 ) -> None:
     """Create or reset an account and print its login token (shown once)."""
     from prmkit.annotate import add_user
 
-    try:
-        token = add_user(db, user, role, password)
-    except ValueError as err:
-        fail(str(err))
+    secret = None
+    if password:
+        secret = os.environ.get(PASSWORD_ENV) or typer.prompt(
+            f"Password for {user}", hide_input=True, confirmation_prompt=True, err=True
+        )
+        if not secret:
+            _fail(f"--password: expected a password (in ${PASSWORD_ENV} or typed), found an empty one")
+    with _user_errors():
+        token = add_user(db, user, role, secret)
     typer.echo(token)
 
 
@@ -77,10 +151,9 @@ def assign_cmd(
 ) -> None:
     """Load items and build annotators' queues (data, double-labelled share, gold, screening)."""
     from prmkit.annotate import assign
-    from prmkit.annotate.work import BadInput
 
     names = [a.strip() for a in annotators.split(",") if a.strip()]
-    try:
+    with _user_errors():
         report = assign(
             db,
             names,
@@ -95,8 +168,6 @@ def assign_cmd(
             stop_at_first_error=stop_at_first_error,
             create_users=create_users,
         )
-    except BadInput as err:
-        fail(str(err))
     for name in names:
         console.print(
             f"{name}: {report.data.get(name, 0)} data, {report.gold.get(name, 0)} gold, "
@@ -118,7 +189,8 @@ def export_cmd(
     """Export the labels: core traces with provenance 'human', or PRM800K label lines."""
     from prmkit.annotate import export
 
-    n = export(db, out, format=format, done_only=done_only, include_gold=include_gold)
+    with _user_errors():
+        n = export(db, out, format=format, done_only=done_only, include_gold=include_gold)
     console.print(f"wrote {n} record(s) to {out}")
 
 
@@ -130,7 +202,8 @@ def agreement_cmd(
     """Print inter-annotator agreement (Cohen, Fleiss, first error) and per-annotator gold accuracy."""
     from prmkit.annotate import agreement_report
 
-    report = agreement_report(db, out)
+    with _user_errors():
+        report = agreement_report(db, out)
     ag = report["agreement"]
 
     def f(x: float | None) -> str:
@@ -160,7 +233,8 @@ def export_labelstudio_cmd(
     """Export items as Label Studio tasks, with model scores as predictions."""
     from prmkit.annotate import export_labelstudio
 
-    n = export_labelstudio(db, out)
+    with _user_errors():
+        n = export_labelstudio(db, out)
     console.print(f"wrote {n} task(s) to {out} and its config to {out.with_suffix('.label_config.xml')}")
 
 
@@ -172,7 +246,8 @@ def import_labelstudio_cmd(
     """Import per-step ratings from a Label Studio export into the store."""
     from prmkit.annotate import import_labelstudio
 
-    n = import_labelstudio(db, path)
+    with _user_errors():
+        n = import_labelstudio(db, path)
     console.print(f"imported {n} annotation(s) from {path}")
 
 
