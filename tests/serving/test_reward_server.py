@@ -13,6 +13,7 @@ from prmkit.serving.remote import RemoteScorer, RemoteScoringError
 from prmkit.serving.reward_server import ServerConfig, create_app
 from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server
+from tests.serving.test_metrics import request_counts
 
 
 def _traces(k: int) -> list[dict]:
@@ -41,7 +42,7 @@ def test_concurrent_clients_get_offline_scores() -> None:
         assert body["results"][0]["score"] == aggregate(offline, "min")
     assert max(scorer.calls) > 1, f"no request shared a forward pass: {scorer.calls}"
     assert len(scorer.calls) < 24
-    assert 'prmkit_requests_total{path="/score",status="200"} 24' in metrics
+    assert request_counts(metrics)[("/score", "200")] == 24
     assert "prmkit_batch_traces_count" in metrics
 
 
