@@ -85,7 +85,9 @@ ANY_JSON = st.recursive(
     LEAF, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4), max_leaves=12
 )
 PLAIN = st.text(st.characters(), max_size=12)
-TEXTISH = st.one_of(PLAIN, PLAIN, PLAIN, PLAIN, PLAIN, TEXT, ANY_JSON)  # mostly well-typed, so many reach the scorer
+TEXTISH = st.one_of(
+    PLAIN, PLAIN, PLAIN, PLAIN, PLAIN, TEXT, ANY_JSON
+)  # mostly well-typed, so many reach the scorer
 AGGREGATION = st.one_of(st.sampled_from(["min", "prod", "last", "mean"]), TEXTISH)
 SCORE = st.fixed_dictionaries(
     {"traces": st.lists(st.fixed_dictionaries({"problem": TEXTISH, "steps": st.lists(TEXTISH, max_size=4)}))},
