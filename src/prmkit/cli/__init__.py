@@ -24,9 +24,9 @@ from typer.core import TyperGroup
 
 
 class _Group(TyperGroup):
-    """The root command group: bad input (a prmkit InputError, an unknown backend name, a missing file)
-    becomes one clear message and exit code 2, never a traceback — under ``prmkit`` and under tests'
-    CliRunner alike."""
+    """The root command group: bad input (a prmkit InputError, an unknown backend name, a file that cannot be
+    read or written) becomes one clear message and exit code 2, never a traceback — under ``prmkit`` and
+    under tests' CliRunner alike."""
 
     def invoke(self, ctx):  # type: ignore[no-untyped-def]
         from prmkit.core.errors import InputError
@@ -34,10 +34,10 @@ class _Group(TyperGroup):
 
         try:
             return super().invoke(ctx)
-        except (InputError, UnknownNameError, FileNotFoundError) as err:
-            from prmkit.cli.common import console
+        except (InputError, UnknownNameError, OSError) as err:
+            from prmkit.cli.common import print_error
 
-            console.print(f"error: {err}", markup=False, highlight=False)
+            print_error(err)
             raise typer.Exit(2) from None
 
 

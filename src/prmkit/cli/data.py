@@ -11,10 +11,9 @@ FORMAT_HELP = "Format: prm800k, math_shepherd, processbench, trl, prmkit. Omitte
 
 def _fail(err: Exception) -> None:
     """Print an input error as-is (one located line per issue, never wrapped) and exit 2."""
-    from prmkit.cli.common import console
+    from prmkit.cli.common import fail
 
-    console.print(f"error: {err}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
+    fail(str(err))
 
 
 def convert(

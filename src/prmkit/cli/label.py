@@ -69,13 +69,20 @@ def config_command(group: typer.Typer, name: str, config_cls: type, run: Callabl
         import yaml
 
         recipe_path = kwargs.pop("config")
-        recipe = yaml.safe_load(Path(recipe_path).read_text(encoding="utf-8")) or {} if recipe_path else {}
         given = {k: v for k, v in kwargs.items() if v is not None}
-        try:
-            cfg = config_cls(**{**recipe, **given})
-        except ValidationError as err:
-            lines = [f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in err.errors()]
-            fail(f"{name}: invalid options\n  " + "\n  ".join(lines))
+        if recipe_path:  # located errors (recipe.yaml:3: rollouts: expected ...), flags overriding the file
+            from prmkit.pipeline.yamlconf import load_yaml_config
+
+            cfg = load_yaml_config(recipe_path, config_cls, overrides=given)
+        else:
+            try:
+                cfg = config_cls(**given)
+            except ValidationError as err:
+                lines = [
+                    f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in err.errors()
+                ]
+                fail(f"{name}: invalid options\n  " + "\n  ".join(lines))
+        check_outputs(cfg)
         result = run(cfg)
         if isinstance(result, dict):
             typer.echo(yaml.safe_dump(result, sort_keys=False).rstrip())
@@ -85,6 +92,23 @@ def config_command(group: typer.Typer, name: str, config_cls: type, run: Callabl
     summary = (config_cls.__doc__ or "").strip().split("\n")[0].split(": ", 1)[-1]
     command.__doc__ = summary[:1].upper() + summary[1:]
     group.command(name)(command)
+
+
+OUTPUT_FIELDS = ("output", "keep_rollouts")
+"""Config fields naming files a command writes when it finishes."""
+
+
+def check_outputs(cfg: Any) -> None:
+    """Refuse an output path that cannot be written (a folder, read-only...) before the work, not after
+    hours of rollouts; the input must be a file too."""
+    from prmkit.core.files import check_input_file, check_output_path
+
+    if isinstance(getattr(cfg, "input", None), Path):
+        check_input_file(cfg.input)
+    for field in OUTPUT_FIELDS:
+        path = getattr(cfg, field, None)
+        if isinstance(path, Path):
+            check_output_path(path)
 
 
 def _lazy(module: str, func: str) -> Callable[[Any], Any]:

@@ -8,23 +8,31 @@ Arrow needs one schema for every row, and that is what keeps the round trip loss
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from prmkit.core.errors import InputError, Issue, SkipReport, issues_from_validation, short
-from prmkit.core.files import atomic_write, iter_json_records
+from prmkit.core.files import atomic_write, iter_json_records, read_parquet_rows
 from prmkit.core.model import Problem, Trace
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def _parse_records(path: Path, kind: type[M], skip_invalid: bool, report: SkipReport | None) -> list[M]:
+def _parse_records(
+    path: Path,
+    kind: type[M],
+    skip_invalid: bool,
+    report: SkipReport | None,
+    records: Iterable[tuple[int, Any]] | None = None,
+) -> list[M]:
+    """Validate each record strictly (no ``"0.5"`` for a number, no ``"yes"`` for a boolean), collecting a
+    located issue per problem; ``records`` defaults to the file's JSON records."""
     out: list[M] = []
     issues: list[Issue] = []
-    for lineno, rec in iter_json_records(path):
+    for lineno, rec in iter_json_records(path) if records is None else records:
         found: list[Issue]
         if isinstance(rec, Issue):
             found = [rec]
@@ -34,7 +42,7 @@ def _parse_records(path: Path, kind: type[M], skip_invalid: bool, report: SkipRe
             ]
         else:
             try:
-                out.append(kind.model_validate(rec))
+                out.append(kind.model_validate(rec, strict=True))
                 continue
             except ValidationError as err:
                 found = issues_from_validation(err, str(path), lineno)
@@ -53,7 +61,7 @@ def read_traces(
     """Read a prmkit trace file (``.jsonl`` or ``.parquet``)."""
     path = Path(path)
     if path.suffix == ".parquet":
-        return read_parquet(path)
+        return read_parquet(path, skip_invalid, report)
     return _parse_records(path, Trace, skip_invalid, report)
 
 
@@ -106,6 +114,7 @@ def _encode(obj: Any) -> Any:
 
 
 def _decode(obj: Any) -> Any:
+    """Inverse of :func:`_encode`; a free-form field that is not JSON text raises ValueError."""
     if isinstance(obj, dict):
         return {
             k: json.loads(v) if k in _JSON_FIELDS and isinstance(v, str) else _decode(v)
@@ -163,7 +172,7 @@ def to_hf_dataset(traces: Sequence[Trace]):
 
 def from_hf_dataset(dataset) -> list[Trace]:
     """Traces back from a dataset made by :func:`to_hf_dataset` (or read from its Parquet file)."""
-    return [Trace.model_validate(_decode(row)) for row in dataset]
+    return [Trace.model_validate(_decode(row), strict=True) for row in dataset]
 
 
 def write_parquet(path: str | Path, traces: Sequence[Trace]) -> int:
@@ -174,8 +183,19 @@ def write_parquet(path: str | Path, traces: Sequence[Trace]) -> int:
     return len(traces)
 
 
-def read_parquet(path: str | Path) -> list[Trace]:
-    from datasets import Dataset
+def _decoded_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    for row_number, row in enumerate(read_parquet_rows(path), start=1):
+        try:
+            yield row_number, _decode(row)
+        except (ValueError, RecursionError) as err:
+            expected = "JSON text in metadata and params columns"
+            yield row_number, Issue(str(path), row_number, "(record)", expected, short(str(err), 60), "json")
 
-    ds = Dataset.from_parquet(str(path), features=_features())
-    return from_hf_dataset(ds)
+
+def read_parquet(
+    path: str | Path, skip_invalid: bool = False, report: SkipReport | None = None
+) -> list[Trace]:
+    """Traces from a Parquet file written by :func:`write_parquet`, checked row by row like JSONL
+    (``file:row: field: expected, found``): a file with another schema is an error with its place."""
+    path = Path(path)
+    return _parse_records(path, Trace, skip_invalid, report, _decoded_rows(path))

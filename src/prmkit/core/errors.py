@@ -25,17 +25,27 @@ class Issue:
     found: str
     reason: str = "invalid"
     """Short category used to count skips (``json``, ``missing``, ``type``, ``range``, ``count``...)."""
+    fix: str = ""
+    """What to do about it, when the problem is not in a record (``pass --restart``, ``pick another path``)."""
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
-        return f"{where}: {self.field}: expected {self.expected}, found {self.found}"
+        fix = f"; {self.fix}" if self.fix else ""
+        return f"{where}: {self.field}: expected {self.expected}, found {self.found}{fix}"
 
 
 class InputError(ValueError):
-    """A file could not be read; the message lists every issue (up to a cap) with its place."""
+    """A file could not be read (or written); the message lists every issue (up to a cap) with its place.
+
+    ``skippable=False`` marks problems ``--skip-invalid`` cannot skip (a folder for a file, a broken
+    checkpoint, a full disk); one such problem is shown as its own single line.
+    """
 
     def __init__(self, issues: list[Issue], skippable: bool = True):
         self.issues = issues
+        if len(issues) == 1 and not skippable:
+            super().__init__(str(issues[0]))
+            return
         shown = "\n".join(str(i) for i in issues[:MAX_SHOWN])
         more = f"\n... and {len(issues) - MAX_SHOWN} more" if len(issues) > MAX_SHOWN else ""
         hint = "\n(use --skip-invalid to skip bad records and count them)" if issues and skippable else ""

@@ -1,15 +1,20 @@
 """Reading and writing files safely: located JSON errors, atomic writes, crash-safe appends.
 
-Every reader in prmkit goes through :func:`iter_json_records` so that encoding errors, bad JSON, Git LFS
-pointers and JSON-array-vs-JSONL mix-ups are reported the same way everywhere. Every writer goes through
-:func:`atomic_write` so a crash never leaves a half-written output file.
+Every reader in prmkit goes through :func:`iter_json_records` so that encoding errors, bad JSON (nested too
+deep, numbers too long), Git LFS pointers, folders given as files and JSON-array-vs-JSONL mix-ups are
+reported the same way everywhere. Every writer goes through :func:`atomic_write` so a crash never leaves a
+half-written output file, an output path that cannot be written is refused before any work
+(:func:`check_output_path`), and a full disk is a located error, not a traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +42,57 @@ def check_not_lfs_pointer(path: Path, head: bytes) -> None:
         )
 
 
+def file_issue(path: Path, expected: str, err: OSError | str, fix: str = "", field: str = "(file)") -> Issue:
+    """A problem with a whole file (not one of its records), e.g. a folder where a file belongs."""
+    found = err if isinstance(err, str) else (err.strerror or str(err)).lower()
+    return Issue(str(path), None, field, expected, found, "file", fix)
+
+
+def check_input_file(path: str | Path) -> Path:
+    """``path`` when it is a file; a folder is an :class:`InputError`, a missing file FileNotFoundError."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError([file_issue(path, "a data file", "a directory", "name a file inside it")], False)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    return path
+
+
+def read_input_bytes(path: str | Path) -> bytes:
+    """The bytes of an input file; a folder, a missing or unreadable file is a one-line located error."""
+    path = check_input_file(path)
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise InputError([file_issue(path, "a readable data file", err)], False) from None
+
+
+def read_input_head(path: str | Path, size: int = 64) -> bytes:
+    """The first bytes of an input file (to spot a Git LFS pointer or the layout), with located errors."""
+    path = check_input_file(path)
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    except OSError as err:
+        raise InputError([file_issue(path, "a readable data file", err)], False) from None
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` with every way it can fail on hostile text turned into one :class:`ValueError`.
+
+    Python's parser raises ``RecursionError`` for deep nesting and a plain ``ValueError`` for integers
+    over 4,300 digits (a guard against quadratic conversion), not only ``JSONDecodeError``.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deep to read") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion..."
+        raise ValueError(f"a number longer than {sys.get_int_max_str_digits()} digits") from None
+
+
 def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
     """Yield ``(line_number, record_or_issue)`` for a JSONL file or a JSON array file.
 
@@ -44,7 +100,7 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
     problem yields an :class:`Issue` in place of the record so callers can collect or skip it.
     """
     path = Path(path)
-    raw = path.read_bytes()
+    raw = read_input_bytes(path)
     check_not_lfs_pointer(path, raw[:64])
     try:
         text = raw.decode("utf-8")
@@ -57,9 +113,12 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
         return
     if text.lstrip().startswith("["):
         try:
-            data = json.loads(text)
+            data = _loads(text)
         except json.JSONDecodeError as err:
             yield err.lineno, Issue(str(path), err.lineno, "(json)", "a valid JSON array", err.msg, "json")
+            return
+        except ValueError as err:
+            yield 1, Issue(str(path), 1, "(json)", "a valid JSON array", str(err), "json")
             return
         yield from enumerate(data, start=1)
         return
@@ -68,28 +127,87 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
+            rec = _loads(line)
         except json.JSONDecodeError as err:
-            yield (
-                lineno,
-                Issue(
-                    str(path),
-                    lineno,
-                    "(json)",
-                    "one JSON object per line",
-                    f"{err.msg}: {short(line, 40)}",
-                    "json",
-                ),
-            )
+            found = f"{err.msg}: {short(line, 40)}"
+        except ValueError as err:
+            found = str(err)
+        else:
+            yield lineno, rec
+            continue
+        yield lineno, Issue(str(path), lineno, "(json)", "one JSON object per line", found, "json")
+
+
+def check_output_path(path: str | Path, what: str = "an output file") -> Path:
+    """Refuse, before any work, an output path that cannot be written: a folder, a device, a file used as
+    a folder, a read-only folder. A long job must not compute for hours and then fail to save."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError([file_issue(path, what, "a directory", "name a file inside it", "(output)")], False)
+    if path.exists() and not path.is_file():
+        fix = "write to a regular file (it is replaced atomically)"
+        raise InputError([file_issue(path, what, "a device or pipe", fix, "(output)")], False)
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        found = f"{folder} is a file, not a folder"
+        raise InputError([file_issue(path, what, found, "pick another path", "(output)")], False)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        found = f"{folder} is read-only"
+        raise InputError([file_issue(path, what, found, "pick a writable folder", "(output)")], False)
+    return path
+
+
+def _new_file_mode(path: Path) -> int:
+    """The permissions ``open()`` would give ``path``: an existing file's own, else 0666 less the umask.
+
+    ``mkstemp`` creates 0600 whatever the umask; outputs meant to be shared must not end up private. The
+    umask is read from /proc (``os.umask`` can only be read by setting it, which races other threads).
+    """
+    with contextlib.suppress(OSError):
+        return stat.S_IMODE(path.stat().st_mode)
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            mask = next(int(line.split()[1], 8) for line in fh if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError):
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
+def read_parquet_rows(path: Path, schema_only: bool = False) -> list[Any]:
+    """The rows (or, with ``schema_only``, the column names) of a Parquet file; a clear error if unreadable."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    check_not_lfs_pointer(path, read_input_head(path))
+    try:
+        return pq.read_schema(path).names if schema_only else pq.read_table(path).to_pylist()
+    except (pa.ArrowException, OSError) as err:
+        raise InputError(
+            [Issue(str(path), None, "(file)", "a readable Parquet file", short(str(err), 80), "parquet")]
+        ) from err
 
 
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
-    """Write to a temporary file beside ``path`` and rename it into place only on success."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write to a temporary file beside ``path`` and rename it into place only on success.
+
+    The output path is checked first (:func:`check_output_path`); a write that fails for lack of room or
+    rights (disk full, quota, read-only) is an :class:`InputError` naming ``path``, and leaves nothing.
+    """
+    path = check_output_path(path)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise InputError([file_issue(path, "a writable output file", err, "", "(output)")], False) from None
+    try:
+        os.fchmod(fd, _new_file_mode(path))
         with os.fdopen(
             fd, mode, encoding=None if "b" in mode else encoding, newline="" if "b" not in mode else None
         ) as fh:
@@ -97,9 +215,14 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(err, OSError) and err.errno in _WRITE_ERRORS:
+            fix = "free some space or pick another path"
+            raise InputError(
+                [file_issue(path, "a writable output file", err, fix, "(output)")], False
+            ) from None
         raise
 
 
@@ -126,12 +249,22 @@ class JsonlAppender:
                 fh.truncate(keep)
 
     def records(self) -> list[Any]:
-        """Everything appended so far (read back from disk)."""
+        """Everything appended so far (read back from disk); a damaged line is an :class:`InputError`.
+
+        Only the last line can be torn by a crash (and is cut off on open); a damaged line before it means
+        the file was changed by something else, so it is refused with its place rather than skipped.
+        """
         if not self.path.exists():
             return []
-        return [
-            json.loads(line) for line in self.path.read_text(encoding="utf-8").split("\n") if line.strip()
-        ]
+        out, issues = [], []
+        for _, rec in iter_json_records(self.path):
+            if isinstance(rec, Issue):
+                issues.append(rec)
+            else:
+                out.append(rec)
+        if issues:
+            raise InputError(issues, skippable=False)
+        return out
 
     def append(self, record: Any) -> None:
         self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")

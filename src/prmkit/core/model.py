@@ -10,9 +10,10 @@ own colons on the method side, so ``"model:http://host:8000"`` works.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 LabelMethod = Literal[
     "human", "mc_hard", "mc_soft", "binary_search", "judge", "consensus", "gold", "model", "imported"
@@ -21,10 +22,38 @@ LABEL_METHODS: tuple[str, ...] = LabelMethod.__args__  # type: ignore[attr-defin
 StepKind = Literal["reasoning", "tool_call", "observation"]
 Rating = Literal[-1, 0, 1]
 
+MAX_NESTING = 100
+"""How deep free-form metadata may nest: every writer (JSON, Parquet, HTTP) can serialise it, and a
+hostile file nested thousands deep is refused where it is read, with its place, not where it is written."""
+
+
+def _bounded_nesting(value: dict[str, Any]) -> dict[str, Any]:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise PydanticCustomError(
+                "too_deep", "data nested at most {limit} levels deep", {"limit": MAX_NESTING}
+            )
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, depth + 1) for v in item)
+    return value
+
+
+Metadata = Annotated[dict[str, Any], AfterValidator(_bounded_nesting)]
+"""Free-form JSON (metadata, provenance params), nested at most :data:`MAX_NESTING` deep."""
+
 
 class _Model(BaseModel):
+    """Readers validate files with ``model_validate(record, strict=True)``: ``"score": "0.5"`` or
+    ``"answer_correct": "yes"`` is an error with its place, never coerced (see prmkit.core.dataset)."""
+
     # extra="forbid": a misspelt field in a prmkit file is an error, never silently dropped.
-    model_config = ConfigDict(extra="forbid")
+    # ser_json_inf_nan="constants": NaN in metadata is written as NaN (as json.dumps writes and json.loads
+    # reads it), not turned into null, so a round trip through prmkit's JSONL is lossless.
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
 
 class Provenance(_Model):
@@ -33,11 +62,23 @@ class Provenance(_Model):
     method: LabelMethod
     actor: str | None = None
     """Who or what made it: annotator id, policy or judge model, checkpoint path, source file."""
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: Metadata = Field(default_factory=dict)
     """Settings that shape the label: rollouts, temperature, seed, neutral mapping, threshold..."""
     version: str | None = None
     """Version of the labeller, reader or world generator, so results stay comparable."""
     created_at: datetime | None = None
+
+    @field_validator("created_at", mode="before")
+    @classmethod
+    def _iso_text(cls, value: Any) -> Any:
+        # JSON has no date type: an ISO 8601 string is the one form a file can hold, read even in strict
+        # mode (which otherwise wants a datetime object); anything else still fails the strict check.
+        if isinstance(value, str):
+            try:
+                return datetime.fromisoformat(value)
+            except ValueError:
+                raise PydanticCustomError("datetime_from_text", "an ISO 8601 date-time") from None
+        return value
 
     @classmethod
     def now(cls, method: LabelMethod, actor: str | None = None, **kwargs: Any) -> Provenance:
@@ -58,7 +99,16 @@ class Label(_Model):
     score: float | None = Field(default=None, ge=0.0, le=1.0)
     """Soft label: chance the step is right, or that it still leads to a right answer."""
     provenance: Provenance
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
+
+    @field_validator("rating", mode="before")
+    @classmethod
+    def _integer_rating(cls, value: Any) -> Any:
+        # A Literal compares by equality, so even strict mode takes false as 0 and 1.0 as 1: a step marked
+        # wrong with `false` would silently become neutral. Only integers are ratings.
+        if isinstance(value, bool | float):
+            raise PydanticCustomError("rating_type", "an integer -1, 0 or 1")
+        return value
 
     @model_validator(mode="after")
     def _has_a_value(self) -> Label:
@@ -90,7 +140,7 @@ class Step(_Model):
     text: str
     kind: StepKind = "reasoning"
     labels: list[Label] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
 
     def label(self, source: str) -> Label | None:
         """The first label from ``source``, or None when that source did not label this step."""
@@ -104,7 +154,7 @@ class Problem(_Model):
     text: str
     answer: str | None = None
     source: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
 
 
 class Trace(_Model):
@@ -118,7 +168,7 @@ class Trace(_Model):
     """Outcome: whether ``final_answer`` matches the problem's reference answer (None when unknown)."""
     generator: str | None = None
     """The policy or model that wrote the trace."""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
 
     def sources(self) -> list[str]:
         """Every label source present on this trace, in first-seen order."""

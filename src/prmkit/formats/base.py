@@ -15,8 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prmkit.core.errors import InputError, Issue, SkipReport, short
-from prmkit.core.files import atomic_write, check_not_lfs_pointer, iter_json_records
+from pydantic import ValidationError
+
+from prmkit.core.errors import InputError, Issue, SkipReport, issues_from_validation, short
+from prmkit.core.files import (
+    atomic_write,
+    check_not_lfs_pointer,
+    iter_json_records,
+    read_input_head,
+    read_parquet_rows,
+)
 from prmkit.core.model import Problem, Trace
 
 FORMAT_VERSION = "1"
@@ -144,8 +152,7 @@ class RecordChecker:
 
 def is_json_array(path: Path) -> bool:
     """Whether a file's first non-blank character opens a JSON array (ProcessBench's layout)."""
-    with open(path, "rb") as fh:
-        head = fh.read(4096)
+    head = read_input_head(path, 4096)
     check_not_lfs_pointer(path, head[:64])
     return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
 
@@ -180,21 +187,6 @@ def load_rows(path: str | Path, fmt: str, want_array: bool = False) -> Iterator[
     if is_json_array(path) != want_array:
         raise InputError([layout_issue(path, fmt, want_array)])
     yield from iter_json_records(path)
-
-
-def read_parquet_rows(path: Path, schema_only: bool = False) -> list[Any]:
-    """The rows (or, with ``schema_only``, the column names) of a Parquet file; a clear error if unreadable."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    with open(path, "rb") as fh:
-        check_not_lfs_pointer(path, fh.read(64))
-    try:
-        return pq.read_schema(path).names if schema_only else pq.read_table(path).to_pylist()
-    except (pa.ArrowException, OSError) as err:
-        raise InputError(
-            [Issue(str(path), None, "(file)", "a readable Parquet file", short(str(err), 80), "parquet")]
-        ) from err
 
 
 def dump_rows(path: str | Path, rows: Iterable[dict], ensure_ascii: bool = True) -> int:
@@ -237,7 +229,10 @@ def read_records(
         elif not isinstance(rec, dict):
             ck.issue("(record)", f"a JSON object ({fmt} record)", short(rec), "type")
         else:
-            value = parse(rec, ck)
+            try:
+                value = parse(rec, ck)
+            except ValidationError as err:  # a core-model check the adapter does not repeat (nesting...)
+                ck.issues.extend(issues_from_validation(err, str(path), line))
             if not ck.issues:
                 out.append(value)
                 continue

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from prmkit.core.errors import InputError, Issue, SkipReport
+from prmkit.core.files import check_input_file, check_output_path
 from prmkit.core.model import Problem, Trace
 from prmkit.formats.base import Format, ReadResult, WriteReport
 from prmkit.formats.detect import detect_format
@@ -42,9 +43,7 @@ def read(path: str | Path, format: str | None = None, skip_invalid: bool = False
     With ``skip_invalid`` bad records are skipped and counted by reason in ``result.skipped``; without it
     every problem of the file is raised at once as an :class:`InputError`.
     """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
+    path = check_input_file(path)
     detected = format is None
     name = detect_format(path) if format is None else format
     result = get_format(name).read(path, skip_invalid=skip_invalid)
@@ -122,6 +121,7 @@ def convert(
     target = _target_format(dst, to_format)
     fmt = get_format(target)
     fmt.check_options(options)  # before reading: a misspelt option should not wait for a big file
+    check_output_path(dst)  # likewise a folder, a device or a read-only place given as the output
     result = read(src, from_format, skip_invalid=skip_invalid)
     items: list[Trace] | list[Problem] = result.traces
     if not items and result.problems:

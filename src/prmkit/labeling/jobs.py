@@ -19,11 +19,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from prmkit.core.files import JsonlAppender, atomic_write
+from prmkit.core.errors import InputError, Issue, short
+from prmkit.core.files import JsonlAppender, atomic_write, file_issue, iter_json_records, read_input_bytes
 from prmkit.core.model import Step
 
 T = TypeVar("T")
@@ -72,10 +74,20 @@ class Job:
 
     def _open(self, work_dir: Path, restart: bool) -> None:
         meta_path = work_dir / "job.json"
-        if restart and work_dir.exists():
-            shutil.rmtree(work_dir)
+        if work_dir.exists() and not work_dir.is_dir():
+            found = "a file"
+            raise InputError(
+                [file_issue(work_dir, "a job's work folder", found, "pick another --work-dir")], False
+            )
+        try:
+            if restart and work_dir.exists():
+                shutil.rmtree(work_dir)
+            work_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            fix = "pick another --work-dir"
+            raise InputError([file_issue(work_dir, "a writable work folder", err, fix)], False) from None
         if meta_path.exists():
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta = _read_meta(meta_path)
             if meta.get("kind") != self.kind or meta.get("params") != json.loads(
                 json.dumps(self.params, default=str)
             ):
@@ -83,15 +95,13 @@ class Job:
                     f"{work_dir}: holds a {meta.get('kind')} job with params {meta.get('params')}, not "
                     f"{self.kind} with {self.params}; pass restart=True (--restart) or another work folder"
                 )
-            self.started_at = datetime.fromisoformat(meta["started_at"])
+            self.started_at = meta["started_at"]
         else:
-            work_dir.mkdir(parents=True, exist_ok=True)
             meta = {"kind": self.kind, "params": self.params, "started_at": self.started_at.isoformat()}
             with atomic_write(meta_path) as fh:
                 json.dump(meta, fh, indent=2, default=str)
         self._log = JsonlAppender(work_dir / "records.jsonl")
-        for rec in self._log.records():
-            self.records[rec["key"]] = rec
+        self.records = _read_records(self._log)
         self.resumed = len(self.records)
 
     def get(self, key: str, compute: Callable[[], dict]) -> dict:
@@ -152,6 +162,57 @@ class Job:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+RESTART_FIX = "pass --restart (restart=True) to start over, or delete the work folder"
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    """``job.json``, checked: a damaged one is a located error that says how to start over."""
+    text = read_input_bytes(path).decode("utf-8", errors="replace")
+    try:
+        meta = json.loads(text)
+    except json.JSONDecodeError as err:
+        found = "an empty file" if not text.strip() else err.msg
+        raise InputError(
+            [Issue(str(path), err.lineno, "(json)", JOB_META, found, "json", RESTART_FIX)], False
+        ) from None
+    bad = None if isinstance(meta, dict) else "(file)"
+    if bad is None:
+        bad = next((k for k in ("kind", "params", "started_at") if k not in meta), None)
+    if bad is None:
+        try:
+            meta["started_at"] = datetime.fromisoformat(str(meta["started_at"]))
+        except ValueError:
+            bad = "started_at"
+    if bad is not None:
+        found = short(meta.get(bad, "nothing") if isinstance(meta, dict) else meta)
+        raise InputError([Issue(str(path), None, bad, JOB_META, found, "type", RESTART_FIX)], False)
+    return meta
+
+
+JOB_META = "a job description {kind, params, started_at}"
+
+
+def _read_records(log: JsonlAppender) -> dict[str, dict]:
+    """The finished records by key; a damaged line (not a torn last one, which is cut off on open) is
+    refused with its place: replaying past it would silently redo or lose work the log says is done."""
+    out: dict[str, dict] = {}
+    issues = []
+    for line, rec in iter_json_records(log.path) if log.path.exists() else ():
+        if isinstance(rec, Issue):
+            issues.append(replace(rec, fix=RESTART_FIX))
+        elif not isinstance(rec, dict) or not isinstance(rec.get("key"), str):
+            issues.append(
+                Issue(
+                    str(log.path), line, "key", "a record with a string key", short(rec), "type", RESTART_FIX
+                )
+            )
+        else:
+            out[rec["key"]] = rec
+    if issues:
+        raise InputError(issues, skippable=False)
+    return out
 
 
 class _Bar:

@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prmkit.core.errors import InputError, Issue
 from prmkit.core.registry import Registry
 from prmkit.modeling.backbone import load_tokenizer
+from prmkit.modeling.checkpoint import check_checkpoint, loading, written_by_prmkit
 from prmkit.modeling.spec import PrmSpec, read_spec
 from prmkit.modeling.template import Encoded, StepTemplate, encode_trace
 
@@ -234,6 +236,23 @@ def detect(path: str | Path, config: Any, tokenizer: Any) -> str:
     spec = read_spec(config)
     if spec is not None:
         return "likelihood" if spec.head == "likelihood" else "prmkit"
+    evidence = written_by_prmkit(path)
+    if evidence is not None:  # its block was lost: another convention would read it with other scores
+        raise InputError(
+            [
+                Issue(
+                    str(Path(path) / "config.json"),
+                    None,
+                    "prmkit",
+                    f"the block prmkit writes ({evidence} says prmkit made this checkpoint)",
+                    "no 'prmkit' key",
+                    "checkpoint",
+                    "restore it (process_card.json's 'model' section holds its values) or save the model "
+                    "again with prmkit; pass --convention NAME only to read it another way on purpose",
+                )
+            ],
+            skippable=False,
+        )
     archs = getattr(config, "architectures", None) or []
     if any(a.endswith("ForProcessRewardModel") for a in archs):
         return "qwen"
@@ -249,9 +268,11 @@ def load_convention(path: str | Path, convention: str | None = None, trust_remot
     """(model, convention instance) for a checkpoint folder."""
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(str(path), trust_remote_code=trust_remote_code)
-    tokenizer = load_tokenizer(path, trust_remote_code)
-    name = convention or detect(path, config, tokenizer)
-    cls = CONVENTIONS.get(name)
-    model = cls.load_model(path, trust_remote_code=trust_remote_code)
-    return model, cls(tokenizer, model.config)
+    check_checkpoint(path)  # a broken folder or a missing local path fails here, located, at once
+    with loading(path):
+        config = AutoConfig.from_pretrained(str(path), trust_remote_code=trust_remote_code)
+        tokenizer = load_tokenizer(path, trust_remote_code)
+        name = convention or detect(path, config, tokenizer)
+        cls = CONVENTIONS.get(name)
+        model = cls.load_model(path, trust_remote_code=trust_remote_code)
+        return model, cls(tokenizer, model.config)
