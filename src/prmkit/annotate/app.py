@@ -20,12 +20,14 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Form, HTTPException, Request
 from fastapi import Path as PathParam
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from prmkit.annotate import auth, work
 from prmkit.annotate.agreement import agreement
@@ -71,7 +73,8 @@ class BodyLimit:
 
     By its ``Content-Length`` when sent (the HTTP server holds the body to it), else by counting a
     chunked body as it arrives, never holding more than the limit; so a 30 MB note never reaches the
-    database.
+    database. (FastAPI's own ``max_body_size`` answers a declared-too-large body with a bare "Content Too
+    Large" that skips the app's handlers: no reason, no flag to change, no security headers.)
     """
 
     def __init__(self, app: Any, max_bytes: int):
@@ -85,7 +88,7 @@ class BodyLimit:
         if declared is not None:
             size = int(declared) if declared.isdigit() else -1
             if size < 0 or size > self.max_bytes:
-                await self._refuse(scope, receive, send, size)
+                await self._refuse(scope, receive, send, size, exact=True)
                 return
             await self.app(scope, receive, send)  # the HTTP server holds the body to its declared length
             return
@@ -113,12 +116,12 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, scope: dict, receive: Any, send: Any, size: int) -> None:
+    async def _refuse(self, scope: dict, receive: Any, send: Any, size: int, exact: bool = False) -> None:
         if size < 0:
             detail, code = "Content-Length: expected a number of bytes, found something else", 400
         else:
             detail = (
-                f"request body: expected at most {self.max_bytes} bytes, found {size} or more; "
+                f"request body: expected at most {self.max_bytes} bytes, found {size}{'' if exact else ' or more'}; "
                 "send less text (the server's limit is `prmkit annotate serve --max-body-bytes`)"
             )
             code = 413
@@ -182,11 +185,26 @@ def _validation_error(_request: Request, err: Exception) -> JSONResponse:
     from the request is escaped, so a NaN, a huge number or a lone surrogate cannot break the answer."""
     problems = []
     for e in err.errors() if isinstance(err, RequestValidationError) else []:
+        if e.get("type") == "json_invalid":  # loc is ("body", character offset)
+            pos = e.get("loc", (None, "?"))[-1]
+            problems.append(
+                f"body: expected JSON, found {e.get('ctx', {}).get('error', 'invalid')} at character {pos}"
+            )
+            continue
         where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
         found = "nothing" if e.get("type") == "missing" else short(e.get("input"))
         problems.append(f"{where[:80]}: {e.get('msg', 'invalid')}, found {found}")
     detail = "; ".join(problems[:10]) or "invalid request"
     return JSONResponse({"detail": detail.encode("utf-8", "backslashreplace").decode()}, status_code=422)
+
+
+async def _http_error(request: Request, err: Exception) -> Response:
+    """FastAPI's answers, with the 400 it gives for a body Python cannot read as JSON (not UTF-8, nested
+    too deep, an integer of thousands of digits) made to say which."""
+    if isinstance(err, StarletteHTTPException) and err.status_code == 400 and err.__cause__ is not None:
+        found = str(err.__cause__)[:120].encode("utf-8", "backslashreplace").decode()
+        return JSONResponse({"detail": f"body: expected JSON, found {found}"}, status_code=400)
+    return await http_exception_handler(request, err)  # type: ignore[arg-type]
 
 
 def create_app(
@@ -205,6 +223,7 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=limits.max_body_bytes)
     app.add_middleware(SecurityHeaders)  # added last, so outermost: the 413 answers carry the headers too
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
 
     for exc, code in ((work.NotFound, 404), (work.Conflict, 409), (work.BadInput, 422)):
 
