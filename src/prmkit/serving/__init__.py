@@ -3,11 +3,13 @@
 - ``reward_server.py``  ``prmkit serve MODEL``: ``/score``, ``/get_reward`` (OpenRLHF), ``/pooling`` (vLLM
   shape), ``/health``, ``/metrics``, ``/docs``; ``create_app``, ``serve``
 - ``config.py``         ``ServerConfig``: the server's options (kept free of fastapi for a fast CLI)
-- ``batching.py``       ``DynamicBatcher``: requests arriving together share one forward pass; a bounded
-  queue answers 503 (``QueueFull``) instead of running out of memory
-- ``schemas.py``        request and response bodies
+- ``guard.py``          ASGI middleware before FastAPI: body size, API key, strict JSON (NaN, surrogates,
+  huge integers, depth -> 422), request metrics by route template
+- ``batching.py``       ``DynamicBatcher``: requests arriving together share one forward pass; a queue
+  bounded in traces, estimated cost and waiting time answers 503 (``QueueFull``) instead of piling up
+- ``schemas.py``        request and response bodies (errors included, for the OpenAPI page)
 - ``steps.py``          ``StepSplit``: how completion text becomes steps
-- ``metrics.py``        Prometheus text output
+- ``metrics.py``        ``/metrics`` through ``prometheus_client``
 - ``remote.py``         ``RemoteScorer`` (a StepScorer over HTTP), ``load_any_scorer``
 - ``rl.py``             ``trl_reward`` (TRL GRPO/RLOO), ``compute_score`` and ``PrmkitRewardManager`` (verl),
   ``reward_func`` / ``openrlhf_rewards`` (OpenRLHF)

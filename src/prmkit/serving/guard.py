@@ -18,6 +18,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.routing import BaseRoute, Match
@@ -124,24 +125,26 @@ def route_template(routes: Sequence[BaseRoute], scope: dict) -> str:
     return OTHER_ROUTE
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """An answer the guard gives itself, without FastAPI: a status and a message naming the limit."""
+
+    status: int
+    detail: str
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+    async def send(self, send: Any) -> None:
+        body = json.dumps({"detail": self.detail}).encode()
+        head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": self.status, "headers": [*head, *self.headers]})
+        await send({"type": "http.response.body", "body": body})
+
+
 class Guard:
     """ASGI middleware: body-size limit, API key, strict JSON, request metrics by route template."""
 
     def __init__(self, app: Any, config: ServerConfig, metrics: Metrics, routes: Sequence[BaseRoute]):
         self.app, self.config, self.metrics, self.routes = app, config, metrics, routes
-
-    @staticmethod
-    async def _answer(
-        send: Any, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()
-    ) -> None:
-        body = json.dumps({"detail": detail}).encode()
-        head = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            *headers,
-        ]
-        await send({"type": "http.response.start", "status": status, "headers": head})
-        await send({"type": "http.response.body", "body": body})
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -149,44 +152,39 @@ class Guard:
         started, status = time.perf_counter(), [500]
         route = route_template(self.routes, scope)
 
-        async def answer(code: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
-            status[0] = code
-            await self._answer(send, code, detail, headers)
-
         async def send_status(message: dict) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
             await send(message)
 
         try:
-            refusal = await self._check(scope, receive, route)
-            if isinstance(refusal, tuple):
-                return await answer(*refusal)
-            await self.app(scope, refusal, send_status)
+            checked = await self._check(scope, receive, route)
+            if isinstance(checked, Refusal):
+                status[0] = checked.status
+                return await checked.send(send)
+            await self.app(scope, checked, send_status)
         finally:
             self.metrics.observe(route, status[0], time.perf_counter() - started)
 
-    async def _check(self, scope: dict, receive: Any, route: str) -> Any:
-        """``(status, detail[, headers])`` to refuse the request, else the ``receive`` to hand on."""
+    async def _check(self, scope: dict, receive: Any, route: str) -> Refusal | Any:
+        """A :class:`Refusal`, or the ``receive`` to hand on (replaying the body read here)."""
         headers = dict(scope["headers"])
         limit = self.config.max_body_bytes
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > limit:
-            return (
-                413,
-                f"request body is {int(length)} bytes; this server accepts at most {limit} (--max-body-bytes)",
-            )
+            size = f"request body is {int(length)} bytes"
+            return Refusal(413, f"{size}; this server accepts at most {limit} (--max-body-bytes)")
         if self.config.api_key and route not in OPEN_PATHS and not authorized(headers, self.config.api_key):
             detail = "missing or wrong API key: send 'Authorization: Bearer KEY' or 'X-API-Key: KEY'"
-            return 401, detail, [(b"www-authenticate", b"Bearer")]
+            return Refusal(401, detail, ((b"www-authenticate", b"Bearer"),))
         if scope.get("method") != "POST":
             return receive
         body = await _read_body(receive, limit)
         if body is None:
-            return 413, f"request body exceeds {limit} bytes (--max-body-bytes)"
+            return Refusal(413, f"request body exceeds {limit} bytes (--max-body-bytes)")
         problem = check_json(body, self.config.max_json_depth) if body.strip() else None
         if problem is not None:
-            return 422, problem
+            return Refusal(422, problem)
         sent = False
 
         async def replay() -> dict:
