@@ -1,0 +1,29 @@
+"""Fixtures for the CLI's hostile-input tests: a good trace file, a tiny checkpoint, a runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prmkit.core.dataset import write_traces
+from prmkit.core.model import Trace
+
+
+@pytest.fixture(scope="session")
+def world_file(tmp_path_factory) -> Path:
+    """Two world problems, one gold-labelled trace each, with their reference answers (labelable)."""
+    from prmkit.world import generate_problems, gold_label, sample_traces
+
+    traces: list[Trace] = gold_label(sample_traces(generate_problems(2, seed=3, split="test"), 1, seed=3))
+    path = tmp_path_factory.mktemp("world") / "traces.jsonl"
+    write_traces(path, traces)
+    return path
+
+
+@pytest.fixture(scope="session")
+def checkpoint(tmp_path_factory) -> Path:
+    """A random tiny prmkit PRM (2 layers, width 16): loads in well under a second."""
+    from prmkit.testing import make_random_prm
+
+    return Path(make_random_prm(tmp_path_factory.mktemp("prm") / "ckpt", layers=2, width=16, heads=2))
