@@ -6,8 +6,8 @@ every state-changing request must echo) or a bearer token (scripts; no cookie, s
 send a strict Content-Security-Policy (scripts only from this origin, none inline), so even a template
 bug could not run injected script.
 
-Hostile requests get a 4xx with a message, never a 500: bodies are capped (:class:`~prmkit.annotate.limits
-.BodyLimit`, 413), bodies are read strictly (``"step": "1"`` is refused, not coerced), ids are bounded to
+Hostile requests get a 4xx with a message, never a 500: bodies are capped (:class:`BodyLimit`, 413),
+bodies are read strictly (``"step": "1"`` is refused, not coerced), ids are bounded to
 what the database can hold, validation errors are written so that NaN or a lone surrogate in the input
 cannot break the answer, and logins are throttled per account and per client (429, see ``limits.py``).
 """
