@@ -8,13 +8,16 @@ instead of being tokenized whole while every other client waits; the queue admit
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import httpx
 
 from prmkit.serving.reward_server import ServerConfig, create_app
 from prmkit.serving.steps import make_trace
-from tests.serving.conftest import HashScorer, run_server
+from tests.serving.conftest import HashScorer, free_port, run_server
 
 
 async def _timed(client: httpx.AsyncClient, body: dict, delay: float = 0.0) -> tuple[httpx.Response, float]:
@@ -118,3 +121,36 @@ def test_no_request_waits_longer_than_max_queue_wait() -> None:
     assert any("in the queue; the limit is 0.6 s" in d for d in late), late
     refused = [(r.json()["detail"], s) for r, s in second if r.status_code == 503]
     assert any("longer than the 0.6 s a request may wait" in d and s < 0.2 for d, s in refused), refused
+
+
+def test_prmkit_serve_flags_set_the_limits(tmp_path: Path) -> None:
+    port = free_port()
+    prmkit = Path(sys.executable).with_name("prmkit")
+    flags = ["--max-step-chars", "10", "--max-trace-chars", "15", "--max-json-depth", "5"]
+    log = (tmp_path / "server.log").open("w")
+    proc = subprocess.Popen(
+        [str(prmkit), "serve", "world-oracle", "--port", str(port), *flags],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{url}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, (
+                    tmp_path / "server.log"
+                ).read_text()
+                time.sleep(0.1)
+        step = httpx.post(f"{url}/score", json=_one("p", "0123456789x"), timeout=30)
+        trace = httpx.post(f"{url}/score", json=_one("p", "0123456789", "abcde"), timeout=30)
+        deep = httpx.post(f"{url}/get_reward", json={"query": ["q"], "labels": [[[[["x"]]]]]}, timeout=30)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert step.status_code == 413 and "at most 10 per step" in step.json()["detail"]
+    assert trace.status_code == 413 and "at most 15 per trace" in trace.json()["detail"]
+    assert deep.status_code == 422 and "deeper than 5 levels" in deep.json()["detail"]
