@@ -4,6 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from prmkit.core import Label, Problem, Provenance, Registry, Step, Trace, UnknownNameError
+from prmkit.core.model import MAX_NESTING
 
 P = Problem(id="p1", text="2 + 3?", answer="5")
 
@@ -66,3 +67,42 @@ def test_registry_suggests_close_names():
     assert reg.get("math_shepherd") is __import__("json").dumps
     with pytest.raises(UnknownNameError, match="Did you mean 'math_shepherd'"):
         reg.get("math_shepard")
+
+
+@pytest.mark.parametrize(
+    ("label", "field"),
+    [
+        ({"rating": False}, "steps.0.labels.0.rating"),
+        ({"rating": 1.0}, "steps.0.labels.0.rating"),
+        ({"score": "0.5"}, "steps.0.labels.0.score"),
+    ],
+)
+def test_strict_validation_rejects_coercible_values(label, field):
+    rec = {
+        "id": "t",
+        "problem": {"id": "p", "text": "x"},
+        "steps": [{"text": "s", "labels": [{**label, "provenance": {"method": "human"}}]}],
+    }
+    with pytest.raises(ValidationError) as err:
+        Trace.model_validate(rec, strict=True)
+    assert [".".join(map(str, e["loc"])) for e in err.value.errors()] == [field]
+
+
+def test_strict_validation_still_reads_iso_timestamps_and_rejects_garbage_ones():
+    prov = Provenance.model_validate({"method": "human", "created_at": "2024-01-01T00:00:00Z"}, strict=True)
+    assert prov.created_at is not None and prov.created_at.year == 2024
+    with pytest.raises(ValidationError, match="an ISO 8601 date-time"):
+        Provenance.model_validate({"method": "human", "created_at": "yesterday"}, strict=True)
+
+
+def test_nan_in_metadata_is_written_as_nan_not_null():
+    trace = Trace(id="t", problem=Problem(id="p", text="x"), metadata={"x": float("nan")})
+    assert '"metadata":{"x":NaN}' in trace.model_dump_json()
+
+
+def test_metadata_nested_past_the_limit_is_refused():
+    deep: list = []
+    for _ in range(MAX_NESTING):
+        deep = [deep]
+    with pytest.raises(ValidationError, match="nested at most"):
+        Problem(id="p", text="x", metadata={"a": deep})

@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from prmkit.core.errors import InputError
 from prmkit.core.model import Step
 from prmkit.labeling.jobs import Job, derive_seed, prefix_key
 
@@ -47,3 +48,29 @@ def test_map_fails_fast_and_keeps_finished_work(tmp_path):
         job.map(list(range(500)), fn, 2, "t", show=False)
     done = (tmp_path / "records.jsonl").read_text().count("\n")
     assert 0 < done < 100  # queued units were cancelled, finished ones are on disk
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("job.json", "", "job.json:1: (json)"),
+        ("job.json", '{"kind": "t"}', "job.json: params"),
+        ("records.jsonl", '{"key": "a"}\n{"key": \n{"key": "c"}\n', "records.jsonl:2: (json)"),
+        ("records.jsonl", '{"key": "a"}\n[1]\n', "records.jsonl:2: key"),
+    ],
+)
+def test_damaged_state_is_refused_with_its_place_and_the_fix(name, text, where, tmp_path):
+    with Job(tmp_path, "t", {}) as job:
+        job.get("a", lambda: {"n": 1})
+    (tmp_path / name).write_text(text)
+    with pytest.raises(InputError) as err:
+        Job(tmp_path, "t", {})
+    assert where in str(err.value) and "--restart" in str(err.value)
+    with Job(tmp_path, "t", {}, restart=True) as fresh:
+        assert fresh.resumed == 0
+
+
+def test_a_file_as_work_folder_is_refused(tmp_path):
+    (tmp_path / "w").write_text("")
+    with pytest.raises(InputError, match="expected a job's work folder, found a file"):
+        Job(tmp_path / "w", "t", {})
