@@ -15,6 +15,7 @@ from prmkit.cards.process_card import (
     ProcessCard,
     read_process_card,
     summarize_sources,
+    training_warnings,
     write_process_card,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "ProcessCard",
     "read_process_card",
     "summarize_sources",
+    "training_warnings",
     "write_process_card",
 ]

@@ -49,6 +49,33 @@ class ProcessCard(BaseModel):
     """Input file, counts, and the train/dev split by problem (seed, sizes)."""
     metrics: dict[str, Any] = Field(default_factory=dict)
     training: dict[str, Any] = Field(default_factory=dict)
+    """What the run did: its config, optimiser steps taken and planned, what stopped it, threads, clocks."""
+
+    def warnings(self) -> list[str]:
+        """What a reader must know before trusting this model's numbers (see :func:`training_warnings`)."""
+        return training_warnings(self.training, self.metrics)
+
+
+def training_warnings(training: dict[str, Any], metrics: dict[str, Any] | None = None) -> list[str]:
+    """Plain-language warnings about a training run: it stopped before the steps it planned (a time cap
+    cut it, so the model is not the one its config describes, and a slower machine would get another),
+    or it ended no better on dev than it started (its labels taught nothing dev can measure). Read by the
+    card and the run report, so both say the same."""
+    out = []
+    if training.get("stopped_early"):
+        out.append(
+            f"training stopped early: {training.get('steps')} of {training.get('planned_steps')} planned "
+            "optimiser steps (its max_minutes time cap ran out), so this is not the model its config describes "
+            "and another machine would get another one"
+        )
+    dev, start = (metrics or {}).get("dev") or {}, (metrics or {}).get("dev_at_start") or {}
+    best, first = dev.get("eval_first_error_f1"), start.get("eval_first_error_f1")
+    if best is not None and first is not None and best <= first:
+        out.append(
+            f"training ended no better on dev than it started (first-error F1 {first:.3f} at step 0, "
+            f"{best:.3f} at the best checkpoint): its labels taught nothing dev can measure"
+        )
+    return out
 
 
 def summarize_sources(traces: Sequence[Trace], sources: Sequence[str]) -> list[LabelSourceSummary]:

@@ -303,8 +303,10 @@ def render_markdown(card: ProcessCard, training_readme: str | None = None) -> st
     """The whole card as Markdown with Hub front matter (``training_readme``: usage sections to keep)."""
     not_tested = "## What it was not tested on\n\n" + "\n".join(f"- {x}" for x in card.not_tested)
     title = f"# Process card: {card.process['kind'].upper()} ({card.card_version}, {card.created_at[:10]})"
+    warnings = "\n".join(f"> **Warning:** {w}." for w in card.warnings())
     sections = [
         title,
+        *([warnings] if warnings else []),
         process_md(card),
         labels_md(card),
         model_md(card),

@@ -73,14 +73,14 @@ class LabelsSection(_Section):
 class TrainSection(_Section):
     """The models: one pretrained backbone shared by every PRM, the ORM and the small LM policy."""
 
-    pretrain: PretrainConfig | None = PretrainConfig(max_minutes=2.0)
+    pretrain: PretrainConfig | None = PretrainConfig(max_steps=1000)
     """The tiny causal LM pretrained on the training traces (also usable as a neural policy); null to
     skip it and put the heads on ``prm.base_model`` / ``orm.base_model`` (a real backbone folder)."""
-    prm: PrmConfig = PrmConfig(max_minutes=2.0)
+    prm: PrmConfig = PrmConfig(max_steps=500)
     """Settings shared by every PRM; ``label_source`` is set per PRM from ``prm_sources``."""
     prm_sources: list[str] = ["gold", "mc_hard"]
     """One PRM per label source (gold, mc_hard, mc_soft, binary_search, judge, consensus...)."""
-    orm: OrmConfig | None = OrmConfig(max_minutes=1.5)
+    orm: OrmConfig | None = OrmConfig(max_steps=400)
     """The outcome baseline; null to skip it."""
 
 

@@ -77,7 +77,7 @@ def to_markdown(report: Report) -> str:
 
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}
+.table{overflow-x:auto;margin:1em 0}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #eee}
 pre{background:#f6f6f6;padding:.8em;overflow-x:auto}caption{caption-side:top;font-style:italic;text-align:left}"""
 
@@ -93,12 +93,15 @@ def to_html(report: Report) -> str:
         out += [f"<p>{e(p)}</p>" for p in sec.text]
         for table in sec.tables:
             cols = _columns(table.rows)
-            out.append("<table>" + (f"<caption>{e(table.caption)}</caption>" if table.caption else ""))
+            out.append(
+                "<div class='table'><table>"
+                + (f"<caption>{e(table.caption)}</caption>" if table.caption else "")
+            )
             out.append("<tr>" + "".join(f"<th>{e(c)}</th>" for c in cols) + "</tr>")
             out += [
                 "<tr>" + "".join(f"<td>{e(fmt(r.get(c)))}</td>" for c in cols) + "</tr>" for r in table.rows
             ]
-            out.append("</table>")
+            out.append("</table></div>")
         for path, caption in sec.images:
             out.append(
                 f"<figure><img src='{e(path)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption></figure>"

@@ -5,11 +5,52 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from prmkit.cards import training_warnings
 from prmkit.pipeline.recipe import Recipe
 from prmkit.pipeline.report import Report, Table, relpath
 
 BON_NS = (1, 4, 16, 64)
 BON_METHODS = ("prm:min", "prm:prod", "weighted:min", "orm", "majority", "oracle")
+BON_NAMES = {
+    "prm:min": "PRM best-of-N (min step score)",
+    "prm:prod": "PRM best-of-N (product of step scores)",
+    "weighted:min": "PRM-weighted majority vote",
+    "orm": "ORM best-of-N",
+    "majority": "majority vote",
+    "oracle": "oracle (any right answer among N)",
+}
+# The audits' headline numbers (evaluation.audits.summary) under plain column names, with a legend line.
+AUDIT_COLUMNS = {
+    "gaming_gap_at_max_n": ("gaming gap", "picked traces' score minus their gold validity at the largest N"),
+    "gaming_gap_growth": ("gap growth", "how much that gap grew from N = 1 (growth = the verifier is gamed)"),
+    "outcome_shift_share": (
+        "final-step minimum",
+        "share of picks whose lowest step score is the last step "
+        "(process-to-outcome shift; 0.42–0.55 for open MC-trained PRMs)",
+    ),
+    "process_fidelity": (
+        "process fidelity",
+        "AUC of step scores for gold step validity against the outcome "
+        "(1 = follows the steps, 0 = follows the answer)",
+    ),
+    "collapse_verdict": ("verdict", "process / collapsed / undecided from the bootstrap band of fidelity"),
+    "lucky_share": ("lucky answers", "share of right answers reached by a wrong process"),
+    "lucky_catch_rate": ("lucky caught", "share of those the model flags (a step under its threshold)"),
+    "ece_local": ("ECE step", "calibration error against each step's own validity"),
+    "ece_prefix": (
+        "ECE prefix",
+        "calibration error against 'no error so far' (a likelihood head's scores "
+        "are token probabilities, not calibrated chances: read its ECE as a ranking check only)",
+    ),
+    "length_slope_valid_only": (
+        "length slope",
+        "change of the trace score per extra step on error-free traces (a length bias when far from 0)",
+    ),
+}
+AUDIT_PLOTS = {
+    "collapse": "process-collapse audit: step scores against gold step validity and the outcome",
+    "gaming": "verifier-gaming audit: score vs gold validity of best-of-N picks as N grows",
+}
 
 
 def _pct(x: float | None) -> str:
@@ -20,6 +61,13 @@ def _evals(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {name[5:]: r for name, r in results.items() if name.startswith("eval-")}
 
 
+FIRST_ERROR_LEGEND = (
+    "F1: ProcessBench's first-error F1, the harmonic mean of *errors located* (share of traces with an "
+    "error whose first wrong step the model names exactly) and *correct passed* (share of error-free traces "
+    "it calls error-free). Threshold: the step score under which a step counts as wrong, tuned on world dev."
+)
+
+
 def _first_error_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for model, r in evals.items():
@@ -27,18 +75,20 @@ def _first_error_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"model": model, "threshold": fe.get("threshold")}
         for sub in fe["subsets"]:
             row[f"F1 {sub['name']}"] = _pct(sub["f1"])
+            row[f"errors located {sub['name']}"] = _pct(sub.get("acc_error"))
+            row[f"correct passed {sub['name']}"] = _pct(sub.get("acc_correct"))
         row["F1 (mean of subsets)"] = _pct(fe.get("f1"))
         rows.append(row)
     return rows
 
 
-def _bon_rows(summary: dict[str, Any], orm_name: str | None) -> list[dict[str, Any]]:
+def _bon_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     by = {(row["method"], row["n"]): row for row in summary["bon"]["rows"]}
     rows = []
     for method in BON_METHODS:
         if not any(m == method for m, _ in by):
             continue
-        row: dict[str, Any] = {"method": method if method != "orm" else f"orm ({orm_name})"}
+        row: dict[str, Any] = {"method": BON_NAMES.get(method, method)}
         for n in BON_NS:
             cell = by.get((method, n))
             row[f"N={n}"] = (
@@ -70,13 +120,48 @@ def _audit_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for model, r in evals.items():
         a = r["summary"].get("audits") or {}
-        rows.append({"model": model, **{k: v for k, v in a.items() if not isinstance(v, dict | list)}})
+        rows.append({"model": model, **{name: a.get(key) for key, (name, _) in AUDIT_COLUMNS.items()}})
     return rows
+
+
+def _trained(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The training stages' summaries (pretraining, PRMs, ORM): those that record a training run."""
+    return {name: r["summary"] for name, r in results.items() if "training" in r.get("summary", {})}
+
+
+def _training_rows(trained: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for name, s in trained.items():
+        t, start = s["training"], (s.get("dev_at_start") or {}).get("eval_first_error_f1")
+        best = (s.get("dev") or {}).get("eval_first_error_f1")
+        rows.append({
+            "model": name,
+            "optimiser steps (taken / planned)": f"{t['steps']:,} / {t['planned_steps']:,}",
+            "stopped by": t["stopped_by"],
+            "torch threads": t["threads"],
+            "dev first-error F1 (step 0 → best)": "–" if best is None else f"{_pct(start)} → {_pct(best)}",
+            "wall minutes": round(t["wall_seconds"] / 60, 1),
+        })  # fmt: skip
+    return rows
+
+
+def _warnings(trained: dict[str, dict[str, Any]]) -> list[str]:
+    return [
+        f"**Warning ({name}):** {w}."
+        for name, s in trained.items()
+        for w in training_warnings(
+            s["training"], {"dev": s.get("dev"), "dev_at_start": s.get("dev_at_start")}
+        )
+    ]
 
 
 def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, source: str | None) -> Report:
     report = Report(f"prmkit run: {recipe.name}")
     evals = _evals(results)
+    trained = _trained(results)
+    warnings = _warnings(trained)
+    if warnings:
+        report.section("Warnings").text.extend(warnings)
     head = report.section("What this run shows")
     where = "the embedded world" if recipe.problems.source == "world" else f"`{recipe.problems.source}`"
     backbone = (
@@ -88,18 +173,11 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
         "Brackets are 95 % bootstrap bands over problems."
     )
     if evals:
-        head.tables.append(
-            Table(
-                _first_error_rows(evals),
-                "First-error F1 (ProcessBench metric, %), threshold tuned on world dev",
-            )
-        )
+        head.tables.append(Table(_first_error_rows(evals), "First-error prediction on fresh world data (%)"))
+        head.text.append(FIRST_ERROR_LEGEND)
         main = next(iter(evals))
         summary = evals[main]["summary"]
-        orm_name = summary["bon"].get("orm")
-        head.tables.append(
-            Table(_bon_rows(summary, "orm" if orm_name else None), f"Best-of-N accuracy (%) with {main}")
-        )
+        head.tables.append(Table(_bon_rows(summary), f"Best-of-N accuracy (%) with {main}, [95 % band]"))
         bon_png = Path(evals[main]["dir"]) / "model" / "card" / summary["files"]["bon_plot"]
         head.images.append((relpath(bon_png, out), f"Best-of-N curves, {main}"))
     if "label_report" in results:
@@ -113,24 +191,28 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
         )
     if evals:
         sec = report.section("Failure-mode audits")
-        sec.text.append(
-            "Verifier gaming (gap between PRM score and gold validity of picked traces as N grows), process "
-            "collapse (how far step scores follow the outcome instead of gold step validity), lucky answers "
-            "caught, process-to-outcome shift, calibration and length bias. See each card for the plots."
-        )
+        sec.text.append("What each column means (every card has the plots):")
+        sec.text += [f"{name}: {meaning}." for name, meaning in AUDIT_COLUMNS.values()]
         sec.tables.append(Table(_audit_rows(evals)))
         for model, r in evals.items():
             plots = r["summary"]["files"].get("audit_plots", {})
-            for name in ("collapse", "gaming"):
+            for name, caption in AUDIT_PLOTS.items():
                 if name in plots:
                     sec.images.append(
-                        (relpath(Path(r["dir"]) / "model" / "card" / plots[name], out), f"{model}: {name}")
+                        (relpath(Path(r["dir"]) / "model" / "card" / plots[name], out), f"{model}: {caption}")
                     )
         cards = report.section("Process cards")
         for model, r in evals.items():
             cards.text.append(
                 f"{model}: {relpath(Path(r['dir']) / 'model' / 'README.md', out)} (and process_card.json)"
             )
+    if trained:
+        sec = report.section("Training: what each model actually did")
+        sec.text.append(
+            "Budgets are optimiser steps, so the same recipe and seed give the same models on any machine; a "
+            "model that stopped before its planned steps (a max_minutes cap) is named in the warnings above."
+        )
+        sec.tables.append(Table(_training_rows(trained)))
     timing = report.section("Where the time went")
     timing.tables.append(Table([
         {"stage": name, "seconds": round(r.get("seconds", 0.0), 1), "cached this run": r["cached"]}

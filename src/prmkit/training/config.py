@@ -17,14 +17,21 @@ class _Config(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     epochs: float = Field(3.0, gt=0)
-    """Passes over the training traces (training also stops at ``max_minutes``)."""
+    """Passes over the training traces, when ``max_steps`` is not given."""
+    max_steps: int | None = Field(None, ge=1)
+    """Optimiser steps to train (overrides ``epochs``): the machine-independent way to say how much to
+    train. The same steps, seed and ``threads`` give the same model on a quiet or a busy machine, only
+    sooner or later; the learning-rate schedule runs over these steps."""
     max_minutes: float | None = Field(None, gt=0)
-    """Wall-clock budget for the optimisation loop; the best checkpoint so far is kept when it runs out."""
+    """A time cap (None: none). Only time inside optimiser steps counts (dev evaluation and checkpoint
+    saves do not). When it cuts a run planned in ``max_steps`` or ``epochs`` short, the log, the process
+    card (``training.stopped_early``) and the run report say so: the model is then not the one the config
+    describes. With no ``max_steps`` it also shapes the learning-rate schedule (by elapsed share)."""
     budget_clock: Literal["wall", "cpu"] = "wall"
-    """Clock of ``max_minutes``: ``wall``, or ``cpu`` = process CPU time per torch thread, which on a
-    machine shared with other jobs estimates the wall time the run would take on its cores alone. Only
-    roughly with several threads: a thread waiting for a descheduled sibling burns CPU, so a 2-thread
-    run beside other jobs trains less (844 against 1,887 optimiser steps in one 4-minute measurement)."""
+    """Clock of ``max_minutes``: ``wall``, or ``cpu`` = process CPU time per torch thread. Both depend on
+    the machine and its load (a thread waiting for a descheduled sibling burns CPU: one 2-thread run beside
+    other jobs got 844 optimiser steps in the CPU-minutes that gave 1,887 alone), which is why shipped
+    recipes plan in ``max_steps``."""
     batch_size: int = Field(32, ge=1)
     """Traces per device per optimiser micro-step."""
     grad_accum: int = Field(1, ge=1)
@@ -46,7 +53,9 @@ class _Config(BaseModel):
     resume: bool = True
     """Continue from the newest checkpoint in ``output_dir`` when one exists (after a crash)."""
     threads: int | None = Field(None, ge=1)
-    """CPU threads for torch (None: torch's default)."""
+    """CPU threads for torch (None: torch's default, one per physical core). Set it where results must
+    not depend on the machine (the count changes float rounding) and where several jobs share the cores
+    (one thread per job); the count used is recorded in the process card."""
 
 
 class PretrainConfig(_Config):
@@ -69,7 +78,7 @@ class PretrainConfig(_Config):
     lr: float = Field(2e-3, gt=0)
     """Peak learning rate (linear warm-up over 5 % of steps, then cosine decay)."""
     epochs: float = Field(2.0, gt=0)
-    """Passes over the training text (training also stops at ``max_minutes``)."""
+    """Passes over the training text, when ``max_steps`` is not given."""
     batch_size: int = Field(32, ge=1)
     """Sequences per device per optimiser micro-step."""
 

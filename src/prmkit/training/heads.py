@@ -102,8 +102,7 @@ def _train_head(
 ) -> dict[str, Any]:
     import torch
 
-    if config.threads:
-        torch.set_num_threads(config.threads)
+    threads = loop.set_threads(config)
     torch.manual_seed(config.seed)
     out = Path(output_dir)
     traces, data_name = data
@@ -124,14 +123,15 @@ def _train_head(
     resume = loop.last_checkpoint(out, config.resume)
     # dev F1 of the starting model too (step 0), so a run shows whether the labels improved on it
     args = loop.training_args(config, out, evaluate=bool(dev), eval_on_start=bool(dev) and resume is None)
+    budget = loop.time_budget(config.max_minutes, config.budget_clock, schedule=config.max_steps is None)
     trainer = loop.make_trainer(
         model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, (dev, dev_source),
-        convention, [loop.time_budget(config.max_minutes, config.budget_clock)], surprise, objective,
-        _noise(config),
+        convention, [budget], surprise, objective, _noise(config),
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
     trainer.train(resume_from_checkpoint=resume)
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    run = loop.run_record(trainer, config, budget, threads, wall, cpu)
     metrics = trainer.evaluate() if dev else {}
     if metrics:
         spec = spec.model_copy(update={"threshold": metrics["eval_threshold"]})
@@ -157,25 +157,13 @@ def _train_head(
             },
         },
         metrics={"dev": metrics, "dev_at_start": start},
-        training={
-            "config": config.model_dump(mode="json"),
-            "wall_seconds": wall,
-            "cpu_seconds": cpu,
-            "steps": trainer.state.global_step,
-            "examples": len(examples),
-        },
+        training={"config": config.model_dump(mode="json"), **run, "examples": len(examples)},
     )
     SurpriseLoss.detach(trainer.model)
     save_checkpoint(trainer.model, tok, spec, out, card)
     _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
     shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed
-    return {
-        "output_dir": str(out),
-        "dev": metrics,
-        "dev_at_start": start,
-        "wall_seconds": wall,
-        "cpu_seconds": cpu,
-    }
+    return {"output_dir": str(out), "dev": metrics, "dev_at_start": start, "training": run}
 
 
 def _dev_at_start(history: list[dict[str, Any]], best: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ RNG and data position from the newest ``checkpoints/checkpoint-N``.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ from prmkit.core.model import Trace
 from prmkit.training.config import _Config
 
 CHECKPOINTS = "checkpoints"
+logger = logging.getLogger(__name__)
 
 
 def _cuda() -> bool:
@@ -54,13 +56,14 @@ def training_args(config: _Config, output_dir: Path, evaluate: bool, **extra: An
     return TrainingArguments(
         output_dir=str(output_dir / CHECKPOINTS),
         num_train_epochs=config.epochs,
+        max_steps=config.max_steps or -1,
         per_device_train_batch_size=config.batch_size,
         per_device_eval_batch_size=config.batch_size,
         gradient_accumulation_steps=config.grad_accum,
         learning_rate=config.lr,
         weight_decay=config.weight_decay,
         warmup_steps=0.05,
-        lr_scheduler_type="cosine",  # by steps; with max_minutes, by time (see time_budget)
+        lr_scheduler_type="cosine",  # by steps; a run planned by time only, by time (see time_budget)
         logging_steps=max(1, min(10, every // 5)),
         eval_strategy="steps" if evaluate else "no",
         eval_steps=every,
@@ -82,30 +85,41 @@ def training_args(config: _Config, output_dir: Path, evaluate: bool, **extra: An
     )
 
 
-def time_budget(minutes: float | None, kind: str = "wall") -> Any:
-    """A callback that stops training (saving and evaluating once more) after ``minutes``.
+def time_budget(minutes: float | None, kind: str = "wall", schedule: bool = True) -> Any:
+    """A callback that stops training (saving and evaluating once more) after ``minutes`` of *training*
+    time on the ``kind`` clock: only the time inside optimiser steps counts, so dev evaluations and
+    checkpoint saves are outside the budget and a slow evaluation never takes steps away.
 
-    Trainers made by :func:`budgeted` also take their learning-rate schedule from it: 5 % linear warm-up,
-    then cosine to zero over the *elapsed share of the budget*, so a run cut by time ends annealed
-    however fast the machine is (and the logged learning rate is the one used).
+    With ``schedule`` (a run planned by time, no ``max_steps``), trainers made by :func:`budgeted` also
+    take their learning-rate schedule from it: 5 % linear warm-up, then cosine to zero over the *elapsed
+    share of the budget*, so a run cut by time ends annealed however fast the machine is. Without it the
+    budget is only a cap on a run planned in steps, and ``stopped`` records that it cut the run short.
     """
     from transformers import TrainerCallback
 
     class Budget(TrainerCallback):
         def __init__(self) -> None:
-            self.minutes, self.start = minutes, None
+            self.minutes, self.schedule = minutes, schedule and minutes is not None
+            self.spent, self.begin, self.stopped = 0.0, None, False
+
+        def elapsed(self) -> float:
+            return self.spent + (clock(kind) - self.begin if self.begin is not None else 0.0)
 
         def scale(self) -> float:
-            if self.start is None:
-                self.start = clock(kind)
-            frac = min(1.0, (clock(kind) - self.start) / (self.minutes * 60))
+            frac = min(1.0, self.elapsed() / (self.minutes * 60))
             return min(1.0, (frac + 1e-3) / 0.05) * 0.5 * (1 + math.cos(math.pi * frac))
 
-        def on_train_begin(self, args, state, control, **kw):
-            self.start = clock(kind)
+        def on_step_begin(self, args, state, control, **kw):
+            self.begin = clock(kind)
 
         def on_step_end(self, args, state, control, **kw):
-            if self.minutes is not None and clock(kind) - self.start > self.minutes * 60:
+            self.spent, self.begin = self.elapsed(), None
+            if (
+                self.minutes is not None
+                and self.spent > self.minutes * 60
+                and state.global_step < state.max_steps
+            ):
+                self.stopped = True
                 control.should_training_stop = True
                 control.should_save = True
                 control.should_evaluate = args.eval_strategy != "no"
@@ -115,12 +129,13 @@ def time_budget(minutes: float | None, kind: str = "wall") -> Any:
 
 
 def budgeted(trainer_cls: type) -> type:
-    """``trainer_cls`` whose scheduler follows a time-budget callback among its callbacks, if any."""
+    """``trainer_cls`` whose scheduler follows a time-budget callback among its callbacks when that
+    budget plans the run (``schedule``); a run planned in steps keeps the trainer's own cosine."""
 
     class Budgeted(trainer_cls):
         def create_scheduler(self, num_training_steps, optimizer=None):
             budget = next((c for c in self.callback_handler.callbacks if hasattr(c, "scale")), None)
-            if budget is None or budget.minutes is None:
+            if budget is None or not budget.schedule:
                 return super().create_scheduler(num_training_steps, optimizer)
             if self.lr_scheduler is None:
                 from torch.optim.lr_scheduler import LambdaLR
@@ -129,6 +144,41 @@ def budgeted(trainer_cls: type) -> type:
             return self.lr_scheduler
 
     return Budgeted
+
+
+def set_threads(config: _Config) -> int:
+    """Apply ``config.threads`` (torch's default when None) and return the count in use: recorded with
+    the run, since a different count changes float rounding and, on a shared machine, the speed."""
+    import torch
+
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    return torch.get_num_threads()
+
+
+def run_record(trainer: Any, config: _Config, budget: Any, threads: int, wall: float, cpu: float) -> dict:
+    """What a finished run actually did, for its card and the report: optimiser steps taken against the
+    steps planned, what stopped it, its threads and clocks. A time cap that cut the run short is logged
+    as a warning here, since the model is then not the one the config describes."""
+    state = trainer.state
+    planned, steps = state.max_steps, state.global_step
+    stopped_by = "time cap" if budget.stopped else ("max_steps" if config.max_steps else "epochs")
+    if budget.stopped:
+        logger.warning(
+            "training stopped early by its time cap (max_minutes=%s on the %s clock) after %d of %d planned "
+            "optimiser steps: this model is not the one its config describes; plan the run in max_steps",
+            config.max_minutes, config.budget_clock, steps, planned,
+        )  # fmt: skip
+    return {
+        "steps": steps,
+        "planned_steps": planned,
+        "stopped_early": bool(budget.stopped),
+        "stopped_by": stopped_by,
+        "threads": threads,
+        "train_clock_minutes": round(budget.spent / 60, 3),
+        "wall_seconds": wall,
+        "cpu_seconds": cpu,
+    }
 
 
 def step_loss(logits: Any, targets: Any, num_classes: int, noise: tuple[float, float] = (0.0, 0.0)) -> Any:

@@ -8,12 +8,14 @@ policies' (``problem``, newline, one step per line), so ``prmkit.policies.hf`` c
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.modeling.backbone import tiny_config
 from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
@@ -57,8 +59,7 @@ def pretrain_lm(
     from prmkit.core.dataset import read_traces
 
     config = config or PretrainConfig()
-    if config.threads:
-        torch.set_num_threads(config.threads)
+    threads = loop.set_threads(config)
     torch.manual_seed(config.seed)
     out = Path(output_dir)
     traces = read_traces(data) if isinstance(data, str | Path) else list(data)
@@ -70,13 +71,15 @@ def pretrain_lm(
     tok = build_tokenizer(trace_texts(train), vocab_size=config.vocab_size)
     model = AutoModelForCausalLM.from_config(tiny_config(tok, config.tiny))
     args = loop.training_args(config, out, evaluate=False)
+    budget = loop.time_budget(config.max_minutes, config.budget_clock, schedule=config.max_steps is None)
     trainer = loop.budgeted(Trainer)(
         model=model, args=args, train_dataset=lm_examples(train, tok, config.tiny.max_length, config.loss_on_problem),
-        data_collator=LMCollator(tok.pad_token_id), callbacks=[loop.time_budget(config.max_minutes, config.budget_clock)],
+        data_collator=LMCollator(tok.pad_token_id), callbacks=[budget],
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
     trainer.train(resume_from_checkpoint=loop.last_checkpoint(out, config.resume))
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    run = loop.run_record(trainer, config, budget, threads, wall, cpu)
     dev_loss = (
         trainer.evaluate(lm_examples(dev, tok, config.tiny.max_length, config.loss_on_problem))["eval_loss"]
         if dev
@@ -89,5 +92,6 @@ def pretrain_lm(
 
     _write_logs(trainer.state.log_history, out, "LM pretraining")
     shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)
-    return {"output_dir": str(out), "dev_loss": dev_loss, "wall_seconds": wall, "cpu_seconds": cpu,
-            "steps": trainer.state.global_step, "traces": len(train)}  # fmt: skip
+    with atomic_write(out / "training.json") as fh:  # what the run did, beside the model
+        json.dump({"config": config.model_dump(mode="json"), **run, "dev_loss": dev_loss}, fh, indent=2)
+    return {"output_dir": str(out), "dev_loss": dev_loss, "training": run, "traces": len(train)}

@@ -1,0 +1,42 @@
+"""The run report puts what a reader must know first: models that stopped early or did not improve."""
+
+from __future__ import annotations
+
+from prmkit.pipeline.recipe import Recipe
+from prmkit.pipeline.report import to_html, to_markdown
+from prmkit.pipeline.summary import build_report
+
+
+def _trained(steps: int, planned: int, stopped: bool, start: float | None = None, best: float | None = None):
+    run = {"steps": steps, "planned_steps": planned, "stopped_early": stopped, "threads": 2,
+           "stopped_by": "time cap" if stopped else "max_steps", "wall_seconds": 90.0}  # fmt: skip
+    summary = {"training": run}
+    if best is not None:
+        summary |= {"dev": {"eval_first_error_f1": best}, "dev_at_start": {"eval_first_error_f1": start}}
+    return {"cached": False, "seconds": 1.0, "dir": "x", "summary": summary}
+
+
+def test_report_opens_with_warnings_and_lists_steps_taken_against_planned(tmp_path):
+    results = {
+        "pretrain": _trained(1200, 1200, False),
+        "prm-gold": _trained(114, 500, True, start=0.61, best=0.457),
+        "prm-mc_hard": _trained(500, 500, False, start=0.938, best=0.935),
+        "orm": _trained(400, 400, False),
+    }
+    report = build_report(Recipe(), results, tmp_path, "recipes/world.yaml")
+    assert report.sections[0].title == "Warnings"
+    warnings = report.sections[0].text
+    assert len(warnings) == 3  # prm-gold: stopped early and worse than its start; prm-mc_hard: not better
+    assert warnings[0].startswith("**Warning (prm-gold):** training stopped early: 114 of 500 planned")
+    assert any(w.startswith("**Warning (prm-mc_hard):**") and "93.8" not in w and "0.938" in w for w in warnings)
+    md = to_markdown(report)
+    assert md.index("## Warnings") < md.index("## What this run shows")
+    assert "| prm-gold | 114 / 500 | time cap | 2 | 61.0 → 45.7 |" in md
+    assert "| pretrain | 1,200 / 1,200 | max_steps | 2 | – |" in md
+    assert "<div class='table'><table>" in to_html(report)  # wide tables scroll instead of overflowing
+
+
+def test_report_has_no_warnings_section_when_every_run_went_as_planned(tmp_path):
+    results = {"prm-gold": _trained(500, 500, False, start=0.6, best=0.9)}
+    report = build_report(Recipe(), results, tmp_path, None)
+    assert "Warnings" not in [s.title for s in report.sections]
