@@ -56,13 +56,21 @@ for _area in _AREAS:
     importlib.import_module(f"prmkit.cli.{_area}").register(app)
 
 
-@app.callback()
-def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from prmkit import __version__
 
         typer.echo(__version__)
         raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+    ),
+) -> None:
+    """Eager ``--version`` runs before the sub-command is looked for, so it needs none."""
 
 
 def main() -> None:
