@@ -29,6 +29,8 @@ class _Group(TyperGroup):
     under tests' CliRunner alike."""
 
     def invoke(self, ctx):  # type: ignore[no-untyped-def]
+        from pydantic import ValidationError
+
         from prmkit.core.errors import InputError
         from prmkit.core.registry import UnknownNameError
 
@@ -38,6 +40,13 @@ class _Group(TyperGroup):
             from prmkit.cli.common import print_error
 
             print_error(err)
+            raise typer.Exit(2) from None
+        except ValidationError as err:  # an option value the command's typed config refuses
+            from prmkit.cli.common import print_error
+
+            for e in err.errors(include_url=False):
+                flag = "--" + "-".join(str(x).replace("_", "-") for x in e["loc"]) if e["loc"] else "input"
+                print_error(f"{flag}: {e['msg'].lower()}, found {e.get('input')!r}")
             raise typer.Exit(2) from None
 
 
