@@ -133,3 +133,29 @@ def test_likelihood_head_card_says_where_the_score_is_read(tmp_path):
     assert "| head | likelihood" in text
     classifier = render_markdown(full_card(read_process_card(tmp_path), None))
     assert "pipeline_tag: token-classification" in classifier and "tag (score read here)" in classifier
+
+
+def test_how_to_use_shell_command_runs_as_written(tmp_path, monkeypatch):
+    """The card's shell line is a complete command (it once lacked the required ``-o``)."""
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from prmkit.cli import app
+    from prmkit.core.dataset import write_traces
+    from prmkit.testing import make_random_prm
+    from prmkit.world import generate_problems, sample_traces
+
+    model = make_random_prm(tmp_path / "prm")
+    training_card(tmp_path)
+    text = render_markdown(full_card(read_process_card(tmp_path), None))
+    (command,) = re.findall(r"`(prmkit score [^`]+)`", text)
+    write_traces(tmp_path / "traces.jsonl", sample_traces(generate_problems(2, seed=0), 1, seed=0))
+    args = [
+        {"MODEL": model, "traces.jsonl": str(tmp_path / "traces.jsonl")}.get(a, a)
+        for a in shlex.split(command)
+    ]
+    monkeypatch.chdir(tmp_path)  # the command writes relative to where it runs
+    result = CliRunner().invoke(app, args[1:])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "scored.jsonl").stat().st_size > 0

@@ -289,7 +289,7 @@ def usage_md(card: ProcessCard, training_readme: str | None = None) -> str:
         "## How to use\n\n```python\nfrom prmkit.scoring import aggregate, load_scorer\n\n"
         'scorer = load_scorer("path/to/this/checkpoint")\nstep_scores = scorer.score(traces)  # one score in [0, 1] per step\n'
         f'trace_scores = [aggregate(s, "{agg}") for s in step_scores]\n```\n\n'
-        "Or from the shell: `prmkit score MODEL traces.jsonl`. The full numbers are in `process_card.json` "
+        "Or from the shell: `prmkit score MODEL traces.jsonl -o scored.jsonl`. The full numbers are in `process_card.json` "
         "and the `card/` folder."
     )
     if training_readme:
