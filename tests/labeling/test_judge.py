@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import pytest
+
 from prmkit.core.model import Problem, Step
+from prmkit.core.protocols import JudgeVerdict
+from prmkit.evaluation.processbench import evaluate_first_error
 from prmkit.labeling.judge import label_judge
 from prmkit.policies.critic import parse_first_error, verdict_from_first_error
 from prmkit.world import SimulatedJudge
@@ -35,3 +39,47 @@ def test_unparseable_answers_label_nothing_and_are_counted(traces):
     assert all(r is None for t in bad for r in t.ratings("judge"))
     assert all(t.first_error("judge") == 1 for t in good)
     assert good[0].steps[0].label("judge").provenance.params["raw"].endswith("\\boxed{1}")
+
+
+class _CriticJudge:
+    """A critic whose every answer is the same text, read as the endpoint judge reads it."""
+
+    def __init__(self, raw: str):
+        self.raw, self.name = raw, "critic"
+
+    def judge(self, problem: Problem, steps: list[Step]) -> JudgeVerdict:
+        return verdict_from_first_error(parse_first_error(self.raw), len(steps), self.raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "status"),
+    [("I'm sorry, I can't help with that.", "unparseable"), ("Paragraph 99: \\boxed{99}", "out_of_range")],
+)
+def test_answers_without_a_verdict_are_never_labelled_no_error(traces, raw, status):
+    """Labelling follows ProcessBench's rule for a critique without a usable index (QwenLM/ProcessBench
+    ``code/run_eval.py`` @ e8024636bcabdf8bd514440551b531d3f90dd18b: ``pred = None``, and
+    ``match = (pred == label)`` is False even for label -1): nothing is labelled, the answer is counted
+    under its status, and reading the labels back as a predictor gives "no prediction", not -1."""
+    some = traces[:12]
+    labelled, summary = label_judge(some, _CriticJudge(raw))
+    assert summary[status] == len(some) and summary["ok"] == 0
+    assert all(r is None for t in labelled for r in t.ratings("judge"))
+    result = evaluate_first_error({"w": labelled}, "judge")
+    s = result.subsets[0]
+    assert s.error_free > 0 and s.acc_correct == 0.0 and s.acc_error == 0.0
+    assert s.unlabelled == len(some)
+
+
+class _BareJudge:
+    """A third-party judge that says "no verdict" with first_error None and no status."""
+
+    name = "bare"
+
+    def judge(self, problem: Problem, steps: list[Step]) -> JudgeVerdict:
+        return JudgeVerdict(ratings=[None] * len(steps), first_error=None)
+
+
+def test_a_verdict_without_first_error_labels_nothing(traces):
+    labelled, summary = label_judge(traces[:5], _BareJudge())
+    assert summary["unparseable"] == 5 and summary["ok"] == 0
+    assert all(r is None for t in labelled for r in t.ratings("judge"))

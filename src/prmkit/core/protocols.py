@@ -43,7 +43,9 @@ class JudgeVerdict(BaseModel):
     """A judge's reading of one trace: a rating per step (None = not judged) and the first error."""
 
     ratings: list[int | None]
-    first_error: int
+    first_error: int | None
+    """Index of the earliest wrong step, -1 for none; None when the judge gave no verdict (an answer
+    that could not be read, or an index outside the trace): never to be read as -1."""
     raw: str | None = None
     """The judge's raw response, kept in the label's provenance for audit."""
     extra: dict = Field(default_factory=dict)

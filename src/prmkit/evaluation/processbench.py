@@ -3,9 +3,27 @@
 The metric is ProcessBench's (Zheng et al., 2024; QwenLM/ProcessBench): each trace's predicted first
 error (index of the earliest wrong step, -1 for none) either matches the gold one or not; per subset,
 ``acc_error`` = match rate on traces with an error, ``acc_correct`` = match rate on error-free traces,
-``F1`` = their harmonic mean. The **headline is the plain mean of the subset F1s**, as QwenLM's own
-scripts compute it. huggingface/ProcessBench's ``run_eval_prm_trl.py`` instead weights subset F1s by
-subset size; that figure is reported too, always under the name ``f1_size_weighted``.
+``F1`` = their harmonic mean. The **headline is the plain mean of the subset F1s** (QwenLM's scripts
+print each subset's F1; the paper's average is their plain mean). huggingface/ProcessBench's
+``run_eval_prm_trl.py`` instead weights subset F1s by subset size; that figure is reported too, always
+under the name ``f1_size_weighted``.
+
+Edge cases, against QwenLM/ProcessBench ``code/run_eval.py`` and ``code/run_eval_prm_rlhflow.py``
+(commit e8024636bcabdf8bd514440551b531d3f90dd18b), which compute with numpy
+``acc1 = np.mean(matches on error traces) * 100``, ``acc2`` likewise on error-free ones and
+``f1 = 2 * acc1 * acc2 / (acc1 + acc2)``:
+
+- **No prediction** (a critic answer without a usable index, an index outside the trace, a label
+  source that left the trace unlabelled) is its own value: it matches no gold first error, -1
+  included (upstream: ``pred = None``, ``match = (pred == label)``), and is counted per subset
+  (``unparseable``, ``out_of_range``, ``unlabelled``). It is never read as "no error".
+- **Undefined F1**: upstream's F1 is nan when a subset has no error-free or no erroneous traces
+  (``np.mean([])``) or when both accuracies are 0 (0/0); a nan subset makes the average nan.
+  prmkit keeps that value as ``f1_official`` (subset and headline; JSON ``null`` with
+  ``f1_official_undefined: true``) and lists ``undefined_subsets``. prmkit's own ``f1`` deliberately
+  differs: 0 when both accuracies are 0 (the harmonic mean's limit, so such a subset pulls the headline
+  down rather than dropping out), None for a one-sided subset, which the headline leaves out and names
+  in ``excluded_from_headline``.
 
 A step scorer predicts "first step whose score is below the threshold". The threshold is given, tuned
 on a dev split (the value maximising the headline on dev), or 0.5 by default; it is recorded with the
@@ -16,6 +34,7 @@ installed, else with the small reader here) and on prmkit trace files with gold 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,11 +43,18 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.model import Trace
-from prmkit.core.protocols import Judge, StepScorer
+from prmkit.core.protocols import Judge, JudgeVerdict, StepScorer
 from prmkit.evaluation.gold import has_gold
 
 Predictor = StepScorer | Judge | str
 """A StepScorer (scores + threshold), a Judge (its verdict's first error) or a label-source selector."""
+
+NO_PREDICTION = ("unparseable", "out_of_range", "unlabelled")
+"""Why a trace has no predicted first error: a judge answer without an index, an index outside the
+trace, a label source that did not label the trace (fully, when it rated no step -1)."""
+
+Prediction = tuple[int | None, str]
+"""A predicted first error (None: no prediction) and its status (``ok`` or one of NO_PREDICTION)."""
 
 
 @dataclass
@@ -42,6 +68,14 @@ class SubsetResult:
     acc_error: float | None
     acc_correct: float | None
     f1: float | None
+    """prmkit's F1: 0 when both accuracies are 0, None when a side has no traces."""
+    f1_official: float = math.nan
+    """QwenLM's script's F1: nan when a side has no traces or both accuracies are 0."""
+    no_prediction: int = 0
+    """Traces with no prediction (scored as never matching); the three counts below add up to it."""
+    unparseable: int = 0
+    out_of_range: int = 0
+    unlabelled: int = 0
 
 
 @dataclass
@@ -60,29 +94,67 @@ class FirstErrorResult:
     """Subset F1s weighted by subset size (huggingface/ProcessBench run_eval_prm_trl.py); not the headline."""
     predictions: list[dict[str, Any]] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
+    f1_official: float = math.nan
+    """Plain mean of the subsets' ``f1_official``: nan as soon as one is (numpy's mean propagates it)."""
+    undefined_subsets: list[str] = field(default_factory=list)
+    """Subsets whose official F1 is nan (one-sided, or both accuracies 0)."""
+    excluded_from_headline: list[str] = field(default_factory=list)
+    """Subsets left out of prmkit's headline (no error-free or no erroneous traces)."""
+    no_prediction: int = 0
+    """Traces with no prediction over all subsets (see each subset's counts)."""
 
     def to_dict(self, with_predictions: bool = False) -> dict[str, Any]:
+        """Plain JSON: a nan official F1 becomes null beside ``f1_official_undefined: true``."""
         d = asdict(self)
         if not with_predictions:
             d.pop("predictions")
+        for part in (d, *d["subsets"]):
+            undefined = math.isnan(part["f1_official"])
+            part["f1_official"] = None if undefined else part["f1_official"]
+            part["f1_official_undefined"] = undefined
         return d
 
     def table(self) -> str:
-        """A Markdown table in ProcessBench's units (×100)."""
-        pct = lambda x: "–" if x is None else f"{100 * x:.1f}"  # noqa: E731
+        """A Markdown table in ProcessBench's units (×100); "nan" where upstream's script prints nan."""
         lines = [
-            "| subset | traces | error / error-free | acc_error | acc_correct | F1 |",
-            "|---|---|---|---|---|---|",
+            "| subset | traces | error / error-free | no prediction | acc_error | acc_correct | F1 |",
+            "|---|---|---|---|---|---|---|",
         ]
         for s in self.subsets:
+            f1 = _pct(s.f1) + (" (official nan)" if s.f1 is not None and math.isnan(s.f1_official) else "")
             lines.append(
-                f"| {s.name} | {s.traces} | {s.with_error} / {s.error_free} | {pct(s.acc_error)} | {pct(s.acc_correct)} | {pct(s.f1)} |"
+                f"| {s.name} | {s.traces} | {s.with_error} / {s.error_free} | {_no_prediction_cell(s)} "
+                f"| {_pct(s.acc_error)} | {_pct(s.acc_correct)} | {f1} |"
             )
-        lines.append(f"| **mean of subset F1s (headline)** | | | | | **{pct(self.f1)}** |")
+        lines.append(f"| **mean of subset F1s (headline)** | | | | | | **{_pct(self.f1)}** |")
         lines.append(
-            f"| size-weighted F1 (huggingface script; not the headline) | | | | | {pct(self.f1_size_weighted)} |"
+            f"| official mean (QwenLM's rule: nan propagates) | | | | | | {_pct(self.f1_official)} |"
         )
-        return "\n".join(lines)
+        lines.append(
+            f"| size-weighted F1 (huggingface script; not the headline) | | | | | | {_pct(self.f1_size_weighted)} |"
+        )
+        return "\n".join(lines + self._notes())
+
+    def _notes(self) -> list[str]:
+        notes = []
+        if self.undefined_subsets:
+            notes.append(
+                f"\nnan: F1 undefined in {len(self.undefined_subsets)} subset(s), "
+                f"{', '.join(self.undefined_subsets)} (no error-free or no erroneous traces, or both "
+                "accuracies 0); QwenLM's script prints nan there, and its mean is nan. The headline "
+                "counts both-0 as F1 0 and averages the subsets with an F1"
+                + (
+                    f"; left out: {', '.join(self.excluded_from_headline)}."
+                    if self.excluded_from_headline
+                    else "."
+                )
+            )
+        if self.no_prediction:
+            notes.append(
+                f"\nno prediction: {self.no_prediction} trace(s), scored as matching no gold first error "
+                "(QwenLM's script: pred = None), never as -1."
+            )
+        return notes
 
     def write(self, out_dir: str | Path) -> Path:
         """Write ``processbench.json``, ``predictions.jsonl`` and ``first_error_hist.png`` to ``out_dir``."""
@@ -91,15 +163,24 @@ class FirstErrorResult:
 
         out = Path(out_dir)
         with atomic_write(out / "processbench.json") as fh:
-            json.dump(self.to_dict(), fh, indent=2)
+            json.dump(self.to_dict(), fh, indent=2, allow_nan=False)
         with atomic_write(out / "predictions.jsonl") as fh:
             fh.writelines(json.dumps(p) + "\n" for p in self.predictions)
-        first_error_hist(
+        first_error_hist(  # traces without a prediction are counted in the table, not plotted
             [p["gold"] for p in self.predictions],
-            [p["predicted"] for p in self.predictions],
+            [p["predicted"] for p in self.predictions if p["predicted"] is not None],
             out / "first_error_hist.png",
         )
         return out / "processbench.json"
+
+
+def _pct(x: float | None) -> str:
+    return "nan" if x is None or math.isnan(x) else f"{100 * x:.1f}"
+
+
+def _no_prediction_cell(s: SubsetResult) -> str:
+    why = [f"{reason} {getattr(s, reason)}" for reason in NO_PREDICTION if getattr(s, reason)]
+    return f"{s.no_prediction} ({', '.join(why)})" if why else "0"
 
 
 def predicted_first_error(scores: Sequence[float], threshold: float) -> int:
@@ -108,9 +189,17 @@ def predicted_first_error(scores: Sequence[float], threshold: float) -> int:
 
 
 def harmonic_f1(acc_error: float, acc_correct: float) -> float:
-    """ProcessBench's F1: the harmonic mean of the two accuracies (0 when both are 0)."""
+    """prmkit's F1: the harmonic mean of the two accuracies, 0 when both are 0 (upstream: nan)."""
     total = acc_error + acc_correct
     return 0.0 if total == 0 else 2 * acc_error * acc_correct / total
+
+
+def official_f1(acc_error: float | None, acc_correct: float | None) -> float:
+    """QwenLM's ``f1 = 2 * acc1 * acc2 / (acc1 + acc2)`` with numpy's rules: nan for a side with no
+    traces (``np.mean([])``) and for 0/0."""
+    if acc_error is None or acc_correct is None or acc_error + acc_correct == 0:
+        return math.nan
+    return 2 * acc_error * acc_correct / (acc_error + acc_correct)
 
 
 def tune_threshold(
@@ -135,7 +224,7 @@ def tune_threshold(
         match = pred == g[None, :]
         err, ok = g != -1, g == -1
         if not err.any() or not ok.any():
-            continue  # F1 undefined on this subset, as in subset_metrics
+            continue  # left out of the headline, as in headline(); both-0 counts as 0 below, as there
         a, b = match[:, err].mean(axis=1), match[:, ok].mean(axis=1)
         f1s.append(np.where(a + b > 0, 2 * a * b / np.maximum(a + b, 1e-300), 0.0))
     if not f1s:
@@ -151,16 +240,35 @@ def _predictions_at(prefix_min: np.ndarray, thresholds: np.ndarray) -> np.ndarra
     return np.where(k == len(prefix_min), -1, k)
 
 
-def subset_metrics(name: str, gold: Sequence[int], predicted: Sequence[int]) -> SubsetResult:
-    """ProcessBench's per-subset metrics from gold and predicted first errors."""
-    g, p = np.asarray(gold), np.asarray(predicted)
-    err, ok = g != -1, g == -1
-    acc_error = float((p[err] == g[err]).mean()) if err.any() else None
-    acc_correct = float((p[ok] == g[ok]).mean()) if ok.any() else None
+def subset_metrics(
+    name: str,
+    gold: Sequence[int],
+    predicted: Sequence[int | None],
+    statuses: Sequence[str] | None = None,
+) -> SubsetResult:
+    """ProcessBench's per-subset metrics from gold and predicted first errors.
+
+    A None prediction matches nothing (upstream's ``pred == label`` with ``pred = None``); ``statuses``
+    (``ok`` or one of :data:`NO_PREDICTION`, per trace) give the counts of why.
+    """
+    if len(gold) != len(predicted):
+        raise ValueError(f"subset {name}: {len(predicted)} predictions for {len(gold)} traces")
+    match = [p is not None and p == g for g, p in zip(gold, predicted, strict=True)]
+    on_err = [m for g, m in zip(gold, match, strict=True) if g != -1]
+    on_ok = [m for g, m in zip(gold, match, strict=True) if g == -1]
+    acc_error = sum(on_err) / len(on_err) if on_err else None
+    acc_correct = sum(on_ok) / len(on_ok) if on_ok else None
     f1 = None
     if acc_error is not None and acc_correct is not None:
         f1 = harmonic_f1(acc_error, acc_correct)
-    return SubsetResult(name, len(g), int(err.sum()), int(ok.sum()), acc_error, acc_correct, f1)
+    result = SubsetResult(name, len(gold), len(on_err), len(on_ok), acc_error, acc_correct, f1)
+    result.f1_official = official_f1(acc_error, acc_correct)
+    result.no_prediction = sum(p is None for p in predicted)
+    for status in statuses or ():
+        if status in NO_PREDICTION:
+            setattr(result, status, getattr(result, status) + 1)
+    result.unparseable += result.no_prediction - sum(getattr(result, r) for r in NO_PREDICTION)
+    return result
 
 
 def headline(subsets: Sequence[SubsetResult]) -> tuple[float | None, float | None]:
@@ -171,6 +279,12 @@ def headline(subsets: Sequence[SubsetResult]) -> tuple[float | None, float | Non
     plain = float(np.mean([s.f1 for s in scored]))
     weighted = float(sum(s.f1 * s.traces for s in scored) / sum(s.traces for s in scored))
     return plain, weighted
+
+
+def official_headline(subsets: Sequence[SubsetResult]) -> float:
+    """The plain mean of the subsets' official F1s, nan as soon as one is nan (numpy's mean)."""
+    values = [s.f1_official for s in subsets]
+    return math.nan if not values or any(map(math.isnan, values)) else sum(values) / len(values)
 
 
 GOLD_SOURCES = ("gold", "human:processbench")
@@ -189,18 +303,45 @@ def predictor_name(predictor: Predictor) -> str:
     return predictor if isinstance(predictor, str) else getattr(predictor, "name", type(predictor).__name__)
 
 
+def judge_prediction(verdict: JudgeVerdict, n_steps: int) -> Prediction:
+    """A judge's first error, or no prediction when its verdict has a non-``ok`` status, no first
+    error, or one outside ``[-1, n_steps)`` (upstream's out-of-range int matches no label either)."""
+    status = str((verdict.extra or {}).get("status", "ok"))
+    fe = verdict.first_error
+    if status == "ok" and fe is None:
+        status = "unparseable"
+    elif status == "ok" and not -1 <= fe < n_steps:
+        status = "out_of_range"
+    if status != "ok":
+        return None, status if status in NO_PREDICTION else "unparseable"
+    return fe, "ok"
+
+
+def source_prediction(trace: Trace, source: str, threshold: float) -> Prediction:
+    """The first step ``source`` rated -1; -1 only when it rated every step and none -1.
+
+    A trace the source left (partly) unlabelled without a -1 is no prediction: e.g. ``judge`` labels
+    of an unparseable critic answer, which label nothing. (``Trace.first_error`` would say -1.)
+    """
+    ratings = trace.ratings(source, threshold)
+    if -1 in ratings:
+        return ratings.index(-1), "ok"
+    return (None, "unlabelled") if None in ratings else (-1, "ok")
+
+
 def predict(
     sets: Mapping[str, Sequence[Trace]], predictor: Predictor, threshold: float
-) -> dict[str, list[int]]:
-    """Predicted first error of every trace of every subset."""
-    out: dict[str, list[int]] = {}
+) -> dict[str, list[Prediction]]:
+    """Predicted first error (None: no prediction) and its status for every trace of every subset."""
+    out: dict[str, list[Prediction]] = {}
     for name, traces in sets.items():
         if isinstance(predictor, str):
-            out[name] = [t.first_error(predictor, threshold) for t in traces]
+            out[name] = [source_prediction(t, predictor, threshold) for t in traces]
         elif isinstance(predictor, StepScorer):
-            out[name] = [predicted_first_error(s, threshold) for s in predictor.score(list(traces))]
+            scores = predictor.score(list(traces))
+            out[name] = [(predicted_first_error(s, threshold), "ok") for s in scores]
         elif isinstance(predictor, Judge):
-            out[name] = [predictor.judge(t.problem, t.steps).first_error for t in traces]
+            out[name] = [judge_prediction(predictor.judge(t.problem, t.steps), len(t.steps)) for t in traces]
         else:
             raise TypeError(
                 f"a predictor is a StepScorer, a Judge or a label source; found {type(predictor).__name__}"
@@ -244,15 +385,28 @@ def evaluate_first_error(
     subsets, predictions = [], []
     for name, traces in sets.items():
         gold = [t.first_error(gold_source) for t in traces]
-        subsets.append(subset_metrics(name, gold, preds[name]))
+        predicted, statuses = [p for p, _ in preds[name]], [st for _, st in preds[name]]
+        subsets.append(subset_metrics(name, gold, predicted, statuses))
         predictions += [
-            {"id": t.id, "subset": name, "gold": g, "predicted": p}
-            for t, g, p in zip(traces, gold, preds[name], strict=True)
+            {"id": t.id, "subset": name, "gold": g, "predicted": p, "status": st}
+            for t, g, (p, st) in zip(traces, gold, preds[name], strict=True)
         ]
     plain, weighted = headline(subsets)
     params = {"dev": sorted(dev) if dev else None}
     return FirstErrorResult(
-        predictor_name(predictor), gold_source, used, origin, subsets, plain, weighted, predictions, params
+        predictor_name(predictor),
+        gold_source,
+        used,
+        origin,
+        subsets,
+        plain,
+        weighted,
+        predictions,
+        params,
+        f1_official=official_headline(subsets),
+        undefined_subsets=[s.name for s in subsets if math.isnan(s.f1_official)],
+        excluded_from_headline=[s.name for s in subsets if s.f1 is None],
+        no_prediction=sum(s.no_prediction for s in subsets),
     )
 
 

@@ -22,9 +22,21 @@ class JudgeConfig(JobOptions, JudgeOptions):
     """``prmkit label judge``: per-step labels and the first error from a judge."""
 
 
+def verdict_status(verdict: JudgeVerdict, n_steps: int) -> str:
+    """``ok``, or why there is no verdict: the judge's own status, else ``unparseable`` for a verdict
+    without a first error (a judge that says "no verdict" only by ``first_error=None``) and
+    ``out_of_range`` for an index outside ``[-1, n_steps)``."""
+    status = str((verdict.extra or {}).get("status", "ok"))
+    if status == "ok" and verdict.first_error is None:
+        return "unparseable"
+    if status == "ok" and not -1 <= verdict.first_error < n_steps:
+        return "out_of_range"
+    return status
+
+
 def verdict_labels(verdict: JudgeVerdict, n_steps: int) -> list[int | None]:
     """Per-step ratings: +1 before the first error, -1 at it, the judge's own ratings after it."""
-    if (verdict.extra or {}).get("status", "ok") != "ok":
+    if verdict_status(verdict, n_steps) != "ok" or verdict.first_error is None:
         return [None] * n_steps
     fe = verdict.first_error
     if fe == -1:
@@ -69,7 +81,7 @@ def label_judge(
     }
     for t, rec in zip(out, recs, strict=True):
         v = JudgeVerdict.model_validate(rec["verdict"])
-        status = (v.extra or {}).get("status", "ok")
+        status = verdict_status(v, len(t.steps))
         summary[status] = summary.get(status, 0) + 1
         prov = provenance("judge", judge.name, {"raw": v.raw} if v.raw is not None else {}, at)
         t.drop_labels(prov.source)

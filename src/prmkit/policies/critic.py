@@ -1,10 +1,15 @@
-"""The ProcessBench critic prompt and a forgiving reader of critic answers.
+"""The ProcessBench critic prompt and the reader of critic answers.
 
 The template follows QwenLM/ProcessBench's ``critique_template.txt``: paragraphs tagged
 ``<paragraph_i>`` indexed from 0, and the index of the earliest wrong paragraph (or -1) in the last
 ``\\boxed{}``. Users replace the template with their own; it must keep ``{problem}`` and
 ``{tagged_response}``. :func:`read_critic_prompt` inverts the default layout so prmkit's policy server can
 act as a judge behind ``/v1/chat/completions``.
+
+Answers are read as QwenLM/ProcessBench's ``code/run_eval.py`` reads them (``extract_answer`` then
+``int()``): only the last box counts. An answer with no usable index is *no verdict*
+(``first_error=None`` and a ``status``), never "no error" (-1): upstream keeps ``pred = None``, which
+matches no label.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ CRITIC_TEMPLATE = (
     "Please put your final answer (i.e., the index) in \\boxed{}."
 )
 
-_BOXED_INT = re.compile(r"\\boxed\s*\{\s*\$?\s*([-+]?\d+)\s*\$?\s*\}")
+_BOXED = re.compile(r"\\boxed\{([^}]*)\}")
+"""QwenLM/ProcessBench's ``boxed_pattern`` (code/run_eval.py @ e8024636), character for character."""
 _PARAGRAPH = re.compile(r"<paragraph_(\d+)>\n?(.*?)\n?</paragraph_\1>", re.S)
 
 
@@ -44,22 +50,33 @@ def critic_prompt(problem_text: str, steps: Sequence[Step], template: str = CRIT
 
 
 def parse_first_error(text: str | None) -> int | None:
-    """The last ``\\boxed{int}`` in a critic's answer; None when there is none (junk, refusal, cut off)."""
+    """The integer in the last ``\\boxed{}`` of a critic's answer; None when there is none.
+
+    As upstream: the last box wins even when an earlier one holds an integer (``\\boxed{1} ...
+    \\boxed{x}`` is None: the critic's final answer is not an index), its content is stripped and read
+    with ``int()``; no box (refusal, junk, a cut-off answer) is None. None means "no prediction".
+    """
     if not text:
         return None
-    found = _BOXED_INT.findall(text)
-    return int(found[-1]) if found else None
+    found = _BOXED.findall(text)
+    if not found:
+        return None
+    try:
+        return int(found[-1].strip())
+    except ValueError:  # not an integer (also a digit string past Python's int-conversion limit)
+        return None
 
 
 def verdict_from_first_error(first_error: int | None, n_steps: int, raw: str | None) -> JudgeVerdict:
     """Per-step ratings implied by a first-error index: +1 before it, -1 at it, unknown after it.
 
-    An unparseable answer or an index outside ``[-1, n_steps)`` gives no ratings at all and
-    ``extra["status"]`` says why, so callers count it apart instead of reading it as "no error".
+    An unparseable answer or an index outside ``[-1, n_steps)`` is no verdict: no ratings,
+    ``first_error=None`` and ``extra["status"]`` saying why, so callers count it apart; it is never
+    "no error" (-1), which would score a critic that always refuses as perfect on error-free traces.
     """
     if first_error is None or not -1 <= first_error < n_steps:
         status = "unparseable" if first_error is None else "out_of_range"
-        return JudgeVerdict(ratings=[None] * n_steps, first_error=-1, raw=raw, extra={"status": status})
+        return JudgeVerdict(ratings=[None] * n_steps, first_error=None, raw=raw, extra={"status": status})
     if first_error == -1:
         ratings: list[int | None] = [1] * n_steps
     else:
