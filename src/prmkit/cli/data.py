@@ -5,6 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.console import Console
+
+report_console = Console(soft_wrap=True)
+"""stdout, for the reports of ``inspect`` and ``validate`` (``> file`` captures them); errors and the
+progress of ``convert`` stay on stderr (``prmkit.cli.common.console``)."""
 
 FORMAT_HELP = "Format: prm800k, math_shepherd, processbench, trl, prmkit. Omitted: detected from the content."
 
@@ -69,6 +74,10 @@ def convert(
         return
     for line in report.lines():
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+    empty = report.nothing_written()
+    if empty is not None:
+        Path(report.dst).unlink(missing_ok=True)  # an empty output would pass for a successful one downstream
+        _fail(empty)
 
 
 def inspect(
@@ -80,7 +89,6 @@ def inspect(
     """Show problems, traces, steps, labels by source and the first-error histogram of a data file."""
     from rich.table import Table
 
-    from prmkit.cli.common import console
     from prmkit.core.errors import InputError
     from prmkit.core.registry import UnknownNameError
     from prmkit.formats import inspect as run
@@ -91,7 +99,7 @@ def inspect(
         _fail(err)
         return
     how = "detected" if report.detected else "given"
-    console.print(
+    report_console.print(
         f"{report.path}: {report.format} ({how}); {report.problems} problems, {report.traces} traces, {report.steps} steps",
         markup=False,
         soft_wrap=True,
@@ -104,9 +112,9 @@ def inspect(
         table.add_row(src, *(str(dist.get(k, 0)) for k in ("+1", "0", "-1", "score", "unlabelled")), hist)
     if len(report.labels) > 20:
         table.caption = f"{len(report.labels) - 20} more sources (use --by method to group)"
-    console.print(table)
+    report_console.print(table)
     if report.png:
-        console.print(f"wrote {report.png}", markup=False, soft_wrap=True)
+        report_console.print(f"wrote {report.png}", markup=False, soft_wrap=True)
 
 
 def validate(
@@ -114,7 +122,6 @@ def validate(
     from_format: str | None = typer.Option(None, "--from", help=FORMAT_HELP),
 ) -> None:
     """Check every record of a file; exit 0 when valid, 2 with one located message per issue when not."""
-    from prmkit.cli.common import console
     from prmkit.core.registry import UnknownNameError
     from prmkit.formats import validate as run
 
@@ -125,15 +132,15 @@ def validate(
         return
     how = "detected" if from_format is None else "given"
     if report.valid:
-        console.print(
+        report_console.print(
             f"{report.path}: valid {report.format} ({how}), {report.records} record(s)",
             markup=False,
             soft_wrap=True,
         )
         return
     for issue in report.issues:
-        console.print(str(issue), markup=False, highlight=False, soft_wrap=True)
-    console.print(
+        report_console.print(str(issue), markup=False, highlight=False, soft_wrap=True)
+    report_console.print(
         f"{report.path}: {len(report.issues)} issue(s) ({report.format}, {how})", markup=False, soft_wrap=True
     )
     raise typer.Exit(2)

@@ -117,10 +117,11 @@ def _lazy(module: str, func: str) -> Callable[[Any], Any]:
 
         from prmkit.labeling.jobs import JobMismatchError
         from prmkit.policies.http import EndpointError
+        from prmkit.world.judge import NotAWorldProblemError
 
         try:
             return getattr(importlib.import_module(module), func)(cfg)
-        except (JobMismatchError, EndpointError) as err:
+        except (JobMismatchError, EndpointError, NotAWorldProblemError) as err:
             fail(str(err))
 
     return run

@@ -19,6 +19,7 @@ import typer
 from prmkit.cli.common import console, fail
 
 _SIMPLE = (str, int, float, bool)
+DATA_HELP = "Traces: prmkit JSONL/Parquet or any format `prmkit convert` detects (PRM800K, Math-Shepherd, ProcessBench, TRL)."
 
 
 def _plain(annotation: Any) -> Any:
@@ -55,7 +56,7 @@ def _command(group: typer.Typer, name: str, config_cls: type, run: Callable[[Pat
 
     kw = inspect.Parameter.KEYWORD_ONLY
     params = [
-        inspect.Parameter("data", kw, annotation=Path, default=typer.Argument(..., help="A prmkit trace file (JSONL or Parquet).")),
+        inspect.Parameter("data", kw, annotation=Path, default=typer.Argument(..., help=DATA_HELP)),
         inspect.Parameter("output", kw, annotation=Path, default=typer.Option(..., "-o", "--output", help="Output folder.")),
         inspect.Parameter("config", kw, annotation=typing.Optional[Path],  # noqa: UP045 - typer reads it
                           default=typer.Option(None, "--config", help="A YAML recipe; flags override it.")),
@@ -108,7 +109,28 @@ def _prm(data: Path, output: Path, cfg: Any) -> Any:
 def _orm(data: Path, output: Path, cfg: Any) -> Any:
     from prmkit.training import train_orm
 
+    _check_outcomes(data)
     return train_orm(data, output, cfg)
+
+
+def _check_outcomes(data: Path) -> None:
+    """An ORM learns ``answer_correct``; a file whose format cannot carry it (Math-Shepherd, TRL) is refused
+    in one line before the model loads, not with a traceback from an empty training set."""
+    from prmkit.core.dataset import read_traces
+    from prmkit.formats import detect_format
+
+    traces = read_traces(data)
+    if any(t.answer_correct is not None for t in traces):
+        return
+    try:
+        fmt = detect_format(data)
+    except ValueError:
+        fmt = "prmkit"
+    fail(
+        f"{data}: answer_correct: expected traces whose final answer is marked right or wrong (what an ORM "
+        f"learns), found none in {len(traces)} {fmt} trace(s); train a PRM on it (`prmkit train prm`), or "
+        "grade the answers where problems carry one: `prmkit convert DATA graded.json --grade`"
+    )
 
 
 def score(
@@ -116,7 +138,7 @@ def score(
         ...,
         help="A checkpoint folder (prmkit, TRL, Qwen, Math-Shepherd, RLHFlow), or any causal LM with --convention likelihood.",
     ),
-    data: Path = typer.Argument(..., help="A prmkit trace file (JSONL or Parquet)."),
+    data: Path = typer.Argument(..., help=DATA_HELP),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the scored traces."),
     aggregate: str | None = typer.Option(
         None, "--aggregate", help="Also store one trace score: min, prod, last, mean, geomean."

@@ -96,6 +96,31 @@ class ConversionReport:
         out += [f"not held by {self.to_format}: {item}" for item in self.lost]
         return out
 
+    def nothing_written(self) -> str | None:
+        """Why no record was written, with the fix for each reason, or None when something was written.
+
+        A conversion that writes nothing from a non-empty input is a failure (the CLI exits non-zero),
+        not a report line a user can miss.
+        """
+        if self.written or not self.read:
+            return None
+        reasons = [
+            f"{n} {reason}" + (f" ({FIXES[reason]})" if reason in FIXES else "")
+            for reason, n in self.dropped.most_common()
+        ]
+        why = "; ".join(reasons) if reasons else "every record was skipped"
+        return f"{self.dst}: wrote 0 of {self.read} {self.from_format} record(s) as {self.to_format}: {why}"
+
+
+FIXES: dict[str, str] = {
+    "no_final_answer_correct": "add --grade to fill it by checking each final answer against the problem's answer",
+    "no_generator": "add --generator NAME (the model that wrote the solutions)",
+    "answer_not_gradable": "no reference answer to grade against (the input holds none)",
+    "no_labels": "label the steps first (`prmkit label ...`) or pick a labelled source with --source",
+    "no_labelled_steps": "label the steps first (`prmkit label ...`) or pick a labelled source with --source",
+}
+"""Drop reason of a writer -> what the user can do about it (``convert`` prints it when nothing was written)."""
+
 
 def _target_format(dst: Path, to_format: str | None) -> str:
     if to_format is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from prmkit.core.dataset import read_problems, read_traces, write_jsonl, write_traces
+from prmkit.core.dataset import read_native_problems, read_native_traces, write_jsonl, write_traces
 from prmkit.core.errors import InputError, SkipReport
 from prmkit.core.model import Problem, Trace
 from prmkit.formats.base import Format, ReadResult, WriteReport, is_json_array, layout_issue, take_options
@@ -27,9 +27,9 @@ def read(path: str | Path, skip_invalid: bool = False) -> ReadResult:
 
         first = next((rec for _, rec in iter_json_records(path) if isinstance(rec, dict)), None)
         if first is not None and "problem" not in first:  # a trace record always has its problem
-            problems = read_problems(path, skip_invalid, report)
+            problems = read_native_problems(path, skip_invalid, report)
             return ReadResult([], format=NAME, path=str(path), problems=problems, skipped=report)
-    traces = read_traces(path, skip_invalid, report)
+    traces = read_native_traces(path, skip_invalid, report)
     return ReadResult(traces, format=NAME, path=str(path), skipped=report)
 
 

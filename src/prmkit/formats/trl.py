@@ -78,6 +78,7 @@ def _parse(rec: dict, ck: RecordChecker) -> Trace | None:
             ck.issue(name, f"{len(completions)} values (one per completion)", str(len(values)), "count")
     if ck.issues:
         return None
+    numbered = _numbered(completions)
     steps = []
     for i, (text, lab) in enumerate(zip(completions, labels, strict=True)):
         score = scores[i] if scores else None
@@ -85,15 +86,30 @@ def _parse(rec: dict, ck: RecordChecker) -> Trace | None:
             label = Label(rating=1 if lab else -1, score=score, provenance=PROVENANCE)
         else:
             label = Label(score=float(lab), provenance=PROVENANCE)
-        steps.append(Step(text=text, labels=[label]))
+        body = text[len(_prefix(i + 1)) :] if numbered else text
+        steps.append(Step(text=body, labels=[label]))
     extra = {k: v for k, v in rec.items() if k not in ("prompt", "completions", "labels", "scores")}
+    meta: dict[str, Any] = {"extra": extra} if extra else {}
+    if numbered:
+        meta["numbered"] = True
     problem = Problem(id=f"{NAME}-{digest(prompt)}", text=prompt)
     return Trace(
         id=f"{NAME}-{digest(prompt, *completions)}",
         problem=problem,
         steps=steps,
-        metadata={NAME: {"extra": extra}} if extra else {},
+        metadata={NAME: meta} if meta else {},
     )
+
+
+def _prefix(k: int) -> str:
+    return f"Step {k}: "
+
+
+def _numbered(completions: list[str]) -> bool:
+    """Whether every completion starts ``"Step k: "`` (TRL's Math-Shepherd layout). The prefix is then cut
+    from Step.text, as the Math-Shepherd reader cuts it, so writing Math-Shepherd does not double it, and
+    put back when writing TRL."""
+    return bool(completions) and all(c.startswith(_prefix(k)) for k, c in enumerate(completions, start=1))
 
 
 def read(path: str | Path, skip_invalid: bool = False) -> ReadResult:
@@ -148,6 +164,9 @@ def _row(trace: Trace, opts: dict, report: WriteReport) -> list[dict]:
     if _from_math_shepherd(trace):
         prompt = trace.problem.text.strip()
         completions = [seg.strip() for seg in math_shepherd.segments(trace, path.steps)]
+    elif trace.metadata.get(NAME, {}).get("numbered"):
+        prompt = trace.problem.text
+        completions = [_prefix(k) + s.text for k, s in enumerate(path.steps, start=1)]
     else:
         prompt, completions = trace.problem.text, [s.text for s in path.steps]
     row: dict[str, Any] = {"prompt": prompt, "completions": completions, "labels": path.labels}

@@ -19,6 +19,18 @@ from prmkit.world.checker import Belief, Chain, check_step
 from prmkit.world.generator import derive_seed
 
 
+class NotAWorldProblemError(ValueError):
+    """The simulated judge was handed a problem the embedded world did not generate (no computation graph
+    to check against): one line for the user that names the judge to use instead."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(
+            f"problem {problem.id}: metadata.graph: expected a world computation graph, found none; the "
+            "judge 'world' (the default) checks only the embedded world's problems. For other traces use an "
+            "LLM judge: --judge endpoint --judge-url URL --judge-model NAME (an OpenAI-compatible chat server)"
+        )
+
+
 class SimulatedJudge:
     """A noisy step checker; implements :class:`prmkit.core.protocols.Judge`."""
 
@@ -52,6 +64,8 @@ class SimulatedJudge:
 
     def judge(self, problem: Problem, steps: Sequence[Step]) -> JudgeVerdict:
         """Per-step ratings (+1 / 0 / -1) and the first step rated -1 (or -1)."""
+        if not isinstance(problem.metadata.get("graph"), dict):
+            raise NotAWorldProblemError(problem)
         chain = Chain.of(problem)
         belief = Belief.start(chain)
         texts = "\n".join(s.text for s in steps)
