@@ -49,6 +49,11 @@ def load(
     return added
 
 
+def base_url(host: str, port: int) -> str:
+    """The address a browser opens: ``http://host:port``, an IPv6 host in brackets."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def serve(
     data: str | Path | None = None,
     db: str = "sqlite:///labels.db",
@@ -67,11 +72,17 @@ def serve(
     store = open_store(db)
     if data:
         load(store, data)
+    url = base_url(host, port)
     if not any(u.is_lead for u in auth.list_users(store)):
         token = auth.add_user(store, "lead", "lead")
-        print(f"created account 'lead'; log in at http://{host}:{port}/login with token: {token}", flush=True)
+        print(f"created account 'lead'; log in at {url}/login with token: {token}", flush=True)
     ttl = timedelta(hours=session_hours)
     app = create_app(store, session_ttl=ttl, secure_cookies=secure_cookies, limits=limits)
+    where = " (every interface of this machine)" if host in ("0.0.0.0", "::") else ""
+    print(
+        f"prmkit annotate: serving at {url}/{where}; leads: {url}/lead, annotators: {url}/annotate",
+        flush=True,
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
 
 

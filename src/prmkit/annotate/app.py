@@ -33,7 +33,7 @@ from prmkit.annotate import auth, work
 from prmkit.annotate.agreement import agreement
 from prmkit.annotate.auth import User
 from prmkit.annotate.limits import Limits, LoginThrottle
-from prmkit.annotate.qc import annotator_stats, flagged_steps
+from prmkit.annotate.qc import annotator_items, annotator_stats, flagged_steps
 from prmkit.annotate.render import math_html
 from prmkit.annotate.store import HERE, Store
 from prmkit.core.errors import short
@@ -129,6 +129,7 @@ class BodyLimit:
 
 
 Id = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="an id the database can hold")]
+UserName = Annotated[str, PathParam(min_length=1, max_length=128, description="an account name")]
 
 
 class Strict(BaseModel):
@@ -413,6 +414,16 @@ def _page_routes(app: FastAPI, store: Store, templates, page_user) -> None:
         position = next((i for i, a in enumerate(q) if a["id"] == aid), 0) + 1
         ctx = {"me": me, "a": state, "readonly": readonly, "position": position, "total": len(q)}
         return templates.TemplateResponse(request, "annotate.html", ctx)
+
+    @app.get("/lead/annotators/{user}", response_class=HTMLResponse)
+    def lead_annotator_page(request: Request, user: UserName, me: Who = Depends(page_user)) -> Response:
+        if not me.user.is_lead:
+            raise HTTPException(403, "leads only")
+        queue = annotator_items(store, user)
+        if queue is None:
+            raise HTTPException(404, "no such account")
+        ctx = {"me": me, "user": user, "queue": queue}
+        return templates.TemplateResponse(request, "lead_annotator.html", ctx)
 
     @app.get("/lead", response_class=HTMLResponse)
     def lead_page(request: Request, me: Who = Depends(page_user)) -> Response:

@@ -43,6 +43,12 @@ def _check_args(annotators: list[str], overlap: float, gold_rate: float, per_ite
         raise BadInput(f"per_item: expected at least 2 annotators per double-labelled item, found {per_item}")
 
 
+def n_double(n_items: int, overlap: float) -> int:
+    """How many of ``n_items`` new data items go to several annotators: exactly ``overlap`` of them,
+    rounded half up (so 0.2 of 10 is 2, 0.25 of 2 is 1), never a per-item coin flip whose count varies."""
+    return min(n_items, int(n_items * overlap + 0.5))
+
+
 def assign_items(
     store: Store,
     annotators: list[str],
@@ -53,7 +59,8 @@ def assign_items(
     stop_at_first_error: bool = True,
     create_users: bool = False,
 ) -> AssignReport:
-    """Queue every unassigned data item: ``overlap`` of them to ``per_item`` annotators, the rest to one;
+    """Queue every unassigned data item: exactly ``overlap`` of them (:func:`n_double`, chosen at random
+    with ``seed``) to ``per_item`` annotators, the rest to one;
     then mix gold items in so they make ``gold_rate`` of each new queue segment, and put screening items
     first in every queue that lacks them."""
     _check_args(annotators, overlap, gold_rate, per_item)
@@ -93,8 +100,9 @@ def assign_items(
         rng.shuffle(gold)  # once, so every annotator is served the same gold items first (as in PRM800K)
         new: dict[str, list[int]] = {a: [] for a in annotators}
         k = min(per_item, len(annotators))
+        double = set(free[: n_double(len(free), overlap)]) if k > 1 else set()
         for item_id in free:
-            count = k if k > 1 and rng.random() < overlap else 1
+            count = k if item_id in double else 1
             report.double_labelled += count > 1
             order = sorted(annotators, key=lambda a: (len(new[a]), rng.random()))
             for a in order[:count]:

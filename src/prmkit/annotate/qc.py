@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from prmkit.annotate.agreement import first_error
 from prmkit.annotate.models import assignments, items, ratings, users
@@ -25,6 +25,11 @@ from prmkit.core.model import Trace
 class AnnotatorStats:
     user: str
     assigned: int = 0
+    """Every item in the annotator's queue: data + gold + screening, the three counts ``assign`` prints."""
+    data_assigned: int = 0
+    gold_assigned: int = 0
+    """Quality-control items mixed into the queue (screening items not included)."""
+    screening_assigned: int = 0
     done: int = 0
     steps_rated: int = 0
     flagged: int = 0
@@ -53,9 +58,13 @@ def annotator_stats(store: Store) -> list[AnnotatorStats]:
             conn.execute(select(users.c.id).where(users.c.role == "annotator").order_by(users.c.id)).scalars()
         )
         rows = conn.execute(
-            select(assignments, items.c.is_gold, items.c.gold_first_error, items.c.trace_json).join(
-                items, items.c.id == assignments.c.item_id
-            )
+            select(
+                assignments,
+                items.c.is_gold,
+                items.c.is_screening,
+                items.c.gold_first_error,
+                items.c.trace_json,
+            ).join(items, items.c.id == assignments.c.item_id)
         ).all()
         rated = conn.execute(select(ratings)).all()
     steps: dict[int, dict[int, Any]] = defaultdict(dict)
@@ -68,6 +77,12 @@ def annotator_stats(store: Store) -> list[AnnotatorStats]:
         mine = steps.get(a.id, {})
         given = {i: r.rating for i, r in mine.items() if r.rating is not None}
         s.assigned += 1
+        if a.is_screening:
+            s.screening_assigned += 1
+        elif a.is_gold:
+            s.gold_assigned += 1
+        else:
+            s.data_assigned += 1
         s.done += a.status == "done"
         s.steps_rated += len(given)
         s.flagged += sum(1 for r in mine.values() if r.flagged)
@@ -91,6 +106,49 @@ def annotator_stats(store: Store) -> list[AnnotatorStats]:
         s.gold_step_accuracy, s.gold_error_accuracy = _ratio(exact, n), _ratio(err, n)
         s.gold_first_error_accuracy = _ratio(fe_same, fe_n)
     return sorted(stats.values(), key=lambda s: s.user)
+
+
+def annotator_items(store: Store, user: str) -> list[dict[str, Any]] | None:
+    """A lead's view of one account's queue, in order: each item's kind (data, gold, screening), trace,
+    status and progress, for links to the read-only pages (None: no such account). Unlike ``work.queue``
+    it names gold items."""
+    with store.read() as conn:
+        if conn.execute(select(users.c.id).where(users.c.id == user)).first() is None:
+            return None
+        rows = conn.execute(
+            select(
+                assignments.c.id,
+                assignments.c.status,
+                assignments.c.finish_reason,
+                items.c.trace_id,
+                items.c.n_steps,
+                items.c.is_gold,
+                items.c.is_screening,
+            )
+            .join(items, items.c.id == assignments.c.item_id)
+            .where(assignments.c.user_id == user)
+            .order_by(assignments.c.position)
+        ).all()
+        rated = dict(
+            conn.execute(
+                select(ratings.c.assignment_id, func.count())
+                .join(assignments, assignments.c.id == ratings.c.assignment_id)
+                .where(assignments.c.user_id == user, ratings.c.rating.is_not(None))
+                .group_by(ratings.c.assignment_id)
+            ).all()
+        )
+    return [
+        {
+            "id": r.id,
+            "kind": "screening" if r.is_screening else "gold" if r.is_gold else "data",
+            "trace_id": r.trace_id,
+            "status": r.status,
+            "finish_reason": r.finish_reason,
+            "n_steps": r.n_steps,
+            "rated": rated.get(r.id, 0),
+        }
+        for r in rows
+    ]
 
 
 def flagged_steps(store: Store, limit: int = 200) -> list[dict[str, Any]]:

@@ -15,7 +15,11 @@ import re
 from markupsafe import Markup, escape
 
 _DOLLAR = "\x00D\x00"
-_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
+_MATH = re.compile(r"\$\$(.+?)\$\$|\$(?=\S)([^$]+?)(?<=\S)\$(?!\d)|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
+"""Display ``$$..$$``, ``\\(..\\)``, ``\\[..\\]`` and inline ``$..$`` by pandoc's rule, so prices stay text:
+the opening ``$`` has a non-space right after it, the closing one a non-space right before it and no
+digit right after it, and no ``$`` lies between. ``$50 and $10`` is text ("$10" opens no closing pair,
+the first ``$`` has a space before its only candidate); ``$x$ costs $5`` is math, then text."""
 _SYMBOLS = {
     "times": "×",
     "cdot": "·",

@@ -61,7 +61,7 @@ def _limit(name: str) -> Any:
 @annotate_app.command("serve")
 def serve_cmd(
     data: Path | None = typer.Argument(
-        None, help="Traces (prmkit JSONL/Parquet) to add as items before serving."
+        None, help="Traces to add as items before serving (prmkit or any format `prmkit convert` detects)."
     ),
     db: str = DB,
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
@@ -133,13 +133,19 @@ def add_user_cmd(
 @annotate_app.command("assign")
 def assign_cmd(
     annotators: str = typer.Option(..., help="Comma-separated annotator ids."),
-    data: Path | None = typer.Argument(None, help="Traces to add as items before assigning."),
+    data: Path | None = typer.Argument(
+        None, help="Traces to add as items before assigning (prmkit or any format `prmkit convert` detects)."
+    ),
     db: str = DB,
     gold: Path | None = typer.Option(None, help="Traces with gold labels to use as quality-control items."),
     gold_world: int = typer.Option(0, help="Generate this many embedded-world gold items."),
     screening: int = typer.Option(0, help="How many gold items every annotator gets first, as screening."),
     gold_rate: float = typer.Option(0.0, help="Share of each new queue segment that is gold items."),
-    overlap: float = typer.Option(0.0, help="Share of data items labelled by --per-item annotators."),
+    overlap: float = typer.Option(
+        0.0,
+        help="Share of the new data items labelled by --per-item annotators: exactly round(share x items), "
+        "which items picked at random with --seed (0.2 of 10 items: 2).",
+    ),
     per_item: int = typer.Option(2, help="Annotators per double-labelled item."),
     seed: int = typer.Option(0, help="Seed for shuffling and placing gold items."),
     stop_at_first_error: bool = typer.Option(
