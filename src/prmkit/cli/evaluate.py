@@ -37,7 +37,9 @@ def processbench_cmd(
         None, "--source", help="Label source selector whose first error is the prediction."
     ),
     threshold: float | None = typer.Option(
-        None, "--threshold", help="Step-score threshold; default: tuned on --dev, else 0.5."
+        None,
+        "--threshold",
+        help="Step-score threshold; default: tuned on --dev, else the checkpoint's own, else 0.5.",
     ),
     dev: list[Path] | None = typer.Option(
         None, "--dev", help="Files to tune the threshold on (repeat the flag)."
@@ -102,8 +104,11 @@ def audit_cmd(
     ),
     out: Path = typer.Option(..., "-o", "--out", help="Folder for audit.json and the audit plots."),
     aggregation: str = typer.Option("min", "--aggregation"),
-    threshold: float = typer.Option(
-        0.5, "--threshold", help="Score below which a step counts as wrong (use the dev-tuned one)."
+    threshold: float | None = typer.Option(
+        None,
+        "--threshold",
+        help="Score below which a step counts as wrong; default: the checkpoint's own "
+        "(tuned on dev when it was trained), else 0.5.",
     ),
     max_n: int = typer.Option(64, "--max-n", help="Largest N of the best-of-N audits."),
     draws: int = typer.Option(16, "--draws"),
@@ -119,6 +124,7 @@ def audit_cmd(
     from prmkit.evaluation.audits import audit, summary
 
     report = audit(model, traces, out, aggregation, threshold, max_n, draws, seed, source, broadcast)  # type: ignore[arg-type]
+    console.print(f"threshold: {report['threshold']} ({report['threshold_from']})")
     console.print_json(json.dumps(summary(report)))
 
 

@@ -105,7 +105,9 @@ def beam_cmd(
 
 def resample_cmd(
     problems: Path = PROBLEMS, out: Path = OUT, scorer: str = SCORER,
-    threshold: float = typer.Option(0.5, "--threshold", help="Steps scoring below it are resampled."),
+    threshold: float | None = typer.Option(
+        None, "--threshold", help="Steps scoring below it are resampled; default: the checkpoint's own, else 0.5."
+    ),
     budget: int = typer.Option(64, "--budget", help="Most steps generated per problem."),
     aggregation: str = AGG, seed: int = SEED, limit: int | None = LIMIT, traces_out: Path | None = TRACES,
     policy: str = POLICY, policy_model: str | None = MODEL, url: str | None = URL, temperature: float = TEMP,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
 
 from prmkit.core.files import atomic_write
@@ -43,6 +44,7 @@ def run_audits(
     source: str = "gold",
     out_dir: str | Path | None = None,
     scorer_name: str | None = None,
+    threshold_from: str = "given",
 ) -> dict[str, Any]:
     """Run every audit; with ``out_dir``, write ``audit.json`` and one PNG per audit there.
 
@@ -59,6 +61,8 @@ def run_audits(
         "traces": len(traces),
         "problems": len({t.problem.id for t in traces}),
         "gold_source": source,
+        "threshold": threshold,
+        "threshold_from": threshold_from,
         "gaming": verifier_gaming(
             traces, scores, aggregation, max_n=max_n, draws=draws, seed=seed, source=source
         ),
@@ -130,7 +134,7 @@ def audit(
     traces: str | Path,
     out: str | Path,
     aggregation: str = "min",
-    threshold: float = 0.5,
+    threshold: float | None = None,
     max_n: int = 64,
     draws: int = 16,
     seed: int = 0,
@@ -142,18 +146,22 @@ def audit(
     ``model`` is a checkpoint folder (loaded with ``prmkit.scoring.load_scorer``) or ``labels:SOURCE``
     to audit scores already stored on the traces as labels from SOURCE (e.g. ``labels:judge``).
     ``broadcast``: ``last`` gives every step its trace's last-step score (an ORM's verdict on the
-    whole trace); ``auto`` does so for checkpoints whose spec says ``kind: orm``.
+    whole trace); ``auto`` does so for checkpoints whose spec says ``kind: orm``. ``threshold``: None
+    takes the checkpoint's own (``prmkit.scoring.pick_threshold``); the report says which was used.
     """
     from prmkit.core.dataset import read_traces
+    from prmkit.scoring import pick_threshold
 
     items = read_traces(traces)
-    scores, name, kind = score_with(model, items)
+    scores, name, kind, stored = score_with(model, items)
     if broadcast == "last" or (broadcast == "auto" and kind == "orm"):
         scores = broadcast_last(scores)
         name = f"{name} (last-step score broadcast)"
+    used, origin = pick_threshold(threshold, SimpleNamespace(threshold=stored))
     return run_audits(
-        items, scores, aggregation, threshold, max_n, draws, seed, source, out_dir=out, scorer_name=name
-    )
+        items, scores, aggregation, used, max_n, draws, seed, source, out_dir=out, scorer_name=name,
+        threshold_from=origin,
+    )  # fmt: skip
 
 
 def broadcast_last(scores: Sequence[Sequence[float]]) -> list[list[float]]:
@@ -167,13 +175,16 @@ def scorer_kind(scorer: Any) -> str | None:
     return getattr(spec, "kind", None)
 
 
-def score_with(model: str, traces: Sequence[Trace]) -> tuple[list[list[float]], str, str | None]:
-    """Per-step scores, scorer name and kind, from a checkpoint folder or stored labels (``labels:SOURCE``)."""
+def score_with(
+    model: str, traces: Sequence[Trace]
+) -> tuple[list[list[float]], str, str | None, float | None]:
+    """Per-step scores, scorer name and kind, and the threshold the checkpoint stores (None for stored
+    labels), from a checkpoint folder or stored labels (``labels:SOURCE``)."""
     if model.startswith("labels:"):
         source = model.removeprefix("labels:")
-        return scores_from_source(traces, source), source, None
+        return scores_from_source(traces, source), source, None, None
     from prmkit.scoring import load_scorer
 
     scorer = load_scorer(model)
     scores = [list(map(float, s)) for s in scorer.score(list(traces))]
-    return scores, getattr(scorer, "name", str(model)), scorer_kind(scorer)
+    return scores, getattr(scorer, "name", str(model)), scorer_kind(scorer), scorer.threshold

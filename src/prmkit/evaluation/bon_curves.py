@@ -285,8 +285,8 @@ def eval_bon(
     from prmkit.evaluation.audits import score_with
 
     items = read_traces(traces)
-    prm_scores, prm_name, _ = score_with(prm, items) if prm else (None, None, None)
-    orm_scores, orm_name, _ = score_with(orm, items) if orm else (None, None, None)
+    prm_scores, prm_name, *_ = score_with(prm, items) if prm else (None, None)
+    orm_scores, orm_name, *_ = score_with(orm, items) if orm else (None, None)
     result = bon_curves(
         items,
         prm_scores,

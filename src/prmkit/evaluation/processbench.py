@@ -352,7 +352,7 @@ def predict(
 def resolve_threshold(
     predictor: Predictor, threshold: float | None, dev: Mapping[str, Sequence[Trace]] | None, gold_source: str
 ) -> tuple[float | None, str]:
-    """The threshold to use and where it came from (given > tuned on dev > default 0.5)."""
+    """The threshold to use and where it came from: given > tuned on dev > the checkpoint's own > 0.5."""
     if isinstance(predictor, Judge) and not isinstance(predictor, StepScorer):
         return None, "not used"
     if threshold is not None:
@@ -361,7 +361,9 @@ def resolve_threshold(
         scores = {name: predictor.score(list(traces)) for name, traces in dev.items()}
         gold = {name: [t.first_error(gold_source) for t in traces] for name, traces in dev.items()}
         return tune_threshold(scores, gold), "dev"
-    return 0.5, "default"
+    from prmkit.scoring import pick_threshold
+
+    return pick_threshold(None, predictor)
 
 
 def evaluate_first_error(

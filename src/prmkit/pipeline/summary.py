@@ -110,6 +110,7 @@ def _label_rows(report: dict[str, Any], results: dict[str, dict[str, Any]]) -> l
             "step-error F1": _pct(m["step_error"]["f1"]),
             "first-error accuracy": _pct(m["first_error"]["accuracy"]),
             "ProcessBench F1": _pct(m["first_error"]["processbench_f1"]),
+            "traces scored": f"{m['first_error']['traces']:,}",
             "data kept": _pct(kept),
             "rollouts / trace": m.get("rollouts_per_trace"),
         })  # fmt: skip
@@ -184,7 +185,11 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
         sec = report.section("Labels against gold")
         lr = results["label_report"]["summary"]
         sec.tables.append(
-            Table(_label_rows(lr, results), f"Automated labels scored against gold ({lr['traces']} traces)")
+            Table(_label_rows(lr, results), "Automated labels scored against gold on the training traces (%)")
+        )
+        sec.text.append(
+            "Each source is scored on the traces it labelled: every sampled trace for Monte Carlo, binary "
+            "search and the judge; for consensus only the traces where MC and judge agreed (its data kept)."
         )
         sec.images.append(
             (relpath(Path(results["label_report"]["dir"]) / "label_quality.png", out), "Label quality")

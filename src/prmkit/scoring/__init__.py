@@ -17,9 +17,9 @@ from pathlib import Path
 from prmkit.core.model import Label, Provenance, Trace
 from prmkit.core.protocols import StepScorer
 from prmkit.scoring.aggregate import AGGREGATIONS, aggregate
-from prmkit.scoring.scorer import ModelScorer, load_scorer
+from prmkit.scoring.scorer import ModelScorer, load_scorer, pick_threshold
 
-__all__ = ["AGGREGATIONS", "ModelScorer", "aggregate", "load_scorer", "score"]
+__all__ = ["AGGREGATIONS", "ModelScorer", "aggregate", "load_scorer", "pick_threshold", "score"]
 
 
 def score(

@@ -31,6 +31,8 @@ class Convention:
 
     name = "base"
     auto_class = "AutoModelForTokenClassification"
+    spec: PrmSpec | None = None
+    """What a prmkit checkpoint declares (template, head, its dev-tuned threshold); None for others."""
 
     def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
         self.tokenizer, self.config, self.max_length = tokenizer, config, max_length

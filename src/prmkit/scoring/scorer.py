@@ -36,6 +36,12 @@ class ModelScorer:
         self.batch_tokens, self.max_batch = batch_tokens, max_batch
         self.pad_id = convention.tokenizer.pad_token_id or 0
 
+    @property
+    def threshold(self) -> float | None:
+        """The first-error threshold the checkpoint stores (tuned on dev when it was trained), or None."""
+        spec = self.convention.spec
+        return None if spec is None else spec.threshold
+
     def encode(self, traces: Sequence[Trace]) -> list[Encoded]:
         """Every trace's ids and read positions; a trace longer than the model takes is an error."""
         out = []
@@ -116,3 +122,15 @@ def load_scorer(
 
     model, conv = load_convention(path_or_name, convention, trust_remote_code)
     return ModelScorer(model, conv, name=str(path_or_name), device=device, batch_tokens=batch_tokens)
+
+
+def pick_threshold(given: float | None, scorer: Any = None) -> tuple[float, str]:
+    """The first-error threshold to use and where it came from: ``given`` (a flag), else the one the
+    checkpoint stores (``checkpoint``: a PRM's dev-tuned value, far from 0.5 for a likelihood head), else
+    0.5 (``default``). Every command that cuts step scores into right / wrong uses this one rule."""
+    if given is not None:
+        return given, "given"
+    stored = getattr(scorer, "threshold", None)  # a remote or oracle scorer stores none
+    if isinstance(stored, float):
+        return stored, "checkpoint"
+    return 0.5, "default"

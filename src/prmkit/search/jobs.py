@@ -98,12 +98,18 @@ def beam(
 
 
 def resample(
-    problems: Path, scorer: str, out: Path, threshold: float = 0.5, budget: int = 64, aggregation: str = "min",
-    seed: int = 0, policy: PolicyOptions | None = None, limit: int | None = None, traces_out: Path | None = None,
+    problems: Path, scorer: str, out: Path, threshold: float | None = None, budget: int = 64,
+    aggregation: str = "min", seed: int = 0, policy: PolicyOptions | None = None, limit: int | None = None,
+    traces_out: Path | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Reject-and-resample from the first step scored below ``threshold``, within ``budget`` steps."""
+    """Reject-and-resample from the first step scored below ``threshold`` (None: the checkpoint's own,
+    else 0.5), within ``budget`` steps; the summary says which threshold was used and where it came from."""
+    from prmkit.scoring import pick_threshold
+
     pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer)
-    return _run(
+    used, origin = pick_threshold(threshold, sc)
+    summary = _run(
         problems, out, traces_out, limit,
-        lambda ps: reject_and_resample(ps, pol, sc, threshold, budget, aggregation, seed),
+        lambda ps: reject_and_resample(ps, pol, sc, used, budget, aggregation, seed),
     )  # fmt: skip
+    return summary | {"threshold": used, "threshold_from": origin}
