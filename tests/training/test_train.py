@@ -96,7 +96,7 @@ def test_training_resumes_from_its_last_checkpoint(tmp_path, small_world, monkey
                 raise RuntimeError("simulated crash")
 
     budget = loop.time_budget
-    monkeypatch.setattr(loop, "time_budget", lambda *a: Crash())
+    monkeypatch.setattr(loop, "time_budget", lambda *a, **kw: Crash())
     cfg = PrmConfig(tiny=TINY, epochs=2, batch_size=8, eval_every=4)
     with pytest.raises(RuntimeError, match="simulated crash"):
         train_prm(small_world, tmp_path / "prm", cfg)
