@@ -33,7 +33,10 @@ def test_report_opens_with_warnings_and_lists_steps_taken_against_planned(tmp_pa
     assert md.index("## Warnings") < md.index("## What this run shows")
     assert "| prm-gold | 114 / 500 | time cap | 2 | 61.0 → 45.7 |" in md
     assert "| pretrain | 1,200 / 1,200 | max_steps | 2 | – |" in md
-    assert "<div class='table'><table>" in to_html(report)  # wide tables scroll instead of overflowing
+    page = to_html(report)
+    assert "<div class='table'><table>" in page  # wide tables scroll instead of overflowing
+    assert "<p><strong>Warning (prm-gold):</strong> training stopped early" in page  # Markdown rendered
+    assert "**" not in page
 
 
 def test_report_has_no_warnings_section_when_every_run_went_as_planned(tmp_path):

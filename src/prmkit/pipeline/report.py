@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,14 @@ th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-widt
 pre{background:#f6f6f6;padding:.8em;overflow-x:auto}caption{caption-side:top;font-style:italic;text-align:left}"""
 
 
+def _inline(text: str) -> str:
+    """Escaped text with the Markdown the report's prose uses (``**bold**``, ``*italic*``, ```code```)."""
+    out = html.escape(text)
+    out = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
+    out = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<em>\1</em>", out)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+
+
 def to_html(report: Report) -> str:
     e = html.escape
     out = [
@@ -90,7 +99,7 @@ def to_html(report: Report) -> str:
     ]
     for sec in report.sections:
         out.append(f"<h2>{e(sec.title)}</h2>")
-        out += [f"<p>{e(p)}</p>" for p in sec.text]
+        out += [f"<p>{_inline(p)}</p>" for p in sec.text]
         for table in sec.tables:
             cols = _columns(table.rows)
             out.append(

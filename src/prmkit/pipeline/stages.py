@@ -99,16 +99,18 @@ def _label_report(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]
 
     merged: dict[str, Any] = {}
     report: dict[str, Any] = {}
+    traces = 0
     for name, folder in deps.items():
         if name == "problems":
             continue
-        traces = read_traces(folder / LABELS)
+        read = read_traces(folder / LABELS)
         sources = {"mc": ["mc_hard", "mc_soft"], "search": ["binary_search"], "judge": ["judge"]}.get(
             name, [name]
         )
-        report = label_report(traces, sources=sources, reference="gold")
+        report = label_report(read, sources=sources, reference="gold")
         merged.update(report["sources"])
-    report = {**report, "sources": merged}
+        traces = max(traces, report["traces"])
+    report = {**report, "sources": merged, "traces": traces}  # all traces (consensus keeps fewer)
     plot_report(report, out / "label_quality.png")
     return report
 

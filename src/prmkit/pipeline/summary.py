@@ -23,6 +23,7 @@ BON_NAMES = {
 AUDIT_COLUMNS = {
     "gaming_gap_at_max_n": ("gaming gap", "picked traces' score minus their gold validity at the largest N"),
     "gaming_gap_growth": ("gap growth", "how much that gap grew from N = 1 (growth = the verifier is gamed)"),
+    "beam_gap_at_max_budget": ("beam gaming gap", "the same gap for PRM-guided beam search, largest budget"),
     "outcome_shift_share": (
         "final-step minimum",
         "share of picks whose lowest step score is the last step "
