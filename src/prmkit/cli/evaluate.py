@@ -79,7 +79,7 @@ def bon_cmd(
     draws: int = typer.Option(32, "--draws", help="Random subsets per problem and N."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples of problems for the bands."),
     confidence: float = typer.Option(0.95, "--confidence", help="Width of the bands."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random subsets and the bootstrap."),
     out: Path | None = typer.Option(None, "-o", "--out", help="Folder for bon.csv, bon.json, bon.png."),
 ) -> None:
     """Accuracy vs N for PRM (each aggregation), ORM, majority, weighted vote and pass@N, with bands."""
@@ -103,7 +103,9 @@ def audit_cmd(
         ..., help="Gold-labelled traces, many per problem (e.g. `prmkit world sample` + check)."
     ),
     out: Path = typer.Option(..., "-o", "--out", help="Folder for audit.json and the audit plots."),
-    aggregation: str = typer.Option("min", "--aggregation"),
+    aggregation: str = typer.Option(
+        "min", "--aggregation", help="How step scores become a trace score (min, prod, last, mean, geomean)."
+    ),
     threshold: float | None = typer.Option(
         None,
         "--threshold",
@@ -111,8 +113,8 @@ def audit_cmd(
         "(tuned on dev when it was trained), else 0.5.",
     ),
     max_n: int = typer.Option(64, "--max-n", help="Largest N of the best-of-N audits."),
-    draws: int = typer.Option(16, "--draws"),
-    seed: int = typer.Option(0, "--seed"),
+    draws: int = typer.Option(16, "--draws", help="Random subsets of N samples per problem and N."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random subsets."),
     source: str = typer.Option("gold", "--gold-source", help="Gold selector."),
     broadcast: str = typer.Option(
         "auto",
@@ -146,8 +148,8 @@ def card_cmd(
     beam_problems: int = typer.Option(
         12, "--beam-problems", help="Problems solved by beam search (gaming audit); 0 skips it."
     ),
-    bootstrap: int = typer.Option(1000, "--bootstrap"),
-    seed: int = typer.Option(1234, "--seed"),
+    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples of problems for the bands."),
+    seed: int = typer.Option(1234, "--seed", help="Seed of the fresh world data the card measures on."),
 ) -> None:
     """Write the full process card (README.md = HF model card, process_card.json, plots) from measurements."""
     from prmkit.cards.card import card

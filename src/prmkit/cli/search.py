@@ -135,7 +135,7 @@ def serve_cmd(
     port: int = typer.Option(8000, help=_h(S, "port")),
     api_key: str | None = typer.Option(None, envvar="PRMKIT_API_KEY", help=_h(S, "api_key")),
     aggregation: str = typer.Option("min", help=_h(S, "aggregation")),
-    step_separator: str = typer.Option("\n", help=_h(StepSplit, "separator")),
+    step_separator: str = typer.Option("\n", help=_h(StepSplit, "separator"), show_default="\\n (a newline)"),
     step_pattern: str | None = typer.Option(None, help=_h(StepSplit, "pattern")),
     step_tag: str | None = typer.Option(None, help=_h(S, "step_tag")),
     batching: bool = typer.Option(True, "--batching/--no-batching", help=_h(S, "batching")),

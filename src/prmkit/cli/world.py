@@ -75,8 +75,10 @@ def generate_cmd(
         None, "--world-config", help="YAML/JSON with WorldConfig fields."
     ),
     max_value: int | None = typer.Option(None, "--max-value", help="Operand bound of the table facts."),
-    min_ops: int | None = typer.Option(None, "--min-ops"),
-    max_ops: int | None = typer.Option(None, "--max-ops"),
+    min_ops: int | None = typer.Option(
+        None, "--min-ops", help="Fewest operations in a train / test problem."
+    ),
+    max_ops: int | None = typer.Option(None, "--max-ops", help="Most operations in a train / test problem."),
     phrasing_variety: int | None = typer.Option(None, "--phrasing-variety", help="0 (regular) to 2."),
 ) -> None:
     """Generate seeded word problems (calls prmkit.world.generate)."""
@@ -147,7 +149,9 @@ def check_cmd(
 @world_app.command("stats")
 def stats_cmd(
     n: int = typer.Option(2000, "--n", help="How many problems."),
-    per_problem: int = typer.Option(8, "--per-problem"),
+    per_problem: int = typer.Option(
+        8, "--per-problem", help="Traces sampled per problem for the statistics."
+    ),
     seed: int = SEED,
     split: str = SPLIT,
     world_config: Path | None = typer.Option(
