@@ -87,11 +87,12 @@ def check_filled(readme: str, saved: dict) -> None:
     assert all(v is not None for k, v in saved["process"].items() if k != "classes")
 
 
-def test_card_every_section_measured(tmp_path):
+def test_card_every_section_measured(tmp_path, capsys):
     training_card(tmp_path)
     readme_path = card_for_scorer(
         tmp_path, NoisyGold(), problems=9, per_problem=8, heldout_problems=4, bootstrap=100, beam_problems=4
     )
+    assert "evaluate: done" in capsys.readouterr().err  # the minute-long measurement shows its progress
     readme = readme_path.read_text()
     saved = json.loads((tmp_path / "process_card.json").read_text())
     check_filled(readme, saved)

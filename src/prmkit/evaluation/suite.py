@@ -147,36 +147,52 @@ def evaluate_world(
     ``policy_config`` (a :class:`prmkit.world.PolicyConfig`) sets the simulated policy whose samples
     are judged; None is the world's default policy.
     """
+    from prmkit.core.progress import progress
+
     out = Path(out_dir)
     cached = CachedScorer(scorer)
-    test = world_traces(problems, per_problem, seed, "test", policy_config)
-    heldout = world_traces(heldout_problems, heldout_per_problem, seed, "heldout", policy_config)
-    first_error, dev_problems = first_error_on_world(cached, test, heldout)
-    first_error.write(out)
-    prm_scores = cached.score(test)
-    orm_scores = orm.score(test) if orm is not None else None
-    bon = bon_curves(
-        test, prm_scores, orm_scores, bootstrap=bootstrap, seed=seed, vote_aggregation=aggregation
-    )
-    bon.write_csv(out / "bon.csv")
-    plots.bon_curves(bon.rows, out / "bon.png", title=f"Best-of-N on world test ({problems} problems)")
-    audit_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores
-    threshold = first_error.threshold or 0.5
-    report = run_audits(
-        test,
-        audit_scores,
-        aggregation,
-        threshold,
-        min(64, per_problem),
-        seed=seed,
-        out_dir=out,
-        scorer_name=scorer.name,
-    )
-    audits, beam = summary(report), None
-    if beam_problems:
-        beam = beam_on_world(scorer, out, beam_problems, beam_budgets, aggregation, seed, policy_config)
-        report["plots"]["beam"] = "audit_beam.png"
-        audits |= {"beam_gap_at_max_budget": beam["rows"][-1]["gap"], "beam_gap_growth": beam["gap_growth"]}
+    with progress() as bar:  # a card takes a minute or more on a CPU: say which part is running
+        task = bar.add_task("evaluate: fresh world data", total=5 if beam_problems else 4)
+
+        def done(next_part: str) -> None:
+            bar.update(task, advance=1, description=f"evaluate: {next_part}")
+
+        test = world_traces(problems, per_problem, seed, "test", policy_config)
+        heldout = world_traces(heldout_problems, heldout_per_problem, seed, "heldout", policy_config)
+        done("first-error F1 (scoring every trace)")
+        first_error, dev_problems = first_error_on_world(cached, test, heldout)
+        first_error.write(out)
+        done("best-of-N curves")
+        prm_scores = cached.score(test)
+        orm_scores = orm.score(test) if orm is not None else None
+        bon = bon_curves(
+            test, prm_scores, orm_scores, bootstrap=bootstrap, seed=seed, vote_aggregation=aggregation
+        )
+        bon.write_csv(out / "bon.csv")
+        plots.bon_curves(bon.rows, out / "bon.png", title=f"Best-of-N on world test ({problems} problems)")
+        done("failure-mode audits")
+        audit_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores
+        threshold = first_error.threshold or 0.5
+        report = run_audits(
+            test,
+            audit_scores,
+            aggregation,
+            threshold,
+            min(64, per_problem),
+            seed=seed,
+            out_dir=out,
+            scorer_name=scorer.name,
+        )
+        audits, beam = summary(report), None
+        if beam_problems:
+            done("beam search (verifier gaming)")
+            beam = beam_on_world(scorer, out, beam_problems, beam_budgets, aggregation, seed, policy_config)
+            report["plots"]["beam"] = "audit_beam.png"
+            audits |= {
+                "beam_gap_at_max_budget": beam["rows"][-1]["gap"],
+                "beam_gap_growth": beam["gap_growth"],
+            }
+        done("done")
     files = {
         "first_error": "processbench.json",
         "first_error_plot": "first_error_hist.png",
