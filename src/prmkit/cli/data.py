@@ -85,6 +85,12 @@ def inspect(
     png: Path | None = typer.Option(None, "--png", help="Also write a first-error histogram PNG here."),
     from_format: str | None = typer.Option(None, "--from", help=FORMAT_HELP),
     by: str = typer.Option("source", "--by", help="Group labels by 'source' (method:actor) or 'method'."),
+    threshold: float | None = typer.Option(
+        None,
+        "--threshold",
+        help="Score under which a score-only label counts as wrong for the first-error "
+        "histogram; default: the threshold each source recorded (`prmkit score` records the checkpoint's), else 0.5.",
+    ),
 ) -> None:
     """Show problems, traces, steps, labels by source and the first-error histogram of a data file."""
     from rich.table import Table
@@ -94,7 +100,7 @@ def inspect(
     from prmkit.formats import inspect as run
 
     try:
-        report = run(file, png=png, format=from_format, by=by)
+        report = run(file, png=png, format=from_format, by=by, threshold=threshold)
     except (InputError, UnknownNameError, FileNotFoundError, ValueError) as err:
         _fail(err)
         return

@@ -37,10 +37,22 @@ def _group(source: str, by: str) -> str:
     return source.partition(":")[0] if by == "method" else source
 
 
+def source_threshold(trace: Trace, source: str, given: float | None = None) -> float:
+    """The score under which ``source``'s score-only labels count as "wrong" on ``trace``: ``given``, else
+    the threshold its provenance recorded (``prmkit score`` records the checkpoint's dev-tuned one), else
+    0.5. A likelihood head's scores sit far below 0.5, so 0.5 would put every first error at step 0."""
+    if given is not None:
+        return given
+    lab = next((lab for step in trace.steps if (lab := step.label(source)) is not None), None)
+    recorded = lab.provenance.params.get("threshold") if lab is not None else None
+    return float(recorded) if isinstance(recorded, int | float) and not isinstance(recorded, bool) else 0.5
+
+
 def count_labels(
-    traces: list[Trace], by: str = "source"
+    traces: list[Trace], by: str = "source", threshold: float | None = None
 ) -> tuple[dict[str, Counter[str]], dict[str, Counter[int]]]:
-    """Label distribution and first-error histogram per source (or per method with ``by="method"``)."""
+    """Label distribution and first-error histogram per source (or per method with ``by="method"``);
+    score-only labels are cut at :func:`source_threshold`."""
     labels: dict[str, Counter[str]] = {}
     errors: dict[str, Counter[int]] = {}
     for trace in traces:
@@ -55,7 +67,8 @@ def count_labels(
                     dist["score"] += 1
                 else:
                     dist[f"{lab.rating:+d}" if lab.rating else "0"] += 1
-            errors.setdefault(key, Counter())[trace.first_error(source)] += 1
+            cut = source_threshold(trace, source, threshold)
+            errors.setdefault(key, Counter())[trace.first_error(source, cut)] += 1
     return labels, errors
 
 
@@ -87,16 +100,21 @@ def plot_first_errors(errors: dict[str, Counter[int]], path: str | Path, max_sou
 
 
 def inspect(
-    path: str | Path, png: str | Path | None = None, format: str | None = None, by: str = "source"
+    path: str | Path,
+    png: str | Path | None = None,
+    format: str | None = None,
+    by: str = "source",
+    threshold: float | None = None,
 ) -> InspectReport:
-    """Statistics of a data file in any supported format; with ``png``, also a first-error histogram plot."""
+    """Statistics of a data file in any supported format; with ``png``, also a first-error histogram plot.
+    ``threshold`` cuts score-only labels (None: each source's recorded threshold, else 0.5)."""
     from prmkit.formats.base import check_choice
     from prmkit.formats.convert import read
 
     check_choice("by", by, ("source", "method"))
     result = read(path, format)
     traces = result.traces
-    labels, errors = count_labels(traces, by)
+    labels, errors = count_labels(traces, by, threshold)
     answers = Counter(
         "unknown" if t.answer_correct is None else str(t.answer_correct).lower() for t in traces
     )
