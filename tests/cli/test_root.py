@@ -19,7 +19,7 @@ def test_option_value_the_config_refuses_is_one_line_naming_the_flag():
     assert result.exit_code == 2
     assert (
         result.output.strip()
-        == "error: --max-json-depth: input should be less than or equal to 500, found 1000"
+        == "error: --max-json-depth: Input should be less than or equal to 500, found 1000"
     )
     assert "Traceback" not in result.output
 

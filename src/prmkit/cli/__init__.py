@@ -46,7 +46,7 @@ class _Group(TyperGroup):
 
             for e in err.errors(include_url=False):
                 flag = "--" + "-".join(str(x).replace("_", "-") for x in e["loc"]) if e["loc"] else "input"
-                print_error(f"{flag}: {e['msg'].lower()}, found {e.get('input')!r}")
+                print_error(f"{flag}: {e['msg']}, found {e.get('input')!r}")
             raise typer.Exit(2) from None
 
 

@@ -67,26 +67,25 @@ def _check_text(where: str, text: str, limit: int, option: str, what: str) -> No
         )
 
 
-def _check_raw(texts: Sequence[str], config: ServerConfig) -> None:
-    """Count and length of the raw texts a request holds, checked before they are split into steps."""
-    if len(texts) > config.max_traces_per_request:
+def _check_count(n: int, config: ServerConfig) -> None:
+    if n > config.max_traces_per_request:
         raise HTTPException(
             413,
-            f"request holds {len(texts)} traces; this server takes at most "
+            f"request holds {n} traces; this server takes at most "
             f"{config.max_traces_per_request} per request (--max-traces-per-request); split the batch",
         )
+
+
+def _check_raw(texts: Sequence[str], config: ServerConfig) -> None:
+    """Count and length of the raw texts a request holds, checked before they are split into steps."""
+    _check_count(len(texts), config)
     for i, text in enumerate(texts):
         _check_text(f"trace {i}", text, config.max_trace_chars, "--max-trace-chars", "trace")
 
 
 def _check_sizes(traces: Sequence[Trace], config: ServerConfig) -> None:
     """Every limit that can be checked without tokenizing, so an oversized request costs microseconds."""
-    if len(traces) > config.max_traces_per_request:
-        raise HTTPException(
-            413,
-            f"request holds {len(traces)} traces; this server takes at most "
-            f"{config.max_traces_per_request} per request (--max-traces-per-request); split the batch",
-        )
+    _check_count(len(traces), config)
     cost = 0
     for i, trace in enumerate(traces):
         if len(trace.steps) > config.max_steps_per_trace:
