@@ -69,13 +69,15 @@ def test_first_error_mode_keeps_the_chosen_path_up_to_its_first_error(prm800k_la
     out = tmp_path / "trl.jsonl"
     report = convert(prm800k_labels, out, to_format="trl", mode="first_error")
     rows = _rows(out)
+    labellers = list(dict.fromkeys(f"human:{rec['labeler']}" for rec in real_lines(prm800k_labels)))
     assert report.options == {
         "mode": "first_error",
         "neutral": "positive",
-        "source": None,
+        "source": labellers,  # each record's own labeller, as TRL's converter reads it
         "threshold": 0.5,
         "scores": "column",
     }
+    assert f"label sources: {len(labellers)} ({labellers[0]}, " in "\n".join(report.lines())
     assert len(rows) == 6
     # phase 2: 13 pre-generated steps, cut after the -1 at step 6; the neutral step 1 is not an error
     assert _tf(rows[1]["labels"]) == "TTTTTTF" and len(rows[1]["completions"]) == 7
@@ -160,3 +162,51 @@ def test_unknown_option_and_bad_choice_are_errors(tmp_path):
     with pytest.raises(ValueError, match="option mode: expected one of expand, first_error, found 'all'"):
         write(tmp_path / "x.jsonl", [_soft_trace()], "trl", mode="all")
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def _world_trace() -> Trace:
+    """The world's two gold views on a trace whose step 3 is right after a wrong step 2."""
+    local = Provenance(method="gold", actor="world:local")
+    prefix = Provenance(method="gold", actor="world:prefix")
+    steps = [
+        Step(text=t, labels=[Label(rating=lo, provenance=local), Label(rating=pr, provenance=prefix)])
+        for t, lo, pr in [("a = 2", 1, 1), ("b = a * 5 = 12", -1, -1), ("c = 3 + 4 = 7", 1, -1)]
+    ]
+    return Trace(id="w", problem=Problem(id="p", text="Q"), steps=steps)
+
+
+def test_several_sources_and_none_chosen_is_refused_with_the_list(tmp_path):
+    """With no --source the export used to take the first source (``gold:world:local``): step 3 came out
+    True although it follows a wrong step. Now the choice is the user's, and the error lists it."""
+    src, out = tmp_path / "world.jsonl", tmp_path / "trl.jsonl"
+    write(src, [_world_trace()], "prmkit")
+    with pytest.raises(ValueError) as err:
+        convert(src, out, to_format="trl")
+    assert str(err.value) == (
+        "1 trace(s) carry several label sources and none was chosen: gold:world:local (1 traces), "
+        "gold:world:prefix (1 traces); pick one with --source (option source), e.g. --source "
+        "gold:world:prefix (the prefix view, what TRL's PRM800K and Math-Shepherd rows hold)"
+    )
+    assert not out.exists()
+    report = convert(src, out, to_format="trl", source="gold:world:prefix")
+    assert [_tf(r["labels"]) for r in _rows(out)] == ["TFF"]
+    assert report.options["source"] == "gold:world:prefix"
+    assert "label source: gold:world:prefix" in report.lines()
+    convert(src, out, to_format="trl", source="gold:world:local")
+    assert [_tf(r["labels"]) for r in _rows(out)] == ["TFT"]
+
+
+def test_cli_names_the_source_it_exported(tmp_path, shepherd):
+    from typer.testing import CliRunner
+
+    from prmkit.cli import app
+
+    runner = CliRunner()
+    out = tmp_path / "trl.jsonl"
+    result = runner.invoke(app, ["convert", str(shepherd), str(out), "--to", "trl"])
+    assert result.exit_code == 0, result.output
+    assert "label source: mc_hard:math-shepherd" in result.output
+    src = tmp_path / "world.jsonl"
+    write(src, [_world_trace()], "prmkit")
+    result = runner.invoke(app, ["convert", str(src), str(out), "--to", "trl"])
+    assert result.exit_code != 0 and "--source gold:world:prefix" in result.output

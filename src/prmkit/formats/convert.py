@@ -90,7 +90,14 @@ class ConversionReport:
             out.append(f"dropped {sum(self.dropped.values())} trace(s): {dict(self.dropped)}")
         if self.notes:
             out.append(f"notes: {dict(self.notes)}")
-        shown = {k: v for k, v in self.options.items() if v is not None}
+        used = self.options.get("source")
+        if isinstance(used, list):  # one source per trace (e.g. each PRM800K record's labeller)
+            out.append(
+                f"label sources: {len(used)} ({', '.join(used[:3])}{', ...' if len(used) > 3 else ''})"
+            )
+        elif used is not None:
+            out.append(f"label source: {used}")
+        shown = {k: v for k, v in self.options.items() if v is not None and k != "source"}
         if shown:
             out.append(f"options: {shown}")
         out += [f"not held by {self.to_format}: {item}" for item in self.lost]

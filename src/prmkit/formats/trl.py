@@ -12,6 +12,14 @@ Rows are written as TRL's own converters (``examples/datasets/{prm800k,math_shep
 - Soft scores are never truncated (TRL's trainer does ``int(label)``): they go in a separate ``scores``
   column (option ``scores="column"``, default) or, with ``scores="labels"``, as float labels.
 
+- The label source: ``source`` when given; else, per trace, a PRM800K trace's labeller or a trace's only
+  source. A trace carrying several sources (the world writes ``gold:world:local`` and
+  ``gold:world:prefix``; a labelled file adds ``mc_hard:...``, ``judge:...``) is refused with the list of
+  sources on the file rather than exported from whichever came first: the views disagree (on world data
+  the local view marks a right step after a wrong one True, 92 of 160 rows differ from the prefix view),
+  and TRL's own data sets (PRM800K, Math-Shepherd) hold the prefix view, which is what to pick for
+  PRMTrainer. The source each trace was exported from is reported (``report.options["source"]``).
+
 Reading gives one trace per row, labels rating +1/-1 (score for float labels or a ``scores`` column),
 provenance ``imported`` / ``trl``: the file does not say how its labels were made.
 """
@@ -151,10 +159,58 @@ def expand_prm800k(record: dict, neutral: str = "negative") -> list[dict]:
     return rows
 
 
-def _row(trace: Trace, opts: dict, report: WriteReport) -> list[dict]:
-    source = pick_source(trace, opts["source"])
+PREFIX_VIEW = "gold:world:prefix"
+"""The source to suggest when a trace is ambiguous: the prefix view, what PRM800K and Math-Shepherd hold."""
+
+
+def resolve_sources(traces: list[Trace], source: str | None) -> list[str | None]:
+    """The label source each trace is exported from; ValueError when a trace has several and none was asked.
+
+    A PRM800K trace keeps its labeller (TRL's converter reads that labeller's ratings); any other trace
+    needs exactly one source, so that no view is picked by the order labels happened to be written in.
+    """
+    if source is not None:
+        return [source] * len(traces)
+    out: list[str | None] = []
+    ambiguous: dict[str, int] = {}
+    for trace in traces:
+        sources = trace.sources()
+        labeler = trace.metadata.get(prm800k.NAME, {}).get("labeler")
+        if labeler is not None or len(sources) <= 1:
+            out.append(f"human:{labeler}" if labeler is not None else pick_source(trace, None))
+            continue
+        for name in sources:
+            ambiguous[name] = ambiguous.get(name, 0) + 1
+        out.append(None)
+    if ambiguous:
+        n = sum(
+            1
+            for t in traces
+            if len(t.sources()) > 1 and (t.metadata.get(prm800k.NAME) or {}).get("labeler") is None
+        )
+        listed = ", ".join(f"{name} ({count} traces)" for name, count in ambiguous.items())
+        pick = PREFIX_VIEW if PREFIX_VIEW in ambiguous else next(iter(ambiguous))
+        raise ValueError(
+            f"{n} trace(s) carry several label sources and none was chosen: {listed}; pick one with "
+            f"--source (option source), e.g. --source {pick}"
+            + (
+                " (the prefix view, what TRL's PRM800K and Math-Shepherd rows hold)"
+                if pick == PREFIX_VIEW
+                else ""
+            )
+        )
+    return out
+
+
+def _used(sources: list[str | None]) -> str | list[str] | None:
+    """The source(s) actually exported, for the report: one name, or every distinct name in order."""
+    names = list(dict.fromkeys(s for s in sources if s is not None))
+    return names[0] if len(names) == 1 else (names or None)
+
+
+def _row(trace: Trace, source: str | None, opts: dict, report: WriteReport) -> list[dict]:
     if opts["mode"] == "expand" and prm800k.NAME in trace.metadata:
-        return expand_prm800k(prm800k.to_record(trace, opts["source"]), opts["neutral"])
+        return expand_prm800k(prm800k.to_record(trace, source), opts["neutral"])
     path = binary_path(trace, source, opts["neutral"], opts["mode"], opts["threshold"])
     if path.drop:
         report.dropped[path.drop] += 1
@@ -192,7 +248,8 @@ def write(path: str | Path, traces: list[Trace], **options: Any) -> WriteReport:
 
     Options: ``mode`` (``expand`` default, or ``first_error``), ``neutral`` (``negative`` / ``positive``;
     default negative in expand mode as TRL, positive in first_error mode), ``source`` (label source,
-    default the PRM800K labeller or the first on each trace), ``threshold`` (for score-only labels),
+    default a PRM800K trace's labeller or a trace's only source; several sources on a trace and none
+    given is an error, see the module docstring), ``threshold`` (for score-only labels),
     ``scores`` (``column`` default, or ``labels``).
     """
     opts = take_options(
@@ -204,8 +261,10 @@ def write(path: str | Path, traces: list[Trace], **options: Any) -> WriteReport:
     opts["neutral"] = resolve_neutral(opts["neutral"], opts["mode"])
     check_choice("neutral", opts["neutral"], NEUTRAL)
     check_choice("scores", opts["scores"], ("column", "labels"))
+    sources = resolve_sources(traces, opts["source"])
     report = WriteReport(format=NAME, path=str(path), traces=len(traces), lost=list(LOST), options=opts)
-    rows = [row for trace in traces for row in _row(trace, opts, report)]
+    rows = [row for trace, src in zip(traces, sources, strict=True) for row in _row(trace, src, opts, report)]
+    report.options = {**opts, "source": _used(sources)}
     report.written = dump_rows(path, rows, ensure_ascii=False)
     return report
 
