@@ -73,10 +73,15 @@ class Chain:
     @classmethod
     def of(cls, problem: Problem) -> Chain:
         graph = problem.metadata.get("graph")
+        if graph is None:  # a client that sends text only (OpenRLHF, a prompt): read the graph back
+            from prmkit.world.parse import graph_from_text
+
+            graph = graph_from_text(problem.text)
         if not isinstance(graph, dict) or "ops" not in graph or "quantities" not in graph:
             raise ValueError(
                 f"problem {problem.id}: metadata.graph: expected a world computation graph, found "
-                f"{type(graph).__name__}; the gold checker judges world problems only"
+                f"{type(graph).__name__}, and the text is not a world problem's; the gold checker judges "
+                "world problems only"
             )
         q = tuple(graph["quantities"])
         ops = tuple((op["op"], q[int(op["args"][1][1:])]) for op in graph["ops"])
