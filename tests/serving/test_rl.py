@@ -11,7 +11,14 @@ import torch
 
 from prmkit.scoring.aggregate import aggregate
 from prmkit.serving.reward_server import ServerConfig, create_app
-from prmkit.serving.rl import PrmkitRewardManager, compute_score, openrlhf_rewards, reward_func, trl_reward
+from prmkit.serving.rl import (
+    PrmkitRewardManager,
+    compute_score,
+    openrlhf_rewards,
+    reward_func,
+    reward_name,
+    trl_reward,
+)
 from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server
 
@@ -34,10 +41,41 @@ def test_trl_reward_sync_logs_steps_and_returns_none_for_empty() -> None:
     )  # fmt: skip
     expected = _offline(PROMPTS[0], COMPLETIONS[0])
     assert out == [expected[-1], None]
-    assert (
-        logged["prm_step_scores"][0] == [round(s, 4) for s in expected] and logged["prm_step_scores"][1] == []
-    )
-    assert metrics["prm/steps_per_completion"] == 1.0
+    column = logged["prm_HashScorer_last/step_scores"]
+    assert column[0] == [round(s, 4) for s in expected] and column[1] == []
+    assert metrics["prm_HashScorer_last/steps_per_completion"] == 1.0
+    assert f.__name__ == "prm_HashScorer_last"
+
+
+def test_two_trl_rewards_are_logged_apart_by_trl() -> None:
+    """TRL 1.16 names each reward by ``get_callable_name(func)`` (``func.__name__``) for
+    ``rewards/<name>/mean`` and appends every ``log_extra(column, values)`` to one list per column:
+    two prmkit rewards used to share ``prm_reward`` and ``prm_step_scores`` and so merged."""
+    from collections import defaultdict
+
+    from trl.trainer.grpo_trainer import GRPOTrainer
+    from trl.trainer.utils import get_callable_name
+
+    assert get_callable_name(trl_reward(HashScorer(), aggregation="min")) == "prm_HashScorer_min"
+    assert reward_name("runs/prm-b/", "last") == "prm_prm-b_last"
+    assert reward_name("http://127.0.0.1:8000", "mean") == "prm_127.0.0.1_8000_mean"
+    trainer = SimpleNamespace(_pending_extra_logs=defaultdict(list), _pending_metrics=defaultdict(list))
+    kwargs = {
+        "log_extra": GRPOTrainer._log_completion_extra.__get__(trainer),
+        "log_metric": GRPOTrainer._log_metric.__get__(trainer),
+    }
+    same = [trl_reward(HashScorer(), "min", name=n) for n in ("prm_a", "prm_b")]
+    for f in same:
+        f(prompts=PROMPTS, completions=COMPLETIONS, **kwargs)
+    assert [get_callable_name(f) for f in same] == ["prm_a", "prm_b"]
+    steps = [round(s, 4) for s in _offline(PROMPTS[0], COMPLETIONS[0])]
+    assert dict(trainer._pending_extra_logs) == {
+        "prm_a/step_scores": [steps, []],  # one value per completion, as TRL's table needs
+        "prm_b/step_scores": [steps, []],
+    }
+    assert set(trainer._pending_metrics) == {"prm_a/steps_per_completion", "prm_b/steps_per_completion"}
+    with pytest.raises(ValueError, match="name: expected letters"):
+        trl_reward(HashScorer(), name="a b")
 
 
 def test_trl_reward_conversational_and_async_over_http() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,14 +46,29 @@ def _traces(
     return out
 
 
-def _rewards(rows: list[list[float]], how: str, kwargs: dict[str, Any]) -> list[float | None]:
-    """Aggregate; log per-step scores to TRL when it offers ``log_extra``/``log_metric``."""
+def _rewards(rows: list[list[float]], how: str, name: str, kwargs: dict[str, Any]) -> list[float | None]:
+    """Aggregate; log per-step scores to TRL when it offers ``log_extra``/``log_metric``, under ``name``
+    (TRL appends every function's ``log_extra`` values to one list per column name, so a shared column
+    would interleave two functions' scores)."""
     rewards = [aggregate(r, how) if r else None for r in rows]
     if callable(kwargs.get("log_extra")):
-        kwargs["log_extra"]("prm_step_scores", [[round(s, 4) for s in r] for r in rows])
+        kwargs["log_extra"](f"{name}/step_scores", [[round(s, 4) for s in r] for r in rows])
     if callable(kwargs.get("log_metric")) and rows:
-        kwargs["log_metric"]("prm/steps_per_completion", sum(map(len, rows)) / len(rows))
+        kwargs["log_metric"](f"{name}/steps_per_completion", sum(map(len, rows)) / len(rows))
     return rewards
+
+
+def reward_name(model: str | StepScorer, aggregation: str) -> str:
+    """``prm_<model>_<aggregation>``: the default name of a TRL reward function.
+
+    TRL keys ``rewards/<name>/mean``, the completions table's reward column and nothing else by the
+    function's ``__name__`` (``trl.trainer.utils.get_callable_name``), so two PRM rewards with one name
+    would merge their metrics. The model part is the checkpoint folder's or URL path's last part (or the
+    scorer's class name), reduced to ``[A-Za-z0-9_.-]``.
+    """
+    stem = model.rstrip("/").rsplit("/", 1)[-1] if isinstance(model, str) else type(model).__name__
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("_") or "model"
+    return f"prm_{stem}_{aggregation}"
 
 
 def trl_reward(
@@ -62,14 +78,21 @@ def trl_reward(
     asynchronous: bool = False,
     api_key: str | None = None,
     answer_column: str | None = None,
+    name: str | None = None,
 ) -> Callable[..., Any]:
     """A TRL reward function scoring completions with a PRM (``None`` for a completion with no steps).
 
     ``answer_column`` names a dataset column (e.g. ``"solution"``) copied into each trace's problem
-    answer, for scorers that read it; PRMs do not.
+    answer, for scorers that read it; PRMs do not. ``name`` becomes the function's ``__name__``, the key
+    TRL logs its rewards under (``rewards/<name>/mean``), and prefixes its per-step log column
+    (``<name>/step_scores``) and metric (``<name>/steps_per_completion``); by default
+    :func:`reward_name` of the model and aggregation. Give ``name`` when two functions share both.
     """
     split = split or StepSplit()
     scorer = _scorer(model, api_key)
+    name = name or reward_name(model, aggregation)
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ValueError(f"trl_reward: name: expected letters, digits, '_', '.' or '-', found {name!r}")
 
     def build(prompts: Sequence[Any], completions: Sequence[Any], kwargs: dict[str, Any]):
         answers = kwargs.get(answer_column) if answer_column else None
@@ -83,13 +106,15 @@ def trl_reward(
                 rows = await scorer.ascore(traces)
             else:
                 rows = await asyncio.to_thread(scorer.score, traces)
-            return _rewards(rows, aggregation, kwargs)
+            return _rewards(rows, aggregation, name, kwargs)
 
+        prm_reward.__name__ = prm_reward.__qualname__ = name
         return prm_reward
 
     def prm_reward(prompts, completions, completion_ids=None, **kwargs) -> list[float | None]:
-        return _rewards(scorer.score(build(prompts, completions, kwargs)), aggregation, kwargs)
+        return _rewards(scorer.score(build(prompts, completions, kwargs)), aggregation, name, kwargs)
 
+    prm_reward.__name__ = prm_reward.__qualname__ = name
     return prm_reward
 
 
