@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from prmkit.cli.common import console, fail
+from prmkit.scoring.scorer import OVERLONG_HELP
 
 _SIMPLE = (str, int, float, bool)
 DATA_HELP = "Traces: prmkit JSONL/Parquet or any format `prmkit convert` detects (PRM800K, Math-Shepherd, ProcessBench, TRL)."
@@ -85,7 +86,12 @@ def _command(group: typer.Typer, name: str, config_cls: type, run: Callable[[Pat
         except ValidationError as err:
             lines = [f"--{'-'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in err.errors()]
             fail(f"{name}: invalid options\n  " + "\n  ".join(lines))
-        result = run(data, output, cfg)
+        from prmkit.scoring.scorer import OverlongError
+
+        try:
+            result = run(data, output, cfg)
+        except OverlongError as err:
+            fail(f"{data}: {err}")
         typer.echo(yaml.safe_dump(result, sort_keys=False).rstrip())
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -150,19 +156,43 @@ def score(
     trust_remote_code: bool = typer.Option(
         False, "--trust-remote-code", help="Allow the checkpoint's own code."
     ),
+    overlong: str = typer.Option("error", "--overlong", help=OVERLONG_HELP),
 ) -> None:
     """Score every step of every trace; adds Labels with provenance ``model`` (actor = MODEL)."""
     from prmkit.core.dataset import read_traces, write_traces
-    from prmkit.scoring import AGGREGATIONS, load_scorer
+    from prmkit.scoring import AGGREGATIONS, OverlongError, load_scorer
     from prmkit.scoring import score as score_traces
 
+    policy = _policy(overlong)
     if aggregate is not None:
         AGGREGATIONS.get(aggregate)  # an unknown name fails now, with suggestions, not after scoring
     traces = read_traces(data)
-    scorer = load_scorer(model, convention, trust_remote_code=trust_remote_code, batch_tokens=batch_tokens)
-    score_traces(scorer, traces, aggregation=aggregate)
+    scorer = load_scorer(
+        model, convention, trust_remote_code=trust_remote_code, batch_tokens=batch_tokens, overlong=policy
+    )
+    try:
+        score_traces(scorer, traces, aggregation=aggregate)
+    except OverlongError as err:
+        fail(f"{data}: {err}")
     n = write_traces(output, traces)
-    console.print(f"scored {n} traces ({sum(len(t.steps) for t in traces)} steps) -> {output}")
+    counts = scorer.length_counts
+    steps = sum(len(t.steps) for t in traces)
+    console.print(
+        f"scored {n - counts.skipped} of {n} traces ({steps - counts.steps_cut} of {steps} steps) -> {output}"
+    )
+    if counts.line():
+        console.print(counts.line(), markup=False, highlight=False, soft_wrap=True)
+
+
+def _policy(value: str) -> Any:
+    """``--overlong``'s value, refused in one line when it is not one of the three policies."""
+    from typing import get_args
+
+    from prmkit.scoring import Overlong
+
+    if value not in get_args(Overlong):
+        fail(f"--overlong: expected one of {', '.join(get_args(Overlong))}, found {value!r}")
+    return value
 
 
 def register(app: typer.Typer) -> None:

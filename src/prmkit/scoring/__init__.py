@@ -17,9 +17,28 @@ from pathlib import Path
 from prmkit.core.model import Label, Provenance, Trace
 from prmkit.core.protocols import StepScorer
 from prmkit.scoring.aggregate import AGGREGATIONS, aggregate
-from prmkit.scoring.scorer import ModelScorer, load_scorer, pick_threshold
+from prmkit.scoring.scorer import (
+    OVERLONG_HELP,
+    LengthCounts,
+    ModelScorer,
+    Overlong,
+    OverlongError,
+    load_scorer,
+    pick_threshold,
+)
 
-__all__ = ["AGGREGATIONS", "ModelScorer", "aggregate", "load_scorer", "pick_threshold", "score"]
+__all__ = [
+    "AGGREGATIONS",
+    "OVERLONG_HELP",
+    "LengthCounts",
+    "ModelScorer",
+    "Overlong",
+    "OverlongError",
+    "aggregate",
+    "load_scorer",
+    "pick_threshold",
+    "score",
+]
 
 
 def score(
@@ -29,24 +48,32 @@ def score(
     convention: str | None = None,
     aggregation: str | None = None,
     replace: bool = True,
+    overlong: Overlong = "error",
 ) -> list[Trace]:
     """Add one ``model`` Label per step (score in [0, 1]) to every trace; returns the traces.
 
     ``model`` is a checkpoint folder or any StepScorer; its name becomes the label's actor, so
     ``"model:<name>"`` selects these labels later. ``aggregation`` also stores the trace score in
     ``metadata["prm_score"]``. ``replace`` drops earlier labels of the same actor first.
+
+    A trace longer than the model takes follows ``overlong`` (when ``model`` is a folder; a scorer
+    brings its own policy): cut traces get labels on the steps that fit only and their trace score
+    says ``steps_scored``; skipped ones get no labels and no trace score.
     """
-    scorer = model if isinstance(model, StepScorer) else load_scorer(model, convention)
+    scorer = model if isinstance(model, StepScorer) else load_scorer(model, convention, overlong=overlong)
     params = {"convention": getattr(getattr(scorer, "convention", None), "name", None)}
     prov = Provenance.now("model", scorer.name, params={k: v for k, v in params.items() if v is not None})
     for trace, row in zip(traces, scorer.score(traces), strict=True):
         if replace:
             trace.drop_labels(prov.source)
-        trace.add_labels([Label(score=min(1.0, max(0.0, float(s))), provenance=prov) for s in row])
-        if aggregation is not None:
+        labels: list[Label | None] = [Label(score=min(1.0, max(0.0, float(s))), provenance=prov) for s in row]
+        trace.add_labels(labels + [None] * (len(trace.steps) - len(row)))  # cut or skipped: unscored
+        if aggregation is not None and row:
             trace.metadata["prm_score"] = {
                 "model": scorer.name,
                 "how": aggregation,
                 "value": aggregate(row, aggregation),
             }
+            if len(row) < len(trace.steps):
+                trace.metadata["prm_score"]["steps_scored"] = len(row)
     return list(traces)

@@ -8,11 +8,94 @@ Every batch runs under ``torch.inference_mode``; only the rows at read positions
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from prmkit.core.model import Trace
 from prmkit.modeling.template import Encoded
+
+Overlong = Literal["error", "skip", "truncate"]
+"""What to do with a trace longer than the model takes (the one length policy of score, eval and train):
+``error`` refuses it with its id, its length, the model's limit and the flag to pass; ``skip`` leaves it
+unscored (or out of training); ``truncate`` keeps the steps that fit (scores for those only; in training,
+the steps cut off go unlabelled). Skipped and cut traces are counted in :class:`LengthCounts`."""
+
+OVERLONG_HELP = (
+    "A trace longer than the model takes: error (stop and name it), skip (leave it unscored / out), "
+    "truncate (keep the steps that fit; the rest stay unscored). Counts are printed."
+)
+
+
+class OverlongError(ValueError):
+    """A trace longer than the model takes under ``overlong="error"``; its message names the fix."""
+
+
+@dataclass
+class LengthCounts:
+    """What the length policy did: traces skipped, traces cut and the steps those lost (unscored or
+    unlabelled), against ``limit`` tokens; ``first`` holds the first few affected trace ids."""
+
+    policy: str = "error"
+    limit: int | None = None
+    skipped: int = 0
+    truncated: int = 0
+    steps_cut: int = 0
+    first: list[str] = field(default_factory=list)
+
+    def note(self, trace_id: str, kept: int, steps: int) -> None:
+        if kept == 0 or self.policy == "skip":
+            self.skipped += 1
+        else:
+            self.truncated += 1
+        self.steps_cut += steps - kept if self.policy == "truncate" else steps
+        if len(self.first) < 5:
+            self.first.append(trace_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def line(self) -> str:
+        """One plain sentence for a command's output ('' when nothing was over the limit)."""
+        if not (self.skipped or self.truncated):
+            return ""
+        return (
+            f"overlong (longer than {self.limit} tokens, --overlong {self.policy}): {self.skipped} trace(s) "
+            f"skipped, {self.truncated} truncated, {self.steps_cut} step(s) left without a score or label "
+            f"(first: {', '.join(self.first)})"
+        )
+
+
+def overlong_message(trace_id: str, tokens: int, limit: int, model: str, what: str = "trace") -> str:
+    """The refusal of ``overlong="error"``: the trace, its length, the model's limit, the flags."""
+    return (
+        f"{what} {trace_id}: {tokens} tokens, more than the {limit} that {model} takes (its max_length); "
+        "pass --overlong skip to leave such traces out, or --overlong truncate to keep the steps that fit"
+    )
+
+
+def fit(
+    trace: Trace,
+    enc: Encoded,
+    limit: int,
+    policy: Overlong,
+    counts: LengthCounts,
+    model: str,
+    what: str = "trace",
+) -> Encoded | None:
+    """``enc`` when it fits in ``limit`` tokens; else per ``policy``: raise, None (skip), or the encoding
+    cut after the last step whose read position fits (None when not even the first step fits)."""
+    if len(enc.input_ids) <= limit:
+        return enc
+    if policy == "error":
+        raise OverlongError(overlong_message(trace.id, len(enc.input_ids), limit, model, what))
+    kept = [p for p in enc.tag_positions if p < limit] if policy == "truncate" else []
+    counts.note(trace.id, len(kept), len(trace.steps))
+    if not kept:
+        return None
+    return Encoded(
+        input_ids=enc.input_ids[: kept[-1] + 1], tag_positions=kept, prompt_length=enc.prompt_length
+    )
 
 
 class ModelScorer:
@@ -26,6 +109,7 @@ class ModelScorer:
         batch_tokens: int = 16384,
         max_batch: int = 64,
         device: str | None = None,
+        overlong: Overlong = "error",
     ):
         import torch
 
@@ -35,6 +119,9 @@ class ModelScorer:
         self.name = name
         self.batch_tokens, self.max_batch = batch_tokens, max_batch
         self.pad_id = convention.tokenizer.pad_token_id or 0
+        self.overlong: Overlong = overlong
+        self.length_counts = LengthCounts(policy=overlong, limit=convention.max_length)
+        """What the length policy did, summed over every ``score`` call of this scorer."""
 
     @property
     def threshold(self) -> float | None:
@@ -42,9 +129,10 @@ class ModelScorer:
         spec = self.convention.spec
         return None if spec is None else spec.threshold
 
-    def encode(self, traces: Sequence[Trace]) -> list[Encoded]:
-        """Every trace's ids and read positions; a trace longer than the model takes is an error."""
-        out = []
+    def encode(self, traces: Sequence[Trace]) -> list[Encoded | None]:
+        """Every trace's ids and read positions, fitted to the model's limit by ``self.overlong``
+        (None: skipped); see :func:`fit`."""
+        out: list[Encoded | None] = []
         for t in traces:
             enc = self.convention.encode(t.problem.text, [s.text for s in t.steps])
             if len(enc.tag_positions) != len(t.steps):
@@ -52,20 +140,18 @@ class ModelScorer:
                     f"trace {t.id}: {len(t.steps)} steps but {len(enc.tag_positions)} read positions "
                     "(a step text contains the step tag, or the template lost a step)"
                 )
-            if len(enc.input_ids) > self.convention.max_length:
-                raise ValueError(
-                    f"trace {t.id}: {len(enc.input_ids)} tokens, more than max_length "
-                    f"{self.convention.max_length}"
-                )
-            out.append(enc)
+            limit = self.convention.max_length
+            out.append(fit(t, enc, limit, self.overlong, self.length_counts, self.name))
         return out
 
-    def batches(self, encoded: Sequence[Encoded]) -> list[list[int]]:
-        """Indices grouped by length (longest first) under the token budget (padded size)."""
-        order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i].input_ids))
+    def batches(self, encoded: Sequence[Encoded | None]) -> list[list[int]]:
+        """Indices grouped by length (longest first) under the token budget (padded size); skipped
+        (None) traces are in no batch."""
+        live = [i for i, e in enumerate(encoded) if e is not None]
+        order = sorted(live, key=lambda i: -len(encoded[i].input_ids))  # type: ignore[union-attr]
         groups: list[list[int]] = []
         for i in order:
-            longest = len(encoded[groups[-1][0]].input_ids) if groups else 0
+            longest = len(encoded[groups[-1][0]].input_ids) if groups else 0  # type: ignore[union-attr]
             if (
                 groups
                 and len(groups[-1]) < self.max_batch
@@ -93,14 +179,17 @@ class ModelScorer:
         return out[0] if isinstance(out, tuple) else out.logits
 
     def score(self, traces: Sequence[Trace]) -> list[list[float]]:
-        """One score in [0, 1] per step of every trace (higher = more likely correct)."""
+        """One score in [0, 1] per step of every trace (higher = more likely correct).
+
+        Under ``overlong="truncate"`` a cut trace's row holds scores for its first steps only (the ones
+        that fit), and under ``skip`` an overlong trace's row is empty; ``length_counts`` counts both."""
         import torch
 
         encoded = self.encode(traces)
         result: list[list[float]] = [[] for _ in traces]
         with torch.inference_mode():
             for group in self.batches(encoded):
-                rows = [encoded[i] for i in group]
+                rows = [encoded[i] for i in group]  # batches() leaves out the skipped
                 batch = self.pad(rows)
                 for i, scores in zip(
                     group, self.convention.read(self.forward(batch), batch, rows), strict=True
@@ -116,12 +205,16 @@ def load_scorer(
     trust_remote_code: bool = False,
     device: str | None = None,
     batch_tokens: int = 16384,
+    overlong: Overlong = "error",
 ) -> ModelScorer:
-    """A step scorer for a checkpoint folder; ``convention`` defaults to what the folder declares."""
+    """A step scorer for a checkpoint folder; ``convention`` defaults to what the folder declares;
+    ``overlong`` is the length policy (see :data:`Overlong`)."""
     from prmkit.scoring.conventions import load_convention
 
     model, conv = load_convention(path_or_name, convention, trust_remote_code)
-    return ModelScorer(model, conv, name=str(path_or_name), device=device, batch_tokens=batch_tokens)
+    return ModelScorer(
+        model, conv, name=str(path_or_name), device=device, batch_tokens=batch_tokens, overlong=overlong
+    )
 
 
 def pick_threshold(given: float | None, scorer: Any = None) -> tuple[float, str]:
