@@ -35,7 +35,7 @@ base_model: {base}
 # {kind_upper} trained with prmkit
 
 A {what}. Each step is followed by `{sep}`; the step's score is the softmax probability of classes
-{positive} (`{pos_names}`) read at the tag token `{tag}` (id {tag_id}). Default aggregation: `{agg}`.
+{positive} (`{pos_names}`) read at the tag token `{tag}` (id {tag_id}). Default aggregation: `{agg}`.{names_note}
 Label scale trained on: {scale}. See `process_card.json` for the label sources, data split and dev
 metrics.
 
@@ -108,6 +108,12 @@ step_scores = [token_p[a - 1 : b - 1].min().item() for a, b in spans]
 """
 
 
+NAMES_NOTE = (
+    "\nClass names: `LABEL_1` = the step is correct, `LABEL_0` = it is wrong (transformers' default names,"
+    "\nwhich TRL's PRMTrainer checkpoints and Hugging Face's ProcessBench script read)."
+)
+
+
 def model_card(spec: PrmSpec, path: str, base: str | None) -> str:
     if spec.head == "likelihood":
         return LIKELIHOOD_CARD_TEMPLATE.format(
@@ -124,6 +130,7 @@ def model_card(spec: PrmSpec, path: str, base: str | None) -> str:
         sep=spec.template.separator.encode("unicode_escape").decode(),
         positive=spec.positive_labels,
         pos_names=", ".join(names[i] for i in spec.positive_labels),
+        names_note=NAMES_NOTE if spec.num_labels == 2 else "",
         tag=spec.template.tag,
         tag_id=spec.tag_id,
         agg=spec.aggregation,

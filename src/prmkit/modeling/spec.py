@@ -17,7 +17,11 @@ from prmkit.modeling.template import StepTemplate
 SPEC_KEY = "prmkit"
 SPEC_VERSION = "prm-1"
 
-LABELS_2 = {0: "incorrect", 1: "correct"}
+LABELS_2 = {0: "LABEL_0", 1: "LABEL_1"}
+"""Transformers' default names, kept for 2-class heads: LABEL_1 is "the step is correct", LABEL_0 "it is
+wrong". Tools look for these names (Hugging Face's ProcessBench script and TRL's PRMTrainer checkpoints
+read ``LABEL_1`` as correct), so "correct"/"incorrect" made them read every step as wrong; the meaning is
+in ``positive_labels`` and the model card."""
 LABELS_3 = {0: "negative", 1: "neutral", 2: "positive"}
 
 
