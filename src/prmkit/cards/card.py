@@ -37,9 +37,9 @@ def process_section(base: ProcessCard) -> dict[str, Any]:
     template = spec.get("template", {}) if isinstance(spec.get("template"), dict) else {}
     kind = spec.get("kind", base.kind)
     scale = spec.get("label_scale", "hard")
-    classes = spec.get("id2label") or (
-        {0: "incorrect", 1: "correct"} if spec.get("num_labels", 2) == 2 else None
-    )
+    from prmkit.modeling.spec import LABELS_2, LABELS_3  # the class names the checkpoint's config carries
+
+    classes = spec.get("id2label") or {2: LABELS_2, 3: LABELS_3}.get(spec.get("num_labels", 2))
     likelihood = spec.get("head") == "likelihood"
     read_at = (
         "scored by the lowest probability the causal LM gives one of its tokens (likelihood head)"
