@@ -41,7 +41,7 @@ class _Config(BaseModel):
     weight_decay: float = Field(0.01, ge=0)
     """AdamW weight decay."""
     max_length: int = Field(512, ge=16)
-    """Longest input in tokens; longer traces are cut (their last steps go unlabelled)."""
+    """Longest input in tokens; what happens to a longer trace is ``overlong``'s choice (PRM / ORM)."""
     eval_every: int = Field(100, ge=1)
     """Optimiser steps between dev evaluations and checkpoints."""
     mixed_precision: Literal["auto", "no", "bf16", "fp16"] = "auto"
@@ -97,6 +97,10 @@ class _HeadConfig(_Config):
     """Allow a base model's own modelling code (off: only architectures transformers ships)."""
     aggregation: str = "min"
     """Default aggregation recorded in the checkpoint (min, prod, last, mean, geomean)."""
+    overlong: Literal["error", "skip", "truncate"] = "error"
+    """A trace longer than ``max_length`` (train or dev): ``error`` stops before training and names it,
+    ``skip`` leaves it out, ``truncate`` keeps the steps that fit (the steps cut off go unlabelled, and a
+    dev trace is judged on the kept steps). The summary and the process card count both."""
     dev_label_source: str | None = None
     """Step labels that dev first-error F1 (model selection, the tuned threshold) is measured against.
     None: ``gold`` where the dev traces carry gold labels (the world's checker, a hand-labelled set), else

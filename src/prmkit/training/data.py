@@ -8,11 +8,12 @@ A PRM example is ``input_ids`` plus one target per step tag: a class index (hard
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from prmkit.core.model import Trace
-from prmkit.modeling.template import StepTemplate, encode_trace
+from prmkit.modeling.template import Encoded, StepTemplate, encode_trace
+from prmkit.scoring.scorer import LengthCounts, Overlong, fit
 
 IGNORE = -100.0
 
@@ -69,18 +70,48 @@ def make_examples(
     tokenizer: Any,
     template: StepTemplate,
     max_length: int,
+    overlong: Overlong = "error",
+    counts: LengthCounts | None = None,
 ) -> list[dict[str, Any]]:
-    """Encode traces; drop those with no usable target (nothing to learn from)."""
+    """Encode traces; drop those with no usable target (nothing to learn from). A trace longer than
+    ``max_length`` follows ``overlong`` (see :func:`prmkit.scoring.scorer.fit`): refused, left out, or cut
+    after the last step that fits (the rest unlabelled); ``counts`` records what was left out or cut."""
     out = []
+    counts = counts if counts is not None else LengthCounts(overlong, max_length)
     sep = template.separator_ids(tokenizer)
     for trace, tgt in zip(traces, targets, strict=True):
         steps = [s.text for s in trace.steps]
-        enc = encode_trace(tokenizer, template, trace.problem.text, steps, max_length, separator=sep)
+        full = encode_trace(tokenizer, template, trace.problem.text, steps, separator=sep)
+        enc = fit(trace, full, max_length, overlong, counts, "--max-length", "training trace")
+        if enc is None:
+            continue
         kept = tgt[: len(enc.tag_positions)]
         if all(t == IGNORE for t in kept):
             continue
         out.append({"input_ids": enc.input_ids, "tag_positions": enc.tag_positions, "targets": kept,
                     "prompt_length": enc.prompt_length or 0})  # fmt: skip
+    return out
+
+
+def fit_traces(
+    traces: Sequence[Trace],
+    encode: Callable[[str, list[str]], Encoded],
+    max_length: int,
+    overlong: Overlong,
+    counts: LengthCounts,
+    what: str = "dev trace",
+) -> list[Trace]:
+    """Traces that fit in ``max_length`` tokens as ``encode`` (a convention's) lays them out, under the
+    same policy as :func:`make_examples`: a cut trace becomes its first steps (a prefix has its own first
+    error), a skipped one is left out. Dev evaluation scores these, so it never meets a trace too long."""
+    out = []
+    for t in traces:
+        enc = fit(t, encode(t.problem.text, [s.text for s in t.steps]), max_length, overlong, counts,
+                  "--max-length", what)  # fmt: skip
+        if enc is None:
+            continue
+        kept = len(enc.tag_positions)
+        out.append(t if kept == len(t.steps) else t.model_copy(update={"steps": t.steps[:kept]}))
     return out
 
 

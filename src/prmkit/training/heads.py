@@ -25,9 +25,17 @@ from prmkit.modeling.spec import PrmSpec, write_spec
 from prmkit.modeling.template import StepTemplate
 from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
 from prmkit.scoring.conventions import LikelihoodConvention, PrmkitConvention
+from prmkit.scoring.scorer import LengthCounts, OverlongError
 from prmkit.training import loop
 from prmkit.training.config import OrmConfig, PrmConfig
-from prmkit.training.data import StepCollator, make_examples, outcome_targets, split_by_problem, step_targets
+from prmkit.training.data import (
+    StepCollator,
+    fit_traces,
+    make_examples,
+    outcome_targets,
+    split_by_problem,
+    step_targets,
+)
 from prmkit.training.likelihood import likelihood_loss
 from prmkit.training.surprise import SurpriseLoss, grow
 
@@ -117,9 +125,24 @@ def _train_head(
     write_spec(model.config, spec)
     read = LikelihoodConvention if spec.head == "likelihood" else PrmkitConvention
     convention = read(tok, model.config)  # reads the spec just written
-    examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length)
+    # dev is scored at the length training uses, not the backbone's max_position_embeddings
+    convention.max_length = config.max_length
+    lengths = {"train": LengthCounts(config.overlong, config.max_length),
+               "dev": LengthCounts(config.overlong, config.max_length)}  # fmt: skip
+    examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length,
+                             config.overlong, lengths["train"])  # fmt: skip
+    if not examples and lengths["train"].line():
+        raise OverlongError(
+            f"no training trace fits in {config.max_length} tokens ({lengths['train'].line()}); raise "
+            "--max-length (up to what the backbone takes)"
+            + ("" if config.overlong == "truncate" else ", or pass --overlong truncate to keep first steps")
+        )
     dev_source = config.dev_label_source or _dev_source(dev, sources)
+    dev = fit_traces(dev, convention.encode, config.max_length, config.overlong, lengths["dev"])
     dev = [t for t in dev if any(s.label(dev_source) for s in t.steps)]
+    for part, counts in lengths.items():
+        if counts.line():
+            logger.warning("%s traces: %s", part, counts.line())
     resume = loop.last_checkpoint(out, config.resume)
     # dev F1 of the starting model too (step 0), so a run shows whether the labels improved on it
     args = loop.training_args(config, out, evaluate=bool(dev), eval_on_start=bool(dev) and resume is None)
@@ -157,13 +180,25 @@ def _train_head(
             },
         },
         metrics={"dev": metrics, "dev_at_start": start},
-        training={"config": config.model_dump(mode="json"), **run, "examples": len(examples)},
+        training={
+            "config": config.model_dump(mode="json"),
+            **run,
+            "examples": len(examples),
+            "overlong": {k: v.to_dict() for k, v in lengths.items()},
+        },
     )
     SurpriseLoss.detach(trainer.model)
     save_checkpoint(trainer.model, tok, spec, out, card)
     _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
     shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed
-    return {"output_dir": str(out), "dev": metrics, "dev_at_start": start, "training": run}
+    overlong = {k: v.to_dict() for k, v in lengths.items()}
+    return {
+        "output_dir": str(out),
+        "dev": metrics,
+        "dev_at_start": start,
+        "training": run,
+        "overlong": overlong,
+    }
 
 
 def _dev_at_start(history: list[dict[str, Any]], best: dict[str, Any]) -> dict[str, Any]:
