@@ -50,12 +50,22 @@ def processbench_cmd(
     out: Path | None = typer.Option(
         None, "-o", "--out", help="Folder for processbench.json, predictions.jsonl, first_error_hist.png."
     ),
+    overlong: str = typer.Option(
+        "error",
+        "--overlong",
+        help="A trace longer than the model takes: error (stop and name it), skip (no prediction), truncate "
+        "(score the steps that fit; no prediction unless one of them falls below the threshold). Counted.",
+    ),
 ) -> None:
     """First-error detection: acc_error, acc_correct, F1 per subset; headline = plain mean of subset F1s."""
+    from prmkit.cli.models import _policy
     from prmkit.evaluation.processbench import eval_processbench
 
+    policy = _policy(overlong)
     try:
-        result = eval_processbench(files, model, judge, source, threshold, dev or None, gold_source, out)
+        result = eval_processbench(
+            files, model, judge, source, threshold, dev or None, gold_source, out, overlong=policy
+        )
     except ValueError as err:  # e.g. a trace longer than the model takes, or no gold in a file
         fail(str(err))
     console.print(result.table(), markup=False, highlight=False)

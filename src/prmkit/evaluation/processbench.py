@@ -38,7 +38,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,12 +46,16 @@ from prmkit.core.model import Trace
 from prmkit.core.protocols import Judge, JudgeVerdict, StepScorer
 from prmkit.evaluation.gold import has_gold
 
+if TYPE_CHECKING:
+    from prmkit.scoring.scorer import Overlong
+
 Predictor = StepScorer | Judge | str
 """A StepScorer (scores + threshold), a Judge (its verdict's first error) or a label-source selector."""
 
-NO_PREDICTION = ("unparseable", "out_of_range", "unlabelled")
+NO_PREDICTION = ("unparseable", "out_of_range", "unlabelled", "overlong")
 """Why a trace has no predicted first error: a judge answer without an index, an index outside the
-trace, a label source that did not label the trace (fully, when it rated no step -1)."""
+trace, a label source that did not label the trace (fully, when it rated no step -1), a trace longer than
+the model takes (``--overlong skip``, or ``truncate`` when no kept step scored below the threshold)."""
 
 Prediction = tuple[int | None, str]
 """A predicted first error (None: no prediction) and its status (``ok`` or one of NO_PREDICTION)."""
@@ -76,6 +80,7 @@ class SubsetResult:
     unparseable: int = 0
     out_of_range: int = 0
     unlabelled: int = 0
+    overlong: int = 0
 
 
 @dataclass
@@ -102,6 +107,9 @@ class FirstErrorResult:
     """Subsets left out of prmkit's headline (no error-free or no erroneous traces)."""
     no_prediction: int = 0
     """Traces with no prediction over all subsets (see each subset's counts)."""
+    overlong: dict[str, Any] | None = None
+    """What the length policy did to a model's inputs (``LengthCounts``: policy, limit, skipped,
+    truncated, steps_cut); None for a judge or a label source."""
 
     def to_dict(self, with_predictions: bool = False) -> dict[str, Any]:
         """Plain JSON: a nan official F1 becomes null beside ``f1_official_undefined: true``."""
@@ -148,6 +156,13 @@ class FirstErrorResult:
                     if self.excluded_from_headline
                     else "."
                 )
+            )
+        if self.overlong and (self.overlong["skipped"] or self.overlong["truncated"]):
+            o = self.overlong
+            notes.append(
+                f"\noverlong: {o['skipped']} trace(s) skipped and {o['truncated']} truncated (longer than the "
+                f"model's {o['limit']} tokens, --overlong {o['policy']}); a skipped trace, or a cut one with no "
+                "kept step below the threshold, has no prediction (counted as a miss, so subsets stay whole)."
             )
         if self.no_prediction:
             notes.append(
@@ -339,7 +354,9 @@ def predict(
             out[name] = [source_prediction(t, predictor, threshold) for t in traces]
         elif isinstance(predictor, StepScorer):
             scores = predictor.score(list(traces))
-            out[name] = [(predicted_first_error(s, threshold), "ok") for s in scores]
+            out[name] = [
+                _scored_prediction(s, len(t.steps), threshold) for t, s in zip(traces, scores, strict=True)
+            ]
         elif isinstance(predictor, Judge):
             out[name] = [judge_prediction(predictor.judge(t.problem, t.steps), len(t.steps)) for t in traces]
         else:
@@ -347,6 +364,15 @@ def predict(
                 f"a predictor is a StepScorer, a Judge or a label source; found {type(predictor).__name__}"
             )
     return out
+
+
+def _scored_prediction(scores: Sequence[float], steps: int, threshold: float) -> Prediction:
+    """A scorer's prediction; a row shorter than the trace (cut or skipped as overlong) predicts only
+    a first error it saw: with no kept step below the threshold it cannot say -1, so it has none."""
+    predicted = predicted_first_error(scores, threshold)
+    if len(scores) < steps and predicted == -1:
+        return None, "overlong"
+    return predicted, "ok"
 
 
 def resolve_threshold(
@@ -358,8 +384,12 @@ def resolve_threshold(
     if threshold is not None:
         return threshold, "given"
     if dev and isinstance(predictor, StepScorer):
-        scores = {name: predictor.score(list(traces)) for name, traces in dev.items()}
-        gold = {name: [t.first_error(gold_source) for t in traces] for name, traces in dev.items()}
+        scores, gold = {}, {}
+        for name, traces in dev.items():  # whole rows only: a cut trace's row has no -1 to tune
+            rows = predictor.score(list(traces))
+            whole = [(t, r) for t, r in zip(traces, rows, strict=True) if len(r) == len(t.steps)]
+            scores[name] = [r for _, r in whole]
+            gold[name] = [t.first_error(gold_source) for t, _ in whole]
         return tune_threshold(scores, gold), "dev"
     from prmkit.scoring import pick_threshold
 
@@ -409,6 +439,7 @@ def evaluate_first_error(
         undefined_subsets=[s.name for s in subsets if math.isnan(s.f1_official)],
         excluded_from_headline=[s.name for s in subsets if s.f1 is None],
         no_prediction=sum(s.no_prediction for s in subsets),
+        overlong=counts.to_dict() if (counts := getattr(predictor, "length_counts", None)) else None,
     )
 
 
@@ -430,8 +461,11 @@ def load_sets(paths: Sequence[str | Path], format: str | None = None) -> dict[st
     return sets
 
 
-def load_predictor(model: str | None, judge: str | None, source: str | None) -> Predictor:
-    """Exactly one of: a checkpoint folder, a judge name (``prmkit.policies.JUDGES``), a label source."""
+def load_predictor(
+    model: str | None, judge: str | None, source: str | None, overlong: Overlong = "error"
+) -> Predictor:
+    """Exactly one of: a checkpoint folder (read with the length policy ``overlong``), a judge name
+    (``prmkit.policies.JUDGES``), a label source."""
     given = [x for x in (model, judge, source) if x is not None]
     if len(given) != 1:
         raise ValueError("give exactly one predictor: a model folder, a judge name, or a label source")
@@ -440,7 +474,7 @@ def load_predictor(model: str | None, judge: str | None, source: str | None) -> 
     if model is not None:
         from prmkit.scoring import load_scorer
 
-        return load_scorer(model)
+        return load_scorer(model, overlong=overlong)
     from prmkit.policies import load_judge
 
     return load_judge(judge)
@@ -455,16 +489,18 @@ def eval_processbench(
     dev: Sequence[str | Path] | None = None,
     gold_source: str | None = None,
     out: str | Path | None = None,
+    overlong: Overlong = "error",
 ) -> FirstErrorResult:
     """First-error evaluation of a model, judge or label source on files (the ``prmkit eval processbench`` twin).
 
     ``files``: ProcessBench split files (``gsm8k.json`` ...) or prmkit trace files with gold; each file is
     one subset, named by its stem. ``dev``: files to tune the threshold on (never the test files).
     ``out``: folder for ``processbench.json``, ``predictions.jsonl`` and ``first_error_hist.png``.
+    ``overlong``: a model's length policy (error, skip, truncate); the result counts what it did.
     """
     sets = load_sets(files)
     dev_sets = load_sets(dev) if dev else None
-    predictor = load_predictor(model, judge, source)
+    predictor = load_predictor(model, judge, source, overlong)
     result = evaluate_first_error(sets, predictor, threshold, dev_sets, gold_source)
     result.params["files"] = [str(f) for f in files]
     if out is not None:
