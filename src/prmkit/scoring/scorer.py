@@ -66,11 +66,11 @@ class LengthCounts:
         )
 
 
-def overlong_message(trace_id: str, tokens: int, limit: int, model: str, what: str = "trace") -> str:
-    """The refusal of ``overlong="error"``: the trace, its length, the model's limit, the flags."""
+def overlong_message(trace_id: str, tokens: int, limit: int, whose: str, what: str = "trace") -> str:
+    """The refusal of ``overlong="error"``: the trace, its length, the limit and whose it is, the flags."""
     return (
-        f"{what} {trace_id}: {tokens} tokens, more than the {limit} that {model} takes (its max_length); "
-        "pass --overlong skip to leave such traces out, or --overlong truncate to keep the steps that fit"
+        f"{what} {trace_id}: {tokens} tokens, more than the limit of {limit} ({whose}); pass --overlong "
+        "skip to leave such traces out, or --overlong truncate to keep the steps that fit"
     )
 
 
@@ -80,7 +80,7 @@ def fit(
     limit: int,
     policy: Overlong,
     counts: LengthCounts,
-    model: str,
+    whose: str,
     what: str = "trace",
 ) -> Encoded | None:
     """``enc`` when it fits in ``limit`` tokens; else per ``policy``: raise, None (skip), or the encoding
@@ -88,7 +88,7 @@ def fit(
     if len(enc.input_ids) <= limit:
         return enc
     if policy == "error":
-        raise OverlongError(overlong_message(trace.id, len(enc.input_ids), limit, model, what))
+        raise OverlongError(overlong_message(trace.id, len(enc.input_ids), limit, whose, what))
     kept = [p for p in enc.tag_positions if p < limit] if policy == "truncate" else []
     counts.note(trace.id, len(kept), len(trace.steps))
     if not kept:
@@ -141,7 +141,7 @@ class ModelScorer:
                     "(a step text contains the step tag, or the template lost a step)"
                 )
             limit = self.convention.max_length
-            out.append(fit(t, enc, limit, self.overlong, self.length_counts, self.name))
+            out.append(fit(t, enc, limit, self.overlong, self.length_counts, f"max_length of {self.name}"))
         return out
 
     def batches(self, encoded: Sequence[Encoded | None]) -> list[list[int]]:
