@@ -64,3 +64,15 @@ def test_resample_uses_the_checkpoint_threshold(tuned_prm, tmp_path):
     generate(2, tmp_path / "problems.jsonl", seed=7, split="test")
     summary = resample(tmp_path / "problems.jsonl", tuned_prm, tmp_path / "out.jsonl", budget=8)
     assert (summary["threshold"], summary["threshold_from"]) == (STORED, "checkpoint")
+
+
+def test_score_records_the_checkpoint_threshold_that_inspect_then_uses(tuned_prm, tmp_path):
+    from prmkit.formats.stats import source_threshold
+    from prmkit.scoring import score
+
+    traces = score(
+        tuned_prm, gold_label(sample_traces(generate_problems(2, seed=9, split="test"), 1, seed=9))
+    )
+    source = f"model:{tuned_prm}"
+    assert traces[0].steps[0].label(source).provenance.params["threshold"] == STORED
+    assert source_threshold(traces[0], source) == STORED

@@ -61,7 +61,10 @@ def score(
     says ``steps_scored``; skipped ones get no labels and no trace score.
     """
     scorer = model if isinstance(model, StepScorer) else load_scorer(model, convention, overlong=overlong)
-    params = {"convention": getattr(getattr(scorer, "convention", None), "name", None)}
+    params = {
+        "convention": getattr(getattr(scorer, "convention", None), "name", None),
+        "threshold": getattr(scorer, "threshold", None),  # the checkpoint's: `inspect` cuts scores at it
+    }
     prov = Provenance.now("model", scorer.name, params={k: v for k, v in params.items() if v is not None})
     for trace, row in zip(traces, scorer.score(traces), strict=True):
         if replace:
