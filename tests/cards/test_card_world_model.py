@@ -21,6 +21,7 @@ from .test_card import check_filled
 
 pytestmark = pytest.mark.slow
 
+
 @pytest.fixture(scope="module")
 def world_models(tmp_path_factory):
     from prmkit.modeling import TinyConfig

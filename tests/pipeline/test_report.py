@@ -28,7 +28,9 @@ def test_report_opens_with_warnings_and_lists_steps_taken_against_planned(tmp_pa
     warnings = report.sections[0].text
     assert len(warnings) == 3  # prm-gold: stopped early and worse than its start; prm-mc_hard: not better
     assert warnings[0].startswith("**Warning (prm-gold):** training stopped early: 114 of 500 planned")
-    assert any(w.startswith("**Warning (prm-mc_hard):**") and "93.8" not in w and "0.938" in w for w in warnings)
+    assert any(
+        w.startswith("**Warning (prm-mc_hard):**") and "93.8" not in w and "0.938" in w for w in warnings
+    )
     md = to_markdown(report)
     assert md.index("## Warnings") < md.index("## What this run shows")
     assert "| prm-gold | 114 / 500 | time cap | 2 | 61.0 → 45.7 |" in md
