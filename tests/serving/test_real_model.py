@@ -107,8 +107,10 @@ def test_trl_grpo_trainer_runs_with_prmkit_reward(random_prm: str, tmp_path: Pat
     )
     trainer.train()
     assert seen and all(n == 4 for n in seen)
-    logs = [h for h in trainer.state.log_history if "rewards/prm_reward/mean" in h]
-    assert len(logs) == 2 and all(0.0 <= h["rewards/prm_reward/mean"] <= 1.0 for h in logs)
+    key = f"rewards/{reward.__name__}/mean"  # TRL logs each reward function under its own name
+    assert reward.__name__.startswith("prm_") and reward.__name__.endswith("_min")
+    logs = [h for h in trainer.state.log_history if key in h]
+    assert len(logs) == 2 and all(0.0 <= h[key] <= 1.0 for h in logs)
     assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))
 
 
