@@ -83,7 +83,7 @@ def test_gold_label_writes_both_views_with_provenance(make_trace) -> None:
         assert local.provenance.version and local.provenance.version.startswith("world-")
     assert trace.ratings("gold") == [0, -1, 1, 1]
     assert trace.ratings("gold:world:prefix") == [1, -1, -1, -1]
-    assert trace.steps[1].labels[0].metadata == {"kind": "wrong_operation"}
+    assert trace.steps[1].labels[0].metadata == {"kind": "wrong_operation", "class": "other"}
     assert trace.first_error("gold") == trace.first_error("gold:world:prefix") == 1
     assert trace.answer_correct is False
     gold_label([trace])  # relabelling replaces, never duplicates

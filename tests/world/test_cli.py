@@ -90,7 +90,7 @@ def test_systematic_flags_reach_the_policy(app: typer.Typer, tmp_path: Path) -> 
     recipe = tmp_path / "policy.yaml"  # no independent errors; the flags override its systematic: 0.2
     recipe.write_text(
         "arithmetic_slip: 0\nwrong_quantity: 0\nwrong_operation: 0\ndropped_step: 0\n"
-        "irrelevant_step: 0\nearly_answer: 0\nlucky: 0\nsystematic: 0.2\n"
+        "irrelevant_step: 0\nearly_answer: 0\nlucky: 0\nmisconceptions: 0\nsystematic: 0.2\n"
     )
     flags = ["--policy-config", str(recipe), "--systematic", "1", "--systematic-rate", "1"]
     result = runner.invoke(

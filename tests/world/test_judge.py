@@ -38,7 +38,7 @@ def _within(count: int, trials: int, p: float) -> bool:
 
 
 def test_measured_rates_match_the_settings(checked) -> None:
-    judge = SimulatedJudge(miss_rate=0.2, false_alarm_rate=0.07, seed=3)
+    judge = SimulatedJudge(miss_rate=0.2, false_alarm_rate=0.07, shared_beliefs=0.0, seed=3)
     miss, errors, alarms, clean = _rates(judge, checked)
     assert errors > 1000 and clean > 5000
     assert _within(miss, errors, 0.2), miss / errors
@@ -46,7 +46,7 @@ def test_measured_rates_match_the_settings(checked) -> None:
 
 
 def test_a_noiseless_judge_is_the_gold_checker(checked) -> None:
-    judge = SimulatedJudge(miss_rate=0.0, false_alarm_rate=0.0)
+    judge = SimulatedJudge(miss_rate=0.0, false_alarm_rate=0.0, shared_beliefs=0.0)
     for trace, check in checked[:500]:
         verdict = judge.judge(trace.problem, trace.steps)
         assert verdict.ratings == check.local_ratings()

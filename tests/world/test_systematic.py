@@ -14,7 +14,8 @@ from prmkit.core.model import Step, Trace
 from prmkit.world import PolicyConfig, WorldPolicy, check_trace, generate_problems, sample_traces
 from prmkit.world.checker import EQUATION, Chain, compute
 
-# Default sampling, digested with the code before the systematic mode existed: it must never change.
+# world-1's default sampling (world-2's with misconceptions off), digested with the code before the
+# systematic mode existed: it must never change.
 GOLDEN_TEST = "299ced6d0ef79e1290ca40a535639b123bdd53dba670b511427a316ff529e28a"
 GOLDEN_HELDOUT = "e2679e1c29f6e4cff00062902176d5fd9f07a953df1f3951e7b640616046fd1e"
 NO_OTHER_ERRORS = dict(
@@ -25,7 +26,9 @@ NO_OTHER_ERRORS = dict(
     irrelevant_step=0.0,
     early_answer=0.0,
     lucky=0.0,
+    misconceptions=0.0,
 )
+WORLD_1 = PolicyConfig(misconceptions=0.0)
 
 
 def _digest(traces) -> str:
@@ -59,12 +62,13 @@ def problems():
 def test_default_and_zero_systematic_sample_exactly_as_before() -> None:
     test = generate_problems(40, seed=0, split="test")
     heldout = generate_problems(20, seed=0, split="heldout")
-    assert _digest(sample_traces(test, 8, seed=0)) == GOLDEN_TEST
-    off = WorldPolicy(PolicyConfig(systematic=0.0, systematic_rate=0.9))
+    assert _digest(sample_traces(test, 8, seed=0, policy=WorldPolicy(WORLD_1))) == GOLDEN_TEST
+    off = WorldPolicy(PolicyConfig(systematic=0.0, systematic_rate=0.9, misconceptions=0.0))
     assert _digest(sample_traces(test, 8, seed=0, policy=off)) == GOLDEN_TEST
-    assert _digest(sample_traces(heldout, 4, seed=3, policy=WorldPolicy(seed_offset=2))) == GOLDEN_HELDOUT
-    assert off.misconception(test[0]) is None
-    # a problem may have a misconception, but a rate of 0 never repeats it: the same texts and answers
+    w1 = WorldPolicy(WORLD_1, seed_offset=2)
+    assert _digest(sample_traces(heldout, 4, seed=3, policy=w1)) == GOLDEN_HELDOUT
+    assert off.systematic_error(test[0]) is None
+    # a problem may have a systematic error, but a rate of 0 never repeats it: the same texts and answers
     never = sample_traces(
         test, 8, seed=0, policy=WorldPolicy(PolicyConfig(systematic=1.0, systematic_rate=0.0))
     )
@@ -78,7 +82,7 @@ def test_rate_one_every_sample_makes_the_same_first_error_at_the_same_step(probl
     policy = WorldPolicy(PolicyConfig(systematic=1.0, systematic_rate=1.0, **NO_OTHER_ERRORS))
     traces = sample_traces(problems[:150], 8, seed=5, policy=policy)
     for pool in _pools(traces, 8):
-        m = policy.misconception(pool[0].problem)
+        m = policy.systematic_error(pool[0].problem)
         assert m is not None and m.kind in ("arithmetic", "wrong_quantity", "wrong_operation")
         checks = [check_trace(t) for t in pool]
         firsts = {
@@ -95,7 +99,7 @@ def test_rate_one_every_sample_makes_the_same_first_error_at_the_same_step(probl
 def test_the_misconception_belongs_to_the_problem_not_the_seed(problems) -> None:
     config = PolicyConfig(systematic=1.0, systematic_rate=1.0, **NO_OTHER_ERRORS)
     a, b = WorldPolicy(config), WorldPolicy(config, seed_offset=9)
-    assert [a.misconception(p) for p in problems[:50]] == [b.misconception(p) for p in problems[:50]]
+    assert [a.systematic_error(p) for p in problems[:50]] == [b.systematic_error(p) for p in problems[:50]]
     texts = [[s.text for s in t.steps] for t in sample_traces(problems[:50], 2, seed=0, policy=a)]
     assert texts == [[s.text for s in t.steps] for t in sample_traces(problems[:50], 2, seed=7, policy=b)]
     for p in problems[:50]:
@@ -103,10 +107,10 @@ def test_the_misconception_belongs_to_the_problem_not_the_seed(problems) -> None
         assert [s.text for s in cont.steps] == texts[2 * problems.index(p)]
     # the chance picks which problems have one; a problem's misconception does not depend on it
     half = WorldPolicy(PolicyConfig(systematic=0.5))
-    drawn = [half.misconception(p) for p in problems]
+    drawn = [half.systematic_error(p) for p in problems]
     assert within(sum(m is not None for m in drawn), len(problems), 0.5)
-    assert all(m is None or m == a.misconception(p) for p, m in zip(problems, drawn, strict=True))
-    assert Counter(a.misconception(p).kind for p in problems).keys() == {  # type: ignore[union-attr]
+    assert all(m is None or m == a.systematic_error(p) for p, m in zip(problems, drawn, strict=True))
+    assert Counter(a.systematic_error(p).kind for p in problems).keys() == {  # type: ignore[union-attr]
         "arithmetic",
         "wrong_quantity",
         "wrong_operation",
@@ -123,7 +127,7 @@ def test_share_of_samples_repeating_the_misconception_matches_the_rate(problems,
 
 def test_temperature_zero_is_still_a_perfect_policy(problems) -> None:
     policy = WorldPolicy(PolicyConfig(systematic=1.0, systematic_rate=1.0, temperature=0.0))
-    assert all(policy.misconception(p) is not None for p in problems[:100])
+    assert all(policy.systematic_error(p) is not None for p in problems[:100])
     checks = [check_trace(t) for t in sample_traces(problems[:100], 2, policy=policy)]
     assert all(c.answer_correct and c.first_error == -1 for c in checks)
 
@@ -132,7 +136,7 @@ def _reached_and_shared(policy, traces) -> tuple[int, int]:
     """(samples whose prefix was right up to the misconception's operation, those that made it there)."""
     reached = shared = 0
     for trace in traces:
-        m = policy.misconception(trace.problem)
+        m = policy.systematic_error(trace.problem)
         check = check_trace(trace)
         last = check.first_error if check.first_error >= 0 else len(check.steps) - 1
         k = 0
@@ -177,13 +181,13 @@ def test_the_checker_labels_every_systematic_error_as_injected(problems) -> None
             at = trace.metadata["systematic"]
             if at is not None:
                 made += 1
-                assert injected[at] == policy.misconception(trace.problem).kind  # type: ignore[union-attr]
+                assert injected[at] == policy.systematic_error(trace.problem).kind  # type: ignore[union-attr]
         assert made > 200
 
 
 def test_continuing_past_the_misconception_does_not_make_it(problem) -> None:
     policy = WorldPolicy(PolicyConfig(systematic=1.0, systematic_rate=1.0, **NO_OTHER_ERRORS))
-    m = policy.misconception(problem)
+    m = policy.systematic_error(problem)
     assert m is not None
     right = [Step(text="7 + 4 = 11"), Step(text="11 - 3 = 8")]
     (cont,) = policy.continue_from(problem, right[: m.op + 1], seed=0)
@@ -206,7 +210,7 @@ def _majority_correct(pool) -> bool:
 def test_correlated_errors_defeat_majority_vote_but_not_the_oracle(problems) -> None:
     rows = {}
     for systematic in (0.0, 0.5):
-        policy = WorldPolicy(PolicyConfig(systematic=systematic, systematic_rate=0.5))
+        policy = WorldPolicy(PolicyConfig(systematic=systematic, systematic_rate=0.5, misconceptions=0.0))
         pools = _pools(sample_traces(problems[:200], 16, seed=10, policy=policy), 16)
         majority = sum(_majority_correct(pool) for pool in pools) / len(pools)
         oracle = sum(any(check_trace(t).answer_correct for t in pool) for pool in pools) / len(pools)

@@ -9,6 +9,7 @@ protocols, so the whole loop runs on a CPU with gold labels to measure against.
 - ``templates.py``  sentence templates and entity pools by phrasing-variety level
 - ``generator.py``  computation graphs -> problems; deterministic seeding; train/test/heldout splits
 - ``checker.py``    the gold checker: per-step status and error kind, first error, lucky traces
+- ``misconceptions.py`` the policy's wrong beliefs (the same in every problem) and the error classes
 - ``policy.py``     the simulated policy (continues any prefix, carries errors forward)
 - ``judge.py``      the simulated judge (miss / false-alarm rates, late-step leniency)
 - ``summary.py``    summary statistics of a set of checked traces (WorldStats)
@@ -20,16 +21,20 @@ from prmkit.world.config import WORLD_VERSION, PolicyConfig, WorldConfig
 from prmkit.world.generator import generate_problem, generate_problems
 from prmkit.world.jobs import check, generate, sample, stats
 from prmkit.world.judge import SimulatedJudge
-from prmkit.world.policy import Misconception, WorldPolicy, sample_traces
+from prmkit.world.misconceptions import CATALOGUE, ERROR_CLASSES, Misconception
+from prmkit.world.policy import SystematicError, WorldPolicy, sample_traces
 from prmkit.world.summary import WorldStats, summarize, world_stats
 
 __all__ = [
+    "CATALOGUE",
+    "ERROR_CLASSES",
     "ERROR_KINDS",
     "WORLD_VERSION",
     "Misconception",
     "PolicyConfig",
     "SimulatedJudge",
     "StepCheck",
+    "SystematicError",
     "TraceCheck",
     "WorldConfig",
     "WorldPolicy",

@@ -39,6 +39,7 @@ from fractions import Fraction
 from prmkit.core.answers import check_answer
 from prmkit.core.model import Label, Problem, Provenance, Trace
 from prmkit.world.config import WORLD_VERSION
+from prmkit.world.misconceptions import error_class, explain
 
 Number = int | Fraction
 _NUM = r"-?\d+(?:\.\d+)?"
@@ -115,6 +116,8 @@ class Belief:
     k: int
     known: set[Number]
     answer: Number | None = None
+    misconception: str | None = None
+    """The misconception the latest step followed (:func:`prmkit.world.misconceptions.explain`), if any."""
 
     @classmethod
     def start(cls, chain: Chain) -> Belief:
@@ -158,17 +161,20 @@ def _equation_step(
     chain: Chain, st: Belief, found: list[tuple[str, str, str, str]]
 ) -> tuple[str, str | None, int | None]:
     status, kind, op_index = "neutral", None, None
+    st.misconception = None
     for sa, sop, sb, sc in found:
         a, b, c = parse_number(sa), parse_number(sb), parse_number(sc)
         op = _OP_NORMAL.get(sop, sop)
-        pending_q = chain.ops[st.k][1] if st.k < len(chain.ops) else None
-        touches = st.r in (a, b) or (pending_q is not None and pending_q in (a, b))
+        pending = chain.ops[st.k] if st.k < len(chain.ops) else None
+        touches = st.r in (a, b) or (pending is not None and pending[1] in (a, b))
         if not touches and a in st.known and b in st.known and compute(op, a, b) == c:
             st.known.add(c)
             continue
+        r = st.r
         step_kind, done = _attempt(chain, st, a, op, b, c)
         op_index = done if op_index is None else op_index
         if step_kind is not None:
+            st.misconception = explain(pending, r, op, a, b, c)
             return "error", step_kind, op_index
         status = "valid"
     return status, kind, op_index
@@ -190,10 +196,12 @@ def _text_step(st: Belief, chain: Chain, text: str) -> tuple[str, str | None, in
 
 
 def check_step(chain: Chain, st: Belief, text: str) -> tuple[str, str | None, int | None]:
-    """(status, error kind, operation index) of one step; ``st`` moves past it."""
+    """(status, error kind, operation index) of one step; ``st`` moves past it (and names the misconception
+    an erroneous step followed in ``st.misconception``)."""
     text = STEP_PREFIX.sub("", text, count=1)
     found = EQUATION.findall(text)
     if not found:
+        st.misconception = None
         return _text_step(st, chain, text)
     status, kind, op = _equation_step(chain, st, found)
     if status != "error" and ANSWER.search(text):  # "11 - 3 = 8, so the answer is 8."
@@ -211,6 +219,13 @@ class StepCheck:
     """The error kind (one of ``ERROR_KINDS``) when status is "error"."""
     op: int | None = None
     """Index of the problem's operation this step performed or attempted (None for other steps)."""
+    misconception: str | None = None
+    """The policy's misconception this erroneous step follows (:mod:`prmkit.world.misconceptions`), if any."""
+
+    @property
+    def error_class(self) -> str | None:
+        """ "misconception", "slip", "other" (an error) or None (valid or neutral)."""
+        return error_class(self.kind, self.misconception)
 
 
 @dataclass
@@ -230,6 +245,11 @@ class TraceCheck:
     @property
     def first_error_kind(self) -> str | None:
         return None if self.first_error < 0 else self.steps[self.first_error].kind
+
+    @property
+    def first_error_class(self) -> str | None:
+        """The error class (misconception / slip / other) of the first error; None when error-free."""
+        return None if self.first_error < 0 else self.steps[self.first_error].error_class
 
     def local_ratings(self) -> list[int]:
         return [1 if s.status == "valid" else 0 if s.status == "neutral" else -1 for s in self.steps]
@@ -254,7 +274,7 @@ def check_trace(trace: Trace) -> TraceCheck:
     out = TraceCheck()
     for i, step in enumerate(trace.steps):
         status, kind, op = check_step(chain, st, step.text)
-        out.steps.append(StepCheck(status, kind, op))
+        out.steps.append(StepCheck(status, kind, op, st.misconception if status == "error" else None))
         if status == "error" and out.first_error < 0:
             out.first_error = i
     out.final_answer = trace.final_answer if trace.final_answer is not None else _format_number(st.answer)
@@ -290,7 +310,9 @@ def apply_gold(trace: Trace, check: TraceCheck) -> Trace:
     for step, sc, lr, pr in zip(
         trace.steps, check.steps, check.local_ratings(), check.prefix_ratings(), strict=True
     ):
-        meta = {"kind": sc.kind} if sc.kind else {}
+        meta = {"kind": sc.kind, "class": sc.error_class} if sc.kind else {}
+        if sc.misconception:
+            meta["misconception"] = sc.misconception
         step.labels.append(Label(rating=lr, provenance=local, metadata=meta))
         step.labels.append(Label(rating=pr, provenance=prefix))
     trace.answer_correct = check.answer_correct

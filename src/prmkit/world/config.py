@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-WORLD_VERSION = "world-1"
-"""Goes into every Provenance and problem the world writes; bump it when problems or labels change."""
+WORLD_VERSION = "world-2"
+"""Goes into every Provenance and problem the world writes; bump it when problems or labels change.
+world-2: the policy holds misconceptions (``PolicyConfig.misconceptions``); problems are world-1's."""
 
 SPLITS = ("train", "test", "heldout")
 
@@ -103,6 +104,11 @@ class PolicyConfig(BaseModel):
     """Per sample: the chance (times ``temperature``, at most 1) that a sample reaching the operation of
     its problem's misconception makes that error there, instead of drawing the usual event. Not in a
     lucky trace, nor where a sample's earlier errors make the fixed step inexact (or a slip negative)."""
+    misconceptions: float = Field(1.0, ge=0.0, le=10.0)
+    """Scales the strength of every misconception of :data:`prmkit.world.misconceptions.CATALOGUE` (wrong
+    beliefs held in every problem, such as ``7 * 8 = 54``: an LM trained on the policy's samples learns
+    them as likely). Checked before the per-decision errors, where the step's context triggers one; the
+    chance is ``strength * misconceptions * temperature``, at most 1. 0 samples exactly as world-1."""
     temperature: float = Field(1.0, ge=0.0, le=10.0)
     """Scales every rate above but ``systematic`` (0 = a perfect policy); the per-decision rates are capped
     so they sum to at most 1."""
@@ -125,6 +131,10 @@ class PolicyConfig(BaseModel):
 
     def lucky_rate(self) -> float:
         return min(1.0, self.lucky * self.temperature)
+
+    def misconception_scale(self) -> float:
+        """The factor on every misconception's strength, after ``temperature``."""
+        return self.misconceptions * self.temperature
 
     def systematic_sample_rate(self) -> float:
         """Per sample: the chance of repeating the problem's misconception, after ``temperature``."""

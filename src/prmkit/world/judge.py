@@ -2,8 +2,9 @@
 
 It knows the gold status of every step and then errs at set rates: it *misses* a real error with
 probability ``miss_rate`` (plus ``late_leniency`` times the step's relative position, so late steps get
-waved through more often, as long-context judges do), and *false-alarms* on a valid or neutral step with
-probability ``false_alarm_rate``. Its draws depend only on ``seed``, the problem id and the step texts,
+waved through more often, as long-context judges do; and ``shared_beliefs`` more on a step that follows
+one of the policy's misconceptions, which a judge of the same model family tends to share), and
+*false-alarms* on a valid or neutral step with probability ``false_alarm_rate``. Its draws depend only on ``seed``, the problem id and the step texts,
 so the same trace always gets the same verdict.
 """
 
@@ -39,6 +40,7 @@ class SimulatedJudge:
         miss_rate: float = 0.15,
         false_alarm_rate: float = 0.05,
         late_leniency: float = 0.0,
+        shared_beliefs: float = 0.5,
         neutral_as_positive: bool = False,
         seed: int = 0,
         name: str = "world-judge",
@@ -46,12 +48,18 @@ class SimulatedJudge:
         for field, value in (("miss_rate", miss_rate), ("false_alarm_rate", false_alarm_rate)):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{field}: expected a probability in [0, 1], found {value!r}")
+        if not 0.0 <= shared_beliefs <= 1.0:
+            raise ValueError(f"shared_beliefs: expected a probability in [0, 1], found {shared_beliefs!r}")
         if not 0.0 <= late_leniency <= 1.0:
             raise ValueError(f"late_leniency: expected a value in [0, 1], found {late_leniency!r}")
         self.miss_rate = miss_rate
         self.false_alarm_rate = false_alarm_rate
         self.late_leniency = late_leniency
         """Extra miss probability on the last step (linear in position: 0 on the first step)."""
+        self.shared_beliefs = shared_beliefs
+        """The chance it also believes a step that follows one of the policy's misconceptions
+        (:mod:`prmkit.world.misconceptions`) and misses it: a judge of the policy's own model family holds
+        many of its wrong beliefs, which is why judge labels are weakest exactly where a PRM needs them."""
         self.neutral_as_positive = neutral_as_positive
         """Rate true-but-useless steps +1 instead of 0 (many LLM judges have no neutral)."""
         self.seed = seed
@@ -75,7 +83,10 @@ class SimulatedJudge:
             status, _, _ = check_step(chain, belief, step.text)
             u = rng.random()
             if status == "error":
-                ratings.append(1 if u < self.miss_probability(i, len(steps)) else -1)
+                miss = self.miss_probability(i, len(steps))
+                if belief.misconception is not None:
+                    miss = 1.0 - (1.0 - miss) * (1.0 - self.shared_beliefs)
+                ratings.append(1 if u < miss else -1)
             elif u < self.false_alarm_rate:
                 ratings.append(-1)
             else:

@@ -11,11 +11,14 @@ tuples, and one ``random.Random`` per call seeded from BLAKE2-derived integers (
 checker names them, and "neutral"), ``metadata["decisions"]`` how many events it drew and
 ``metadata["lucky"]`` the lucky mode ("compensate", "misquote" or None); with
 ``PolicyConfig.systematic > 0`` (and only then, so default traces are unchanged) ``metadata["systematic"]``
-is the step index of the problem's :class:`Misconception` if the trace made it, else None. They are for
-tests only; the checker never reads them.
+is the step index of the problem's :class:`SystematicError` if the trace made it, else None, and
+``metadata["misconceptions"]`` lists ``[step_index, name]`` of the misconceptions it followed (only when
+it followed one). They are for tests only; the checker never reads them.
 
-A misconception is a property of the problem, not of a sample: it is drawn from a BLAKE2 seed of the
-problem id alone (not the sampling seed or ``seed_offset``), so every sample of the problem, in any
+Two kinds of errors repeat. A *misconception* (:mod:`prmkit.world.misconceptions`) is a wrong belief the
+policy holds in every problem, triggered by what the step's context shows (``7 * 8``: it writes 54 with
+the belief's strength). A *systematic error* is a property of one problem: drawn from a BLAKE2 seed of
+the problem id alone (not the sampling seed or ``seed_offset``), so every sample of the problem, in any
 call, shares it; each sample reaching its operation repeats it with chance ``systematic_rate``.
 """
 
@@ -31,7 +34,8 @@ from prmkit.core.model import Continuation, Problem, Step, Trace
 from prmkit.world import templates as T
 from prmkit.world.checker import Belief, Chain, Number, check_step, compute, paused_gc
 from prmkit.world.config import WORLD_VERSION, PolicyConfig
-from prmkit.world.generator import apply_op, derive_seed
+from prmkit.world.generator import PROBLEM_SEED_TAG, apply_op, derive_seed
+from prmkit.world.misconceptions import Misconception, Written, triggered
 
 _OPS = ("+", "-", "*", "/")
 _EVENTS = (
@@ -42,11 +46,11 @@ _EVENTS = (
     "wrong_quantity",
     "wrong_operation",
 )
-Rollout = tuple[list[str], str | None, bool, list[list[Any]], int, str | None, int]
+Rollout = tuple[list[str], str | None, bool, list[list[Any]], int, str | None, int, list[list[Any]]]
 _SYSTEMATIC_KINDS = ("arithmetic", "wrong_quantity", "wrong_operation")
 
 
-class Misconception(NamedTuple):
+class SystematicError(NamedTuple):
     """A problem's systematic error: at operation ``op``, ``a operation operand = result + offset``.
 
     ``a`` is the sample's running value (the true one after a right prefix, where the step is always the
@@ -99,8 +103,8 @@ class _Problem:
         self.other = self._bind(T.level(T.STEP_OTHER, variety))
         d = graph.get("distractor")
         self.distractor = None if d is None else graph["quantities"][d]
-        self.misconception: Misconception | None = None
-        self.sys_op = -1  # the misconception's operation index when the policy may repeat it, else -1
+        self.systematic: SystematicError | None = None
+        self.sys_op = -1  # the systematic error's operation index when the policy may repeat it, else -1
 
     def _bind(self, templates: tuple[str, ...]) -> tuple[str, ...]:
         """Fill the entity slots once, leaving only the numbers ``{a} {b} {c} {v}`` per step."""
@@ -120,6 +124,7 @@ class _Writer:
         self.r, self.k, self.known = st.r, st.k, set(st.known)
         self.texts: list[str] = []
         self.injected: list[list[Any]] = []
+        self.believed: list[list[Any]] = []
 
     def _pick(self, options: tuple[str, ...]) -> str:
         return options[0] if len(options) == 1 else self.rng.choice(options)
@@ -193,8 +198,15 @@ class _Writer:
         alts = [o for o in _OPS if o != op and (o != "/" or (q != 0 and self.r % q == 0))]
         return self.rng.choice(alts)
 
-    def misconceive(self, m: Misconception) -> bool:
-        """Write the misconception's step at the pending operation; False (nothing written) where the
+    def believe(self, m: Misconception, written: Written) -> None:
+        """Write the step a misconception makes at the pending operation (always exact and positive)."""
+        self.believed.append([len(self.texts), m.name])
+        op, b, c = written
+        self.op_step(op, b, c, m.kind)
+        self.k += 1
+
+    def misconceive(self, m: SystematicError) -> bool:
+        """Write the problem's systematic step at the pending operation; False (nothing written) where the
         running value makes it inexact, negative or unrecognisable, so the sample draws as usual."""
         c = compute(m.operation, self.r, m.operand)
         if c is None:
@@ -210,14 +222,14 @@ class _Writer:
         return True
 
 
-def _draw_misconception(cp: _Problem, problem_id: str, chance: float) -> Misconception | None:
-    """The misconception of a problem (None with probability ``1 - chance``), from its id alone.
+def _draw_systematic(cp: _Problem, problem_id: str, chance: float) -> SystematicError | None:
+    """The systematic error of a problem (None with probability ``1 - chance``), from its id alone.
 
     The draws come in a fixed order (has-one, operation, kind, then the wrong value, made with the same
     helpers as the independent errors on the true running value), so they do not depend on ``chance``:
     a problem that has one at ``chance`` has the same one at any higher chance.
     """
-    rng = random.Random(derive_seed("misconception", WORLD_VERSION, problem_id))
+    rng = random.Random(derive_seed("misconception", PROBLEM_SEED_TAG, problem_id))
     if rng.random() >= chance:
         return None
     chain = cp.chain
@@ -228,11 +240,11 @@ def _draw_misconception(cp: _Problem, problem_id: str, chance: float) -> Misconc
     w = _Writer(cp, Belief(r, k, set(chain.quantities) | set(chain.results[:k])), rng)
     if kind == "arithmetic":
         true = apply_op(op, r, q)
-        return Misconception(k, kind, op, q, offset=int(w.slip(true) - true))
+        return SystematicError(k, kind, op, q, offset=int(w.slip(true) - true))
     if kind == "wrong_quantity":
         b, exact = w.wrong_quantity(op, q)
-        return Misconception(k, kind, op, b, exact=exact)
-    return Misconception(k, kind, w.wrong_operation(op, q), q)
+        return SystematicError(k, kind, op, b, exact=exact)
+    return SystematicError(k, kind, w.wrong_operation(op, q), q)
 
 
 class WorldPolicy:
@@ -250,6 +262,7 @@ class WorldPolicy:
         self._lucky = self.config.lucky_rate()
         self._systematic = self.config.systematic
         self._sys_rate = self.config.systematic_sample_rate() if self._systematic else 0.0
+        self._belief_scale = self.config.misconception_scale()
         self._calls = 0
         self._compiled: dict[tuple[str, str], _Problem] = {}
 
@@ -261,14 +274,14 @@ class WorldPolicy:
                 self._compiled.clear()
             cp = self._compiled[key] = _Problem(problem)
             if self._systematic:
-                cp.misconception = _draw_misconception(cp, problem.id, self._systematic)
-                if cp.misconception is not None and self._sys_rate:
-                    cp.sys_op = cp.misconception.op
+                cp.systematic = _draw_systematic(cp, problem.id, self._systematic)
+                if cp.systematic is not None and self._sys_rate:
+                    cp.sys_op = cp.systematic.op
         return cp
 
-    def misconception(self, problem: Problem) -> Misconception | None:
-        """The misconception this policy's samples of ``problem`` share, if it has one."""
-        return self.compile(problem).misconception
+    def systematic_error(self, problem: Problem) -> SystematicError | None:
+        """The systematic error this policy's samples of ``problem`` share, if it has one."""
+        return self.compile(problem).systematic
 
     def _event(self, u: float) -> str | None:
         for limit, event in self._thresholds:
@@ -278,12 +291,13 @@ class WorldPolicy:
 
     def rollout(self, cp: _Problem, st: Belief, rng: random.Random) -> Rollout:
         """One complete continuation from ``st``: (texts, final answer, finished, injected, decisions, lucky
-        mode, step index of the misconception or -1)."""
+        mode, step index of the systematic error or -1, [step index, misconception name] of beliefs followed)."""
         w = _Writer(cp, st, rng)
         ops = cp.chain.ops
         n_ops = len(ops)
         lucky_at, lucky_mode, decisions, sys_at = -1, None, 0, -1
-        sys_op, misconception = cp.sys_op, cp.misconception  # sys_op is -1 when there is none
+        sys_op, systematic = cp.sys_op, cp.systematic  # sys_op is -1 when there is none
+        scale = self._belief_scale
         if self._lucky and rng.random() < self._lucky and w.k < n_ops:
             lucky_mode = "compensate" if n_ops - w.k >= 2 and rng.random() < 0.5 else "misquote"
             lucky_at = rng.randint(w.k, n_ops - (2 if lucky_mode == "compensate" else 1))
@@ -306,16 +320,21 @@ class WorldPolicy:
                     w.k += 1
                 continue
             decisions += 1
-            if k == sys_op and rng.random() < self._sys_rate and w.misconceive(misconception):  # type: ignore[arg-type]
+            if k == sys_op and rng.random() < self._sys_rate and w.misconceive(systematic):  # type: ignore[arg-type]
                 sys_at = len(w.texts) - 1
                 continue
+            if scale:  # no draw at all when off, so ``misconceptions: 0`` samples as world-1 did
+                hit = triggered(op, w.r, q)
+                if hit is not None and rng.random() < min(1.0, hit[0].strength * scale):
+                    w.believe(*hit)
+                    continue
             event = self._event(rng.random())
             if event == "early_answer" and k >= 1:
                 final = w.answer("early_answer")
-                return w.texts, final, True, w.injected, decisions, None, sys_at
+                return w.texts, final, True, w.injected, decisions, None, sys_at, w.believed
             self._apply(w, event, op, q)
         final = w.answer()
-        return w.texts, final, True, w.injected, decisions, lucky_mode, sys_at
+        return w.texts, final, True, w.injected, decisions, lucky_mode, sys_at, w.believed
 
     def _apply(self, w: _Writer, event: str | None, op: str, q: int) -> None:
         k, ops = w.k, w.cp.chain.ops
@@ -410,8 +429,10 @@ def _sample_problem(
     rng = random.Random(derive_seed("sample", policy.seed_offset, seed, problem.id))
     systematic = policy.config.systematic > 0
     for j in range(per_problem):
-        texts, final, _, injected, decisions, lucky, sys_at = policy.rollout(cp, start, rng)
+        texts, final, _, injected, decisions, lucky, sys_at, believed = policy.rollout(cp, start, rng)
         metadata: dict[str, Any] = {"injected": injected, "decisions": decisions, "lucky": lucky}
+        if believed:
+            metadata["misconceptions"] = believed
         if systematic:
             metadata["systematic"] = sys_at if sys_at >= 0 else None
         out.append(
