@@ -31,20 +31,39 @@ def _offline(problem: str, completion: str) -> list[float]:
     return HashScorer().score([make_trace(problem, steps)])[0]
 
 
-def test_trl_reward_sync_logs_steps_and_returns_none_for_empty() -> None:
+def test_trl_reward_sync_logs_steps_and_pays_nothing_for_unfinished() -> None:
     logged: dict = {}
     metrics: dict = {}
-    f = trl_reward(HashScorer(), aggregation="last")
+    scorer = HashScorer()
+    f = trl_reward(scorer, aggregation="last")
     out = f(
         prompts=PROMPTS, completions=COMPLETIONS, completion_ids=[[1], []],
         log_extra=lambda col, vals: logged.setdefault(col, vals), log_metric=metrics.__setitem__, trainer_state=None,
     )  # fmt: skip
     expected = _offline(PROMPTS[0], COMPLETIONS[0])
-    assert out == [expected[-1], None]
+    assert out == [expected[-1], 0.0]  # the empty completion states no answer: paid nothing
     column = logged["prm_HashScorer_last/step_scores"]
     assert column[0] == [round(s, 4) for s in expected] and column[1] == []
     assert metrics["prm_HashScorer_last/steps_per_completion"] == 1.0
+    assert metrics["prm_HashScorer_last/unfinished"] == 0.5
     assert f.__name__ == "prm_HashScorer_last"
+    assert scorer.calls == [1]  # the unfinished completion is not even scored
+
+
+def test_trl_reward_unfinished_steps_are_scored_only_when_asked() -> None:
+    stopped = ["3 + 4 = 7 apples.\n", "3 + 4 = 7 apples.\nThe answer is 7.\nmore text"]
+    prompts = [PROMPTS[0]] * 2
+    default = trl_reward(HashScorer(), aggregation="min")(prompts=prompts, completions=stopped)
+    full = min(_offline(PROMPTS[0], COMPLETIONS[0]))  # text past the answer is not scored
+    assert default == [0.0, full]
+    asked = trl_reward(HashScorer(), "min", unfinished_reward=None)(prompts=prompts, completions=stopped)
+    assert asked == [_offline(PROMPTS[0], stopped[0])[0], full]
+    penalty = trl_reward(HashScorer(), "min", unfinished_reward=-1.0)(prompts=prompts, completions=stopped)
+    assert penalty == [-1.0, full]
+    none_for_empty = trl_reward(HashScorer(), "min", unfinished_reward=None)(
+        prompts=PROMPTS, completions=COMPLETIONS
+    )
+    assert none_for_empty[1] is None  # no step at all: TRL skips it
 
 
 def test_two_trl_rewards_are_logged_apart_by_trl() -> None:
@@ -73,7 +92,9 @@ def test_two_trl_rewards_are_logged_apart_by_trl() -> None:
         "prm_a/step_scores": [steps, []],  # one value per completion, as TRL's table needs
         "prm_b/step_scores": [steps, []],
     }
-    assert set(trainer._pending_metrics) == {"prm_a/steps_per_completion", "prm_b/steps_per_completion"}
+    assert set(trainer._pending_metrics) == {
+        f"{n}/{m}" for n in ("prm_a", "prm_b") for m in ("steps_per_completion", "unfinished")
+    }
     with pytest.raises(ValueError, match="name: expected letters"):
         trl_reward(HashScorer(), name="a b")
 
@@ -88,7 +109,7 @@ def test_trl_reward_conversational_and_async_over_http() -> None:
         assert inspect.iscoroutinefunction(f)  # how TRL decides to await it
         out = asyncio.run(f(prompts=conv_prompts, completions=conv_completions, completion_ids=None))
         sync = trl_reward(url)(prompts=conv_prompts, completions=conv_completions)
-    assert out == [min(_offline(PROMPTS[0], COMPLETIONS[0])), None] == sync
+    assert out == [min(_offline(PROMPTS[0], COMPLETIONS[0])), 0.0] == sync
 
 
 def test_verl_compute_score() -> None:
@@ -101,9 +122,21 @@ def test_verl_compute_score() -> None:
         "score": aggregate(expected, "mean"),
         "prm_num_steps": 2.0,
         "prm_min_step": min(expected),
+        "prm_finished": 1.0,
     }
     empty = compute_score("world", "", "7", None, model=HashScorer())
     assert set(empty) == set(result) and empty["score"] == 0.0  # same keys for every sample, as verl needs
+    stopped = compute_score("world", "3 + 4 = 7 apples.", "7", {"question": PROMPTS[0]}, model=HashScorer())
+    assert stopped["score"] == 0.0 and stopped["prm_finished"] == 0.0 and stopped["prm_num_steps"] == 1.0
+    asked = compute_score(
+        "world",
+        "3 + 4 = 7 apples.",
+        "7",
+        {"question": PROMPTS[0]},
+        model=HashScorer(),
+        unfinished_reward=None,
+    )
+    assert asked["score"] == _offline(PROMPTS[0], "3 + 4 = 7 apples.")[0]
 
 
 class _CharTokenizer:

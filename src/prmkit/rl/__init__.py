@@ -1,0 +1,46 @@
+"""RL against a PRM: step rewards -> token advantages, rewards that pay nothing for unfinished work,
+and the shapes RL trainers take.
+
+Contract: a completion's steps come from one split (:func:`steps.parse_completion`, the scorer's
+``StepSplit``); :class:`rewards.ProcessReward` pays each step (a PRM, a server or ``world-oracle``);
+:mod:`advantages` turns step rewards into token advantages with plain functions; the adapters hand them
+to a trainer.
+
+- ``steps.py``       step texts, character and token ends, final answer of a completion
+- ``advantages.py``  outcome GRPO, process GRPO (DeepSeekMath sum-form, PURE min-form), mixing
+- ``rewards.py``     ``outcome_reward``, ``trl_reward`` (PRM aggregate), ``ProcessReward`` (dense)
+- ``emitters.py``    verl's ``(batch, response_length)`` reward tensor, per-turn step reward lists
+- ``trl.py``         ``DenseGRPOTrainer``: TRL's GRPOTrainer with ``(batch, tokens)`` advantages
+- ``verl.py``        ``compute_score`` and ``PrmkitRewardManager`` for verl
+- ``openrlhf.py``    ``openrlhf_rewards`` and ``reward_func`` for OpenRLHF
+
+``trl.py`` imports TRL (the ``rl`` extra); nothing else here does.
+"""
+
+from __future__ import annotations
+
+from prmkit.rl.advantages import (
+    mixed_advantages,
+    outcome_advantages,
+    process_advantages,
+    step_advantages,
+)
+from prmkit.rl.emitters import turn_step_rewards, verl_reward_tensor
+from prmkit.rl.rewards import ProcessReward, StepRewards, outcome_reward, reward_name, trl_reward
+from prmkit.rl.steps import CompletionSteps, parse_completion
+
+__all__ = [
+    "CompletionSteps",
+    "ProcessReward",
+    "StepRewards",
+    "mixed_advantages",
+    "outcome_advantages",
+    "outcome_reward",
+    "parse_completion",
+    "process_advantages",
+    "reward_name",
+    "step_advantages",
+    "trl_reward",
+    "turn_step_rewards",
+    "verl_reward_tensor",
+]

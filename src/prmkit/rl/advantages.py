@@ -1,0 +1,159 @@
+"""Step rewards -> token advantages, as plain functions of lists (any trainer can call them).
+
+Completions come in *groups*: ``group_size`` consecutive completions sample the same prompt (TRL's and
+verl's GRPO layout). Each completion has one reward per step and the token index where each step ends
+(:mod:`prmkit.rl.steps`); a token belongs to the first step ending at or after it (tokens past the last
+step's end belong to the last step).
+
+- :func:`outcome_advantages`: outcome-supervised GRPO (DeepSeekMath, arXiv 2402.03300 §4.1.2): one
+  reward per completion, normalised by its group's mean and standard deviation; every token of a
+  completion gets its completion's value.
+- :func:`process_advantages`: process-supervised GRPO (§4.1.3): every step reward is normalised by the
+  mean and standard deviation of *all* step rewards of the group, and a token's advantage is the sum
+  of the normalised rewards of its step and every later step (``credit="sum"``).
+  ``credit="min"`` is PURE's min-form credit assignment (Cheng et al. 2025, arXiv 2504.15275, as their
+  code does it): before normalising, each completion's step rewards ``r`` are reweighted to
+  ``softmax(-r / temperature) * r`` (``temperature`` 0.1 in PURE), so a completion's summed reward is
+  close to its *smallest* step reward, and a sum of later steps cannot grow with the number of good
+  steps. (PURE's own baseline is a leave-one-out mean without the division by the deviation; here the
+  group's normalisation is DeepSeekMath's, the same for both credits.)
+- :func:`mixed_advantages`: ``(1 - w) * outcome + w * process``, token by token.
+
+Standard deviations are the sample's (Bessel-corrected, as ``torch.std``) with ``eps`` added to the
+divisor, as TRL's GRPOTrainer does (1e-4), so a group whose rewards are all equal gets advantage 0
+everywhere and a group of one completion (or one step) gets 0 too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+from prmkit.rl.steps import step_of_tokens
+
+Credit = Literal["sum", "min"]
+EPS = 1e-4
+"""Added to a group's standard deviation before dividing (TRL's GRPOTrainer adds the same)."""
+
+
+def _groups(n: int, group_size: int, what: str) -> range:
+    if group_size < 1 or n % group_size:
+        raise ValueError(f"{what}: expected a multiple of group_size={group_size} completions, found {n}")
+    return range(0, n, group_size)
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float]:
+    n = len(values)
+    if n == 0:
+        return 0.0, 0.0
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    return mean, math.sqrt(var)
+
+
+def outcome_advantages(rewards: Sequence[float], group_size: int, eps: float = EPS) -> list[float]:
+    """One advantage per completion: ``(r - mean) / (std + eps)`` over its group (0 for a constant group)."""
+    out: list[float] = []
+    for g in _groups(len(rewards), group_size, "outcome_advantages"):
+        group = [float(r) for r in rewards[g : g + group_size]]
+        mean, std = _mean_std(group)
+        out.extend((r - mean) / (std + eps) for r in group)
+    return out
+
+
+def min_form(rewards: Sequence[float], temperature: float = 0.1) -> list[float]:
+    """PURE's reweighting of one completion's step rewards: ``softmax(-r / T) * r``; their sum tends
+    to ``min(r)`` as ``T`` goes to 0."""
+    if temperature <= 0:
+        raise ValueError(f"min_form: temperature: expected > 0, found {temperature}")
+    if not rewards:
+        return []
+    low = min(rewards)
+    weights = [math.exp(-(r - low) / temperature) for r in rewards]  # shifted: no overflow
+    total = sum(weights)
+    return [w / total * r for w, r in zip(weights, rewards, strict=True)]
+
+
+def normalize_steps(
+    step_rewards: Sequence[Sequence[float]], group_size: int, eps: float = EPS
+) -> list[list[float]]:
+    """DeepSeekMath's normalisation: each step reward minus the mean of every step reward of its group,
+    divided by their standard deviation (+ ``eps``)."""
+    out: list[list[float]] = []
+    for g in _groups(len(step_rewards), group_size, "normalize_steps"):
+        group = [[float(r) for r in row] for row in step_rewards[g : g + group_size]]
+        mean, std = _mean_std([r for row in group for r in row])
+        out.extend([(r - mean) / (std + eps) for r in row] for row in group)
+    return out
+
+
+def suffix_sums(values: Sequence[float]) -> list[float]:
+    """``out[k] = values[k] + values[k + 1] + ...``: a step's return under sum-form credit."""
+    out, total = [0.0] * len(values), 0.0
+    for k in range(len(values) - 1, -1, -1):
+        total += values[k]
+        out[k] = total
+    return out
+
+
+def step_advantages(
+    step_rewards: Sequence[Sequence[float]],
+    group_size: int,
+    credit: Credit = "sum",
+    temperature: float = 0.1,
+    eps: float = EPS,
+) -> list[list[float]]:
+    """Per step, the advantage every token of that step gets (before spreading over tokens)."""
+    if credit not in ("sum", "min"):
+        raise ValueError(f"credit: expected 'sum' or 'min', found {credit!r}")
+    rows = [min_form(r, temperature) for r in step_rewards] if credit == "min" else step_rewards
+    return [suffix_sums(row) for row in normalize_steps(rows, group_size, eps)]
+
+
+def spread(step_values: Sequence[float], ends: Sequence[int], length: int) -> list[float]:
+    """Token values of one completion from its per-step values: each token gets its step's value
+    (0 everywhere for a completion with no step)."""
+    if len(step_values) != len(ends):
+        raise ValueError(f"spread: {len(step_values)} step values but {len(ends)} step ends")
+    if not step_values:
+        return [0.0] * length
+    return [step_values[k] for k in step_of_tokens(ends, length)]
+
+
+def process_advantages(
+    step_rewards: Sequence[Sequence[float]],
+    ends: Sequence[Sequence[int]],
+    lengths: Sequence[int],
+    group_size: int,
+    credit: Credit = "sum",
+    temperature: float = 0.1,
+    eps: float = EPS,
+) -> list[list[float]]:
+    """Process-supervised GRPO token advantages, one list of ``lengths[i]`` values per completion."""
+    per_step = step_advantages(step_rewards, group_size, credit, temperature, eps)
+    return [spread(v, e, n) for v, e, n in zip(per_step, ends, lengths, strict=True)]
+
+
+def mixed_advantages(
+    outcome: Sequence[float], process: Sequence[Sequence[float]], process_weight: float
+) -> list[list[float]]:
+    """``(1 - w) * outcome + w * process`` per token (``w`` = ``process_weight`` in [0, 1]; 0 is
+    outcome-only GRPO, 1 process-only)."""
+    if not 0.0 <= process_weight <= 1.0:
+        raise ValueError(f"process_weight: expected a number in [0, 1], found {process_weight}")
+    w = process_weight
+    return [[(1 - w) * o + w * p for p in row] for o, row in zip(outcome, process, strict=True)]
+
+
+def to_tensor(rows: Sequence[Sequence[float]], width: int) -> object:
+    """A ``(len(rows), width)`` float32 tensor, each row right-padded with 0 (what a padded
+    completion batch lines up with)."""
+    import torch
+
+    out = torch.zeros((len(rows), width), dtype=torch.float32)
+    for i, row in enumerate(rows):
+        if len(row) > width:
+            raise ValueError(f"to_tensor: row {i} has {len(row)} values, more than width {width}")
+        out[i, : len(row)] = torch.tensor(row, dtype=torch.float32)
+    return out

@@ -1,0 +1,86 @@
+"""OpenRLHF adapters: the reward body for ``queries`` and a local ``reward_func``.
+
+OpenRLHF places one reward at the EOS token. A response with no final answer gets ``unfinished_reward``
+(default 0.0; see :mod:`prmkit.rl.rewards`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from prmkit.core.protocols import StepScorer
+from prmkit.rl.rewards import ProcessReward
+from prmkit.scoring.aggregate import aggregate
+from prmkit.serving.steps import StepSplit, split_query
+
+
+def openrlhf_rewards(
+    queries: Sequence[str],
+    prompts: Sequence[str],
+    model: str | StepScorer,
+    aggregation: str = "min",
+    split: StepSplit | None = None,
+    api_key: str | None = None,
+    unfinished_reward: float | None = 0.0,
+) -> dict[str, Any]:
+    """The body of OpenRLHF's reward answer for ``queries`` (prompt + response with template tokens)."""
+    process = ProcessReward(model, split=split, unfinished_reward=unfinished_reward, api_key=api_key)
+    heads, responses = [], []
+    for query, prompt in zip(queries, prompts, strict=True):
+        head, response = split_query(query, prompt)
+        heads.append(head)
+        responses.append(response)
+    paid = process.score(heads, responses) if queries else []
+    rewards = []
+    for p in paid:
+        if not p.parsed.finished and unfinished_reward is not None:
+            rewards.append(float(unfinished_reward))
+        else:
+            rewards.append(aggregate(p.rewards, aggregation) if p.rewards else 0.0)
+    return {
+        "rewards": rewards,
+        "scores": [min(1.0, max(0.0, r)) for r in rewards],
+        "extra_logs": {
+            "prm_num_steps": [float(len(p.parsed.steps)) for p in paid],
+            "prm_finished": [float(p.parsed.finished) for p in paid],
+        },
+    }
+
+
+def _unfinished_from_env() -> float | None:
+    raw = os.environ.get("PRMKIT_UNFINISHED_REWARD", "0")
+    if raw.strip().lower() == "none":
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"PRMKIT_UNFINISHED_REWARD: expected a number or 'none', found {raw!r}") from None
+
+
+def reward_func(
+    queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **kwargs: Any
+) -> dict[str, Any]:
+    """OpenRLHF local reward (``--reward.remote_url reward.py`` whose file re-exports this function).
+
+    Configured by environment, since OpenRLHF passes no options: ``PRMKIT_REWARD_MODEL`` (checkpoint or
+    server URL), ``PRMKIT_AGGREGATION`` (default min), ``PRMKIT_STEP_SEPARATOR`` (default newline),
+    ``PRMKIT_UNFINISHED_REWARD`` (default 0; ``none`` scores unfinished responses' steps).
+    Returns torch tensors, as OpenRLHF's own examples do.
+    """
+    import torch
+
+    model = os.environ.get("PRMKIT_REWARD_MODEL")
+    if not model:
+        raise ValueError("reward_func: set PRMKIT_REWARD_MODEL to a prmkit checkpoint folder or server URL")
+    split = StepSplit(separator=os.environ.get("PRMKIT_STEP_SEPARATOR", "\n"))
+    body = openrlhf_rewards(
+        queries, prompts, model, os.environ.get("PRMKIT_AGGREGATION", "min"), split,
+        unfinished_reward=_unfinished_from_env(),
+    )  # fmt: skip
+    return {
+        "rewards": torch.tensor(body["rewards"], dtype=torch.float32),
+        "scores": torch.tensor(body["scores"], dtype=torch.float32),
+        "extra_logs": {k: torch.tensor(v, dtype=torch.float32) for k, v in body["extra_logs"].items()},
+    }

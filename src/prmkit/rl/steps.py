@@ -1,0 +1,121 @@
+"""Where a completion's steps are, in characters and in tokens: the one split every RL reward uses.
+
+A completion is cut into steps by the scorer's :class:`~prmkit.serving.steps.StepSplit` (chat markers
+removed, split at the separator or pattern, each step stripped, empty ones dropped), so a step reward is
+paid on exactly the steps the PRM scored. Its final answer is the first step stating one
+(:meth:`~prmkit.policies.text.StepFormat.answer_in`), and steps after it are dropped, as
+:meth:`StepFormat.parse <prmkit.policies.text.StepFormat.parse>` drops them: text a policy writes past
+its answer is not part of the solution the PRM judges. A completion with no answer is *unfinished*.
+
+Token positions: a step *ends* at the token holding its last character; a token belongs to the first
+step ending at or after it, and tokens past the last step's end (the separator, text past the answer,
+EOS) to the last step.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prmkit.policies.text import StepFormat
+from prmkit.serving.steps import StepSplit
+
+
+@dataclass(frozen=True)
+class CompletionSteps:
+    """A completion's steps (stripped texts), where each ends in the completion's characters
+    (exclusive offsets into the text as given), and its final answer (None: unfinished)."""
+
+    steps: list[str]
+    char_ends: list[int]
+    answer: str | None
+
+    @property
+    def finished(self) -> bool:
+        return self.answer is not None
+
+
+def _cleaned(text: str, split: StepSplit) -> tuple[str, list[int]]:
+    """``split.clean(text)`` and, for every kept character, its offset in ``text``."""
+    if not split.strip_special:
+        return text, list(range(len(text)))
+    kept, at = [], 0
+    for m in re.finditer(split.strip_special, text):
+        kept.extend(range(at, m.start()))
+        at = m.end()
+    kept.extend(range(at, len(text)))
+    return "".join(text[i] for i in kept), kept
+
+
+def parse_completion(
+    text: str, split: StepSplit | None = None, step_format: StepFormat | None = None
+) -> CompletionSteps:
+    """Steps, their character ends and the final answer of ``text`` (see the module docstring).
+
+    The steps are exactly ``split.split(text)`` up to the answer step, so a PRM scores the same steps.
+    """
+    split = split or StepSplit()
+    step_format = step_format or StepFormat()
+    cleaned, origin = _cleaned(text, split)
+    boundary = re.compile(split.pattern if split.pattern else re.escape(split.separator))
+    steps: list[str] = []
+    ends: list[int] = []
+    start = 0
+    pieces = [(m.start(), m.end()) for m in boundary.finditer(cleaned) if m.end() > m.start()]
+    for cut_start, cut_end in [*pieces, (len(cleaned), len(cleaned))]:
+        chunk = cleaned[start:cut_start]
+        start = cut_end
+        stripped = chunk.strip()
+        if not stripped:
+            continue
+        last = cut_start - (len(chunk) - len(chunk.rstrip())) - 1  # the chunk's last non-space char
+        steps.append(stripped)
+        ends.append(origin[last] + 1)
+        answer = step_format.answer_in(stripped)
+        if answer is not None:
+            return CompletionSteps(steps=steps, char_ends=ends, answer=answer)
+    return CompletionSteps(steps=steps, char_ends=ends, answer=None)
+
+
+def token_text_ends(ids: Sequence[int], tokenizer: Any) -> list[int]:
+    """For each token, the length of ``tokenizer.decode(ids[: j + 1], skip_special_tokens=True)``.
+
+    Decoding tokens one by one is exact when their texts concatenate to the whole decode (byte-level
+    BPE on whole characters); otherwise (a character split across tokens, SentencePiece's leading
+    spaces) every prefix is decoded, which is quadratic but always right.
+    """
+    ids = list(ids)
+    whole = tokenizer.decode(ids, skip_special_tokens=True)
+    pieces = [tokenizer.decode([i], skip_special_tokens=True) for i in ids]
+    if "".join(pieces) == whole:
+        out, total = [], 0
+        for p in pieces:
+            total += len(p)
+            out.append(total)
+        return out
+    return [len(tokenizer.decode(ids[: j + 1], skip_special_tokens=True)) for j in range(len(ids))]
+
+
+def token_ends(char_ends: Sequence[int], text_ends: Sequence[int]) -> list[int]:
+    """The token index where each step ends: the first token whose decoded prefix reaches the step's
+    last character (``text_ends`` from :func:`token_text_ends`); the last token if none does."""
+    out, j = [], 0
+    last = len(text_ends) - 1
+    for end in char_ends:
+        while j < last and text_ends[j] < end:
+            j += 1
+        out.append(max(j, 0))
+    return out
+
+
+def step_of_tokens(ends: Sequence[int], length: int) -> list[int]:
+    """The step each of ``length`` tokens belongs to (see the module docstring); ``ends`` must be
+    non-decreasing token indices, and a completion with no step has every token in step 0."""
+    out, k = [], 0
+    for t in range(length):
+        while k < len(ends) - 1 and ends[k] < t:
+            k += 1
+        out.append(k)
+    return out

@@ -1,0 +1,109 @@
+"""TRL's GRPOTrainer with dense (per-token) advantages from step rewards: :class:`DenseGRPOTrainer`.
+
+TRL (1.16.0, the version pinned in ``pyproject.toml``'s ``rl`` extra) computes one advantage per
+completion in ``_generate_and_score_completions`` and hands the batch to ``_compute_loss``, which
+already accepts a ``(batch, tokens)`` advantage tensor (it unsqueezes only a 1-D one). So the override
+is one method: call TRL's, then replace ``output["advantages"]`` with
+``(1 - process_weight) * TRL's advantage + process_weight * process advantage`` (token by token, see
+:mod:`prmkit.rl.advantages`). Everything else (generation, reward functions and their logging, KL,
+clipping, the loss types, checkpoints and resume) is TRL's own.
+
+What it relies on in TRL 1.16.0, checked by ``tests/rl/test_trl.py``: the method name and its output keys
+``completion_ids``, ``completion_mask``, ``advantages``; completions of one prompt lying next to each
+other (``num_generations`` at a time) in the gathered batch, each process holding the slice
+``process_index * len(inputs)`` onwards; ``_compute_loss`` reading ``inputs["advantages"]`` of shape
+``(B, T)``; ``self._metrics[mode]`` for extra metrics.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from trl import GRPOTrainer
+
+from prmkit.rl.advantages import Credit, mixed_advantages, spread, step_advantages, to_tensor
+from prmkit.rl.emitters import step_token_ends
+from prmkit.rl.rewards import ProcessReward
+
+TRL_VERSION = "1.16.0"
+"""The TRL release :class:`DenseGRPOTrainer` was written and tested against."""
+
+
+class DenseGRPOTrainer(GRPOTrainer):
+    """A ``trl.GRPOTrainer`` whose advantages are per token: process-supervised GRPO from step rewards.
+
+    Takes every ``GRPOTrainer`` argument, plus:
+
+    - ``process_reward``: a :class:`~prmkit.rl.rewards.ProcessReward` (a PRM, a server, or
+      ``world-oracle``) paying each completion's steps (nothing for an unfinished one by default).
+    - ``process_weight``: ``w`` in ``advantage = (1 - w) * outcome + w * process``; the outcome part is
+      TRL's own advantage from ``reward_funcs`` (e.g. :func:`prmkit.rl.rewards.outcome_reward`). 1.0
+      (default) trains on step rewards alone (``reward_funcs`` are then only logged).
+    - ``credit``: ``"sum"`` (DeepSeekMath's process supervision) or ``"min"`` (PURE's min-form), with
+      ``temperature`` for ``"min"``.
+
+    Logged beside TRL's metrics: ``process/step_reward`` (mean paid step reward),
+    ``process/steps_per_completion`` and ``process/unfinished`` (share with no final answer).
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        process_reward: ProcessReward,
+        process_weight: float = 1.0,
+        credit: Credit = "sum",
+        temperature: float = 0.1,
+        **kwargs: Any,
+    ):
+        import trl
+
+        if trl.__version__ != TRL_VERSION:
+            warnings.warn(
+                f"DenseGRPOTrainer was tested with trl=={TRL_VERSION}, found {trl.__version__}; "
+                "check that GRPOTrainer._generate_and_score_completions still returns per-completion "
+                "advantages and _compute_loss accepts (batch, tokens) ones",
+                stacklevel=2,
+            )
+        if not 0.0 <= process_weight <= 1.0:
+            raise ValueError(f"process_weight: expected a number in [0, 1], found {process_weight}")
+        if credit not in ("sum", "min"):
+            raise ValueError(f"credit: expected 'sum' or 'min', found {credit!r}")
+        super().__init__(*args, **kwargs)
+        self.process_reward = process_reward
+        self.process_weight, self.credit, self.temperature = process_weight, credit, temperature
+
+    def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        output = super()._generate_and_score_completions(inputs)
+        output["advantages"] = self.dense_advantages(inputs, output)
+        return output
+
+    def dense_advantages(self, inputs: list[dict[str, Any]], output: dict[str, Any]) -> Any:
+        """The ``(B, T)`` advantages of this process's completions (``T`` = ``completion_ids``' width)."""
+        from accelerate.utils import gather_object
+
+        mode = "train" if self.model.training else "eval"
+        group = self.num_generations if mode == "train" else self.num_generations_eval
+        tokenizer = getattr(self.processing_class, "tokenizer", self.processing_class)
+        ids = [
+            row[mask.bool()].tolist()
+            for row, mask in zip(output["completion_ids"].cpu(), output["completion_mask"].cpu(), strict=True)
+        ]
+        texts = tokenizer.batch_decode(ids, skip_special_tokens=True)
+        paid = self.process_reward.score([x.get("prompt", "") for x in inputs], texts)
+        all_rewards = gather_object([p.rewards for p in paid])  # groups may span processes
+        per_step = step_advantages(all_rewards, group, self.credit, self.temperature)
+        start = self.accelerator.process_index * len(inputs)
+        process = [
+            spread(per_step[start + i], step_token_ends(row, tokenizer, p.char_ends), len(row))
+            for i, (row, p) in enumerate(zip(ids, paid, strict=True))
+        ]
+        outcome = output["advantages"].tolist()
+        rows = mixed_advantages(outcome, process, self.process_weight)
+        metrics = self._metrics[mode]
+        flat = [r for p in paid for r in p.rewards]
+        metrics["process/step_reward"].append(sum(flat) / len(flat) if flat else 0.0)
+        metrics["process/steps_per_completion"].append(sum(len(p.parsed.steps) for p in paid) / len(paid))
+        metrics["process/unfinished"].append(sum(not p.parsed.finished for p in paid) / len(paid))
+        width = output["completion_ids"].shape[1]
+        return to_tensor(rows, width).to(output["advantages"].device)
