@@ -11,12 +11,13 @@ step's end belong to the last step).
 - :func:`process_advantages`: process-supervised GRPO (§4.1.3): every step reward is normalised by the
   mean and standard deviation of *all* step rewards of the group, and a token's advantage is the sum
   of the normalised rewards of its step and every later step (``credit="sum"``).
-  ``credit="min"`` is PURE's min-form credit assignment (Cheng et al. 2025, arXiv 2504.15275, as their
-  code does it): before normalising, each completion's step rewards ``r`` are reweighted to
-  ``softmax(-r / temperature) * r`` (``temperature`` 0.1 in PURE), so a completion's summed reward is
-  close to its *smallest* step reward, and a sum of later steps cannot grow with the number of good
-  steps. (PURE's own baseline is a leave-one-out mean without the division by the deviation; here the
-  group's normalisation is DeepSeekMath's, the same for both credits.)
+  ``credit="min"`` is PURE's min-form credit assignment (Cheng et al. 2025, arXiv 2504.15275): a
+  completion's normalised step rewards ``r`` are reweighted to ``softmax(-r / temperature) * r`` (PURE's
+  code, ``temperature`` 0.1) before the same suffix sums, so the first token's advantage is close to the
+  completion's *worst* normalised step and cannot grow with the number of good steps (the sum-form hack
+  PURE reports). PURE reweights raw rewards and then subtracts a leave-one-out baseline; reweighting
+  after DeepSeekMath's normalisation keeps one baseline for both credits and gives a group of equal
+  step rewards advantage 0 everywhere, whatever its completions' numbers of steps.
 - :func:`mixed_advantages`: ``(1 - w) * outcome + w * process``, token by token.
 
 Standard deviations are the sample's (Bessel-corrected, as ``torch.std``) with ``eps`` added to the
@@ -52,19 +53,24 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(var)
 
 
+def _scaled(values: Sequence[float], mean: float, std: float, eps: float) -> list[float]:
+    # a constant group deviates by 0 everywhere: 0, even with eps=0
+    return [(v - mean) / (std + eps) if std + eps > 0 else 0.0 for v in values]
+
+
 def outcome_advantages(rewards: Sequence[float], group_size: int, eps: float = EPS) -> list[float]:
     """One advantage per completion: ``(r - mean) / (std + eps)`` over its group (0 for a constant group)."""
     out: list[float] = []
     for g in _groups(len(rewards), group_size, "outcome_advantages"):
         group = [float(r) for r in rewards[g : g + group_size]]
         mean, std = _mean_std(group)
-        out.extend((r - mean) / (std + eps) for r in group)
+        out.extend(_scaled(group, mean, std, eps))
     return out
 
 
 def min_form(rewards: Sequence[float], temperature: float = 0.1) -> list[float]:
     """PURE's reweighting of one completion's step rewards: ``softmax(-r / T) * r``; their sum tends
-    to ``min(r)`` as ``T`` goes to 0."""
+    to ``min(r)`` as ``T`` goes to 0 (tied minima share it)."""
     if temperature <= 0:
         raise ValueError(f"min_form: temperature: expected > 0, found {temperature}")
     if not rewards:
@@ -84,7 +90,7 @@ def normalize_steps(
     for g in _groups(len(step_rewards), group_size, "normalize_steps"):
         group = [[float(r) for r in row] for row in step_rewards[g : g + group_size]]
         mean, std = _mean_std([r for row in group for r in row])
-        out.extend([(r - mean) / (std + eps) for r in row] for row in group)
+        out.extend(_scaled(row, mean, std, eps) for row in group)
     return out
 
 
@@ -107,8 +113,10 @@ def step_advantages(
     """Per step, the advantage every token of that step gets (before spreading over tokens)."""
     if credit not in ("sum", "min"):
         raise ValueError(f"credit: expected 'sum' or 'min', found {credit!r}")
-    rows = [min_form(r, temperature) for r in step_rewards] if credit == "min" else step_rewards
-    return [suffix_sums(row) for row in normalize_steps(rows, group_size, eps)]
+    rows = normalize_steps(step_rewards, group_size, eps)
+    if credit == "min":
+        rows = [min_form(r, temperature) for r in rows]
+    return [suffix_sums(row) for row in rows]
 
 
 def spread(step_values: Sequence[float], ends: Sequence[int], length: int) -> list[float]:

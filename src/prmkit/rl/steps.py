@@ -80,11 +80,13 @@ def parse_completion(
 
 
 def token_text_ends(ids: Sequence[int], tokenizer: Any) -> list[int]:
-    """For each token, the length of ``tokenizer.decode(ids[: j + 1], skip_special_tokens=True)``.
+    """For each token, how many characters of the whole decoded text (``skip_special_tokens=True``)
+    are settled once it is decoded: the length of the prefix ``decode(ids[: j + 1])`` shares with it.
 
     Decoding tokens one by one is exact when their texts concatenate to the whole decode (byte-level
-    BPE on whole characters); otherwise (a character split across tokens, SentencePiece's leading
-    spaces) every prefix is decoded, which is quadratic but always right.
+    BPE on whole characters); otherwise (a character split across tokens, which decodes to a
+    replacement character until its last byte; SentencePiece's leading spaces) every prefix is
+    decoded and compared, which is quadratic but always right.
     """
     ids = list(ids)
     whole = tokenizer.decode(ids, skip_special_tokens=True)
@@ -95,7 +97,16 @@ def token_text_ends(ids: Sequence[int], tokenizer: Any) -> list[int]:
             total += len(p)
             out.append(total)
         return out
-    return [len(tokenizer.decode(ids[: j + 1], skip_special_tokens=True)) for j in range(len(ids))]
+    return [_shared(tokenizer.decode(ids[: j + 1], skip_special_tokens=True), whole) for j in range(len(ids))]
+
+
+def _shared(a: str, b: str) -> int:
+    """Length of the common prefix of two strings."""
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
 
 
 def token_ends(char_ends: Sequence[int], text_ends: Sequence[int]) -> list[int]:

@@ -1,0 +1,108 @@
+"""Step rewards -> token advantages against values computed by hand (eps=0 where it keeps them exact)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from prmkit.rl.advantages import (
+    min_form,
+    mixed_advantages,
+    outcome_advantages,
+    process_advantages,
+    spread,
+    step_advantages,
+    to_tensor,
+)
+
+R3 = math.sqrt(3)
+
+
+def test_ragged_steps_deepseekmath_sum_form() -> None:
+    # group of 2: steps [1, 0] (ends at tokens 1 and 3, 5 tokens) and [1] (ends at 2, 3 tokens).
+    # All step rewards 1, 0, 1: mean 2/3, sample std sqrt(1/3); normalised 1/sqrt3, -2/sqrt3, 1/sqrt3.
+    # First completion: step 0 returns 1/sqrt3 - 2/sqrt3 = -1/sqrt3, step 1 returns -2/sqrt3; token 4
+    # lies past the last step's end, so it belongs to the last step.
+    out = process_advantages([[1.0, 0.0], [1.0]], [[1, 3], [2]], [5, 3], group_size=2, eps=0.0)
+    assert out[0] == pytest.approx([-1 / R3, -1 / R3, -2 / R3, -2 / R3, -2 / R3])
+    assert out[1] == pytest.approx([1 / R3] * 3)
+
+
+def test_one_step_traces_and_two_groups() -> None:
+    # two groups of two one-step completions: (0.8, 0.2) -> +-1/sqrt2, (0.3, 0.3) -> 0 (std 0)
+    out = process_advantages([[0.8], [0.2], [0.3], [0.3]], [[0], [1], [0], [0]], [1, 2, 1, 1], 2, eps=0.0)
+    r2 = 1 / math.sqrt(2)
+    assert out[0] == pytest.approx([r2]) and out[1] == pytest.approx([-r2, -r2])
+    assert out[2] == [0.0] and out[3] == [0.0]
+
+
+def test_all_equal_group_gives_zero_everywhere() -> None:
+    for credit in ("sum", "min"):
+        out = process_advantages([[0.5, 0.5], [0.5]], [[0, 2], [1]], [4, 2], 2, credit=credit)
+        assert out == [[0.0] * 4, [0.0] * 2]
+    assert outcome_advantages([1.0, 1.0, 0.0, 0.0], 2) == [0.0] * 4
+
+
+def test_empty_completion_has_no_tokens_and_no_step_in_the_statistics() -> None:
+    # [1], [0], []: the statistics are over the two step rewards only (mean 0.5, std 1/sqrt2)
+    out = process_advantages([[1.0], [0.0], []], [[0], [0], []], [1, 2, 0], 3, eps=0.0)
+    r2 = 1 / math.sqrt(2)
+    assert out[0] == pytest.approx([r2]) and out[1] == pytest.approx([-r2, -r2]) and out[2] == []
+    assert spread([], [], 3) == [0.0, 0.0, 0.0]  # tokens but no step: no signal
+
+
+def test_outcome_grpo_matches_trl_normalisation() -> None:
+    # (r - mean) / (sample std + 1e-4), TRL's formula; by hand for rewards 1, 0: mean 0.5, std 1/sqrt2
+    out = outcome_advantages([1.0, 0.0], 2)
+    assert out == pytest.approx([0.5 / (1 / math.sqrt(2) + 1e-4), -0.5 / (1 / math.sqrt(2) + 1e-4)])
+    import torch
+    from trl.trainer.utils import nanstd
+
+    rewards = torch.tensor([0.2, 0.9, 0.4, 1.0, 0.0, 0.3])
+    grouped = rewards.view(-1, 3)
+    trl = (grouped - grouped.mean(1, keepdim=True)) / (nanstd(grouped, dim=1).unsqueeze(1) + 1e-4)
+    assert outcome_advantages(rewards.tolist(), 3) == pytest.approx(trl.flatten().tolist(), abs=1e-6)
+
+
+def test_pure_min_form_weights() -> None:
+    # softmax(-r / 0.1) over (0.9, 0.1): weights 1/(1+e^8) and 1/(1+e^-8)
+    out = min_form([0.9, 0.1], temperature=0.1)
+    assert out == pytest.approx([0.9 / (1 + math.e**8), 0.1 / (1 + math.e**-8)])
+    assert sum(min_form([0.9, 0.1, 0.8], temperature=0.01)) == pytest.approx(0.1, abs=1e-12)
+    assert min_form([0.7], 0.1) == [0.7] and min_form([], 0.1) == []
+    with pytest.raises(ValueError, match="temperature"):
+        min_form([0.5], 0.0)
+
+
+def test_min_credit_reweights_the_normalised_rewards() -> None:
+    # group [0.9, 0.1], [0.5]: mean 0.5, sample std 0.4 -> normalised (1, -1), (0); then PURE's weights
+    # softmax(-z / 0.1) over (1, -1): 1/(1+e^20) and 1/(1+e^-20)
+    a, b = 1 / (1 + math.e**20), -1 / (1 + math.e**-20)
+    out = step_advantages([[0.9, 0.1], [0.5]], 2, credit="min", eps=0.0)
+    assert out[0] == pytest.approx([a + b, b]) and out[1] == [0.0]
+    # sum-form pays a long run of good steps; min-form pays the worst step (PURE's point)
+    many = [[0.9] * 6 + [0.1], [0.5]]
+    assert step_advantages(many, 2, "sum")[0][0] > step_advantages(many, 2, "sum")[1][0]
+    assert step_advantages(many, 2, "min")[0][0] < step_advantages(many, 2, "min")[1][0]
+
+
+def test_mixed_and_tensor() -> None:
+    out = mixed_advantages([1.0, -1.0], [[0.5, 0.5], [0.0]], process_weight=0.25)
+    assert out == [[0.875, 0.875], [-0.75]]
+    assert mixed_advantages([2.0], [[3.0]], 0.0) == [[2.0]] and mixed_advantages([2.0], [[3.0]], 1.0) == [
+        [3.0]
+    ]
+    t = to_tensor(out, 3)
+    assert t.shape == (2, 3) and t.tolist() == [[0.875, 0.875, 0.0], [-0.75, 0.0, 0.0]]
+
+
+def test_bad_inputs_are_one_line_errors() -> None:
+    with pytest.raises(ValueError, match="multiple of group_size=2 completions, found 3"):
+        outcome_advantages([1.0, 0.0, 1.0], 2)
+    with pytest.raises(ValueError, match="process_weight"):
+        mixed_advantages([1.0], [[1.0]], 1.5)
+    with pytest.raises(ValueError, match="credit"):
+        step_advantages([[1.0]], 1, credit="max")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="2 step values but 1 step ends"):
+        spread([1.0, 2.0], [0], 3)

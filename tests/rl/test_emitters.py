@@ -1,0 +1,42 @@
+"""verl's token-level reward tensor and per-turn step reward lists."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from prmkit.rl.emitters import split_by_turn, turn_step_rewards, verl_reward_tensor
+from prmkit.rl.rewards import ProcessReward
+from prmkit.serving.steps import make_trace
+from tests.serving.conftest import HashScorer
+
+
+def test_verl_tensor_has_the_responses_shape_with_rewards_at_step_ends() -> None:
+    # verl: reward_tensor = zeros_like(data.batch["responses"], dtype=float32), one row per response;
+    # the naive manager writes its scalar at valid_response_length - 1
+    responses = torch.zeros((3, 6), dtype=torch.long)
+    out = verl_reward_tensor([[0.5, 1.0], [0.25], []], [[1, 4], [2], []], responses.shape[-1])
+    assert out.shape == responses.shape and out.dtype == torch.float32
+    assert out.tolist() == [[0, 0.5, 0, 0, 1.0, 0], [0, 0, 0.25, 0, 0, 0], [0] * 6]
+    assert verl_reward_tensor([[0.5, 0.25]], [[3, 3]], 4).tolist() == [[0, 0, 0, 0.75]]  # same token: summed
+    with pytest.raises(ValueError, match="step end 6 outside the response"):
+        verl_reward_tensor([[1.0]], [[6]], 6)
+
+
+def test_per_turn_lists() -> None:
+    assert split_by_turn([0.1, 0.2, 0.3], [2, 0, 1]) == [[0.1, 0.2], [], [0.3]]
+    messages = [
+        {"role": "user", "content": "Tom has 3 apples. He gets 4 more."},
+        {"role": "assistant", "content": "3 + 4 = 7\nso 7 apples"},
+        {"role": "tool", "content": "ok"},
+        {"role": "assistant", "content": "The answer is 7.\nbye"},
+    ]
+    process = ProcessReward(HashScorer())
+    (whole,) = HashScorer().score(
+        [make_trace("Tom has 3 apples. He gets 4 more.", ["3 + 4 = 7", "so 7 apples", "The answer is 7."])]
+    )
+    assert turn_step_rewards(messages, process) == [whole[:2], whole[2:]]
+    unfinished = messages[:2]
+    assert turn_step_rewards(unfinished, process) == [[0.0]]
+    asked = ProcessReward(HashScorer(), unfinished_reward=None)
+    assert turn_step_rewards(unfinished, asked) == [whole[:2]]
