@@ -34,7 +34,7 @@ def test_report_opens_with_warnings_and_lists_steps_taken_against_planned(tmp_pa
     md = to_markdown(report)
     assert md.index("## Warnings") < md.index("## What this run shows")
     assert "| prm-gold | 114 / 500 | time cap | 2 | 61.0 → 45.7 |" in md
-    assert "| pretrain | 1,200 / 1,200 | max_steps | 2 | – |" in md
+    assert "| lm (zero-shot) | 1,200 / 1,200 | max_steps | 2 | – |" in md
     page = to_html(report)
     assert "<div class='table'><table>" in page  # wide tables scroll instead of overflowing
     assert "<p><strong>Warning (prm-gold):</strong> training stopped early" in page  # Markdown rendered

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,6 +33,63 @@ class LabelSourceSummary(BaseModel):
     """The distinct (method, actor, version, params) seen, so the labeller can be rerun."""
 
 
+def is_gold(source: str) -> bool:
+    """Whether a label source is gold (the world's checker, or any ``gold:...`` source a user declares)."""
+    return source.partition(":")[0] == "gold"
+
+
+class GoldUse(BaseModel):
+    """One way gold labels reached a model. Gold is for evaluation: a model that uses it elsewhere says
+    so here, with how much, so no reader mistakes a result for one a user without gold could reproduce."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    use: Literal["corpus_filter", "training_labels", "dev_selection"]
+    """``corpus_filter``: the LM was pretrained only on traces gold passed; ``training_labels``: the
+    model learned from gold step labels; ``dev_selection``: the best checkpoint and the score threshold
+    were chosen by first-error F1 against gold on dev traces (like a small hand-labelled dev set)."""
+    source: str
+    """The label source read (``gold``, ``gold:world:prefix``...)."""
+    traces: int
+    """Traces whose gold labels were read for this use."""
+    labels: int
+    """Gold step labels on those traces."""
+    via: str | None = None
+    """``backbone`` when the use was the base model's (its pretraining), inherited by this model."""
+
+    def line(self) -> str:
+        """One plain sentence for cards and reports."""
+        what = {
+            "corpus_filter": "pretraining corpus filtered on",
+            "training_labels": "trained on",
+            "dev_selection": "checkpoint and threshold chosen on",
+        }[self.use]
+        via = " (its backbone's pretraining)" if self.via == "backbone" else ""
+        return f"{what} {self.source} labels: {self.labels:,} step labels on {self.traces:,} traces{via}"
+
+
+def gold_use(use: str, source: str, traces: Sequence[Trace], via: str | None = None) -> list[GoldUse]:
+    """The record of ``traces``' ``source`` labels read for ``use``; empty when the source is not gold."""
+    if not is_gold(source):
+        return []
+    labels = sum(1 for t in traces for s in t.steps if s.label(source) is not None)
+    return [GoldUse(use=use, source=source, traces=len(traces), labels=labels, via=via)]  # type: ignore[arg-type]
+
+
+def inherited_gold_use(base_model: str | Path | None) -> list[GoldUse]:
+    """The gold uses a base model declares (``training.json`` of ``prmkit pretrain``, or its process
+    card), marked ``via="backbone"``: a model built on a gold-filtered LM has used gold too."""
+    if base_model is None:
+        return []
+    base = Path(base_model)
+    for name, key in (("training.json", "gold_use"), (CARD_FILE, "gold_use")):
+        path = base / name
+        if path.is_file():
+            found = json.loads(path.read_text()).get(key) or []
+            return [GoldUse.model_validate({**g, "via": "backbone"}) for g in found]
+    return []
+
+
 class ProcessCard(BaseModel):
     """Beside every checkpoint: the model's reading conventions, its labels, its data, its dev results."""
 
@@ -50,6 +107,8 @@ class ProcessCard(BaseModel):
     metrics: dict[str, Any] = Field(default_factory=dict)
     training: dict[str, Any] = Field(default_factory=dict)
     """What the run did: its config, optimiser steps taken and planned, what stopped it, threads, clocks."""
+    gold_use: list[GoldUse] = Field(default_factory=list)
+    """Every way gold labels reached this model (empty: none did). Written by training from what it read."""
 
     def warnings(self) -> list[str]:
         """What a reader must know before trusting this model's numbers (see :func:`training_warnings`)."""

@@ -128,6 +128,24 @@ def _kv(title: str, d: dict[str, Any]) -> str:
     return f"**{title}**\n\n| | |\n|---|---|\n{body}"
 
 
+def gold_md(card: ProcessCard) -> str:
+    """Every way gold labels reached the model (its training recorded them from what it read)."""
+    head = "## Where gold labels were used\n\n"
+    if not card.gold_use:
+        return head + (
+            "Nowhere in training: no gold-filtered corpus, no gold training labels, no gold dev set. "
+            "(Evaluation below is measured against gold.)"
+        )
+    return (
+        head
+        + "\n".join(f"- {use.line()}" for use in card.gold_use)
+        + (
+            "\n\nGold is for evaluation; a user without gold labels reproduces this model only by replacing "
+            "these uses (a dev set with gold labels can be a small hand-labelled one)."
+        )
+    )
+
+
 def model_md(card: ProcessCard) -> str:
     parts = [
         "## Base model, training data and split",
@@ -309,6 +327,7 @@ def render_markdown(card: ProcessCard, training_readme: str | None = None) -> st
         *([warnings] if warnings else []),
         process_md(card),
         labels_md(card),
+        gold_md(card),
         model_md(card),
         tested_md(card),
         audits_md(card),

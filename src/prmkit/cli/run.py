@@ -25,6 +25,8 @@ def register(app: typer.Typer) -> None:
         overrides = {"output_dir": str(output_dir)} if output_dir else None
         config = load_recipe(recipe, overrides)
         if check:
+            if config.seeds:
+                typer.echo(f"once per seed {config.seeds}, into {config.output_dir}/seed-<s>:")
             for st in plan(config):
                 typer.echo(f"{st.name:<20} reads {', '.join(st.deps) or '-'}")
             return

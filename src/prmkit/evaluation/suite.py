@@ -78,6 +78,43 @@ def first_error_on_world(scorer: StepScorer, test: list[Trace], heldout: list[Tr
     return result, len(dev_ids)
 
 
+def first_error_by_class(first_error: Any, traces: Sequence[Trace]) -> dict[str, dict[str, Any]]:
+    """Per subset and error class (misconception / slip / other, from the gold labels' ``class``): the
+    first-error metrics on the traces whose gold first error is of that class plus every error-free trace,
+    so each number says how well *that* kind of error is found without crying wolf on right traces."""
+    from prmkit.evaluation.processbench import subset_metrics
+
+    cls: dict[str, str | None] = {}
+    for t in traces:
+        fe = t.first_error("gold")
+        label = t.steps[fe].label("gold") if fe >= 0 else None
+        cls[t.id] = None if label is None else str(label.metadata.get("class", "other"))
+    out: dict[str, dict[str, Any]] = {}
+    for subset in dict.fromkeys(p["subset"] for p in first_error.predictions):
+        rows = [p for p in first_error.predictions if p["subset"] == subset]
+        out[subset] = {}
+        for c in sorted({cls.get(p["id"]) for p in rows} - {None}):  # type: ignore[type-var]
+            keep = [p for p in rows if cls.get(p["id"]) in (c, None)]
+            m = subset_metrics(c, [p["gold"] for p in keep], [p["predicted"] for p in keep])
+            out[subset][c] = {"f1": m.f1, "acc_error": m.acc_error, "errors": m.with_error}
+    return out
+
+
+def last_step_share(traces: Sequence[Trace], scores: Sequence[Sequence[float]], n: int) -> float | None:
+    """Process-to-outcome shift: among best-of-``n`` picks by the minimum step score (the first ``n``
+    samples of each problem), the share whose lowest-scoring step is the last one. A PRM that has drifted
+    toward judging outcomes puts its verdict on the final step (Qwen's "Lessons": 42-55 % for MC-trained
+    PRMs); a process verifier spreads it over the steps."""
+    picks = []
+    for idx in group_by_problem(traces).values():
+        pool = [scores[i] for i in idx[:n] if len(scores[i]) > 1]
+        if pool:
+            picks.append(max(pool, key=min))
+    if not picks:
+        return None
+    return sum(1 for s in picks if min(range(len(s)), key=s.__getitem__) == len(s) - 1) / len(picks)
+
+
 def beam_on_world(
     scorer: StepScorer,
     out: Path,
@@ -162,6 +199,7 @@ def evaluate_world(
         done("first-error F1 (scoring every trace)")
         first_error, dev_problems = first_error_on_world(cached, test, heldout)
         first_error.write(out)
+        by_class = first_error_by_class(first_error, test + heldout)
         done("best-of-N curves")
         prm_scores = cached.score(test)
         orm_scores = orm.score(test) if orm is not None else None
@@ -204,7 +242,11 @@ def evaluate_world(
         "data": data_summary(test, heldout, per_problem, heldout_per_problem, seed)
         | {"dev_problems": dev_problems},
         "first_error": first_error.to_dict(),
+        "first_error_by_class": by_class,
         "bon": {"params": bon.params, "rows": bon_summary(bon), "orm": orm.name if orm is not None else None},
+        "last_step_share": {
+            str(n): last_step_share(test, prm_scores, n) for n in BON_POINTS if 1 < n <= per_problem
+        },
         "audits": audits,
         "beam_gaming": beam,
         "files": files,

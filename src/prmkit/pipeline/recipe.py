@@ -103,6 +103,10 @@ class EvaluateSection(_Section):
     """The simulated policy whose samples are judged (best-of-N pools, first-error traces, beam search)."""
     processbench: list[Path] = []
     """ProcessBench files (JSON arrays) to evaluate every model on as well, at its world-tuned threshold."""
+    zero_shot: bool = True
+    """Also evaluate the pretrained LM itself as a verifier, with no step labels (a step's score is its
+    least likely token: the ``likelihood`` convention): the row every PRM must beat to show its labels
+    taught something. Only when the recipe pretrains."""
 
     @model_validator(mode="after")
     def _files_exist(self) -> EvaluateSection:
@@ -123,6 +127,10 @@ class Recipe(_Section):
     labels: LabelsSection = LabelsSection()
     train: TrainSection = TrainSection()
     evaluate: EvaluateSection = EvaluateSection()
+    seeds: list[int] = []
+    """Run the whole recipe once per seed (training problems, labels, every model's initialisation; the
+    evaluation data stays), each into ``output_dir/seed-<s>``, then one report with mean and 95 % interval
+    over seeds (``prmkit.pipeline.sweep``). Empty: one run with the seeds the sections give."""
 
     @model_validator(mode="after")
     def _sources_are_made(self) -> Recipe:

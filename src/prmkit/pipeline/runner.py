@@ -80,6 +80,10 @@ def run(
     if not isinstance(recipe, Recipe):
         source = source or str(recipe)
         recipe = load_recipe(recipe, overrides)
+    if recipe.seeds:
+        from prmkit.pipeline.sweep import run_sweep
+
+        return run_sweep(recipe, source)
     out = recipe.output_dir
     out.mkdir(parents=True, exist_ok=True)
     (out / "recipe.resolved.json").write_text(recipe.model_dump_json(indent=2))

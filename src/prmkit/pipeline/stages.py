@@ -171,9 +171,11 @@ def _evaluate(model_stage: str) -> Run:
             shutil.rmtree(model_dir)
         shutil.copytree(deps[model_stage] / MODEL, model_dir)  # the card is written beside its checkpoint
         orm = load_scorer(deps["orm"] / MODEL) if "orm" in deps and model_stage != "orm" else None
+        # the pretrained LM declares no PRM convention: read it zero-shot, by its own likelihood
+        scorer = load_scorer(model_dir, "likelihood" if model_stage == "pretrain" else None)
         e = r.evaluate
         card_for_scorer(
-            model_dir, load_scorer(model_dir), orm=orm, refresh=True, problems=e.problems,
+            model_dir, scorer, orm=orm, refresh=True, problems=e.problems,
             per_problem=e.per_problem, heldout_problems=e.heldout_problems, bootstrap=e.bootstrap,
             seed=e.seed, beam_problems=e.beam_problems, policy_config=e.policy,
             processbench=[str(p) for p in e.processbench] or None,
@@ -219,6 +221,8 @@ def plan(r: Recipe) -> list[Stage]:
         )
         models.append("orm")
     ev = r.evaluate.model_dump(mode="json")
+    if backbone and r.evaluate.zero_shot:
+        models.insert(0, "pretrain")
     for m in models:
         deps = [m, "orm"] if r.train.orm is not None and m != "orm" else [m]
         stages.append(Stage(f"eval-{m}", deps, ev, _evaluate(m), "eval", {"model": m}))

@@ -58,8 +58,49 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
 
 
+LM = "lm (zero-shot)"
+"""The pretrained LM read as a verifier with no step labels: its evaluation stage is ``eval-pretrain``."""
+
+
+def _name(stage: str) -> str:
+    return LM if stage == "pretrain" else stage
+
+
 def _evals(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {name[5:]: r for name, r in results.items() if name.startswith("eval-")}
+    return {_name(name[5:]): r for name, r in results.items() if name.startswith("eval-")}
+
+
+CLASS_LEGEND = (
+    "Split by the class of the gold first error: *misconception* (a wrong belief the policy holds in every "
+    "problem, such as 7 * 8 = 54: likely to an LM trained on its samples), *slip* (a random arithmetic "
+    "error), *other* (wrong quantity or operation, skipped step, early answer...). Each cell is the F1 on the "
+    "traces with that class of first error plus every error-free trace."
+)
+
+
+def _class_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for model, r in evals.items():
+        by = r["summary"].get("first_error_by_class") or {}
+        row: dict[str, Any] = {"model": model}
+        for subset, classes in by.items():
+            for c in ("misconception", "slip", "other"):
+                if c in classes:
+                    row[f"{subset} {c}"] = _pct(classes[c]["f1"])
+        if len(row) > 1:
+            rows.append(row)
+    return rows
+
+
+def _gold_lines(trained: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per model: every way gold labels reached it, as its training recorded (process card)."""
+    from prmkit.cards.process_card import GoldUse
+
+    lines = []
+    for name, s in trained.items():
+        uses = [GoldUse.model_validate(g).line() for g in s.get("gold_use") or []]
+        lines.append(f"{_name(name)}: " + ("; ".join(uses) if uses else "no gold labels") + ".")
+    return lines
 
 
 FIRST_ERROR_LEGEND = (
@@ -137,7 +178,7 @@ def _training_rows(trained: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         t, start = s["training"], (s.get("dev_at_start") or {}).get("eval_first_error_f1")
         best = (s.get("dev") or {}).get("eval_first_error_f1")
         rows.append({
-            "model": name,
+            "model": _name(name),
             "optimiser steps (taken / planned)": f"{t['steps']:,} / {t['planned_steps']:,}",
             "stopped by": t["stopped_by"],
             "torch threads": t["threads"],
@@ -177,7 +218,10 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
     if evals:
         head.tables.append(Table(_first_error_rows(evals), "First-error prediction on fresh world data (%)"))
         head.text.append(FIRST_ERROR_LEGEND)
-        main = next(iter(evals))
+        if any(r["summary"].get("first_error_by_class") for r in evals.values()):
+            head.tables.append(Table(_class_rows(evals), "First-error F1 by error class (%)"))
+            head.text.append(CLASS_LEGEND)
+        main = next((m for m in evals if m != LM), next(iter(evals)))
         summary = evals[main]["summary"]
         head.tables.append(Table(_bon_rows(summary), f"Best-of-N accuracy (%) with {main}, [95 % band]"))
         bon_png = Path(evals[main]["dir"]) / "model" / "card" / summary["files"]["bon_plot"]
@@ -219,6 +263,15 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
             "model that stopped before its planned steps (a max_minutes cap) is named in the warnings above."
         )
         sec.tables.append(Table(_training_rows(trained)))
+        gold = report.section("Where gold labels were used")
+        gold.text.append(
+            "Gold is for evaluation. Each model's process card (`gold_use`) records every other way gold reached "
+            "it, from what its training read: a pretraining corpus filtered on gold, gold training labels, or a "
+            "dev set with gold labels that chose its checkpoint and threshold (like a small hand-labelled dev "
+            "set). Every model's test and held-out numbers are measured against gold, with the threshold tuned "
+            "on a third of the test problems."
+        )
+        gold.text.extend(_gold_lines(trained))
     timing = report.section("Where the time went")
     timing.tables.append(Table([
         {"stage": name, "seconds": round(r.get("seconds", 0.0), 1), "cached this run": r["cached"]}

@@ -66,9 +66,11 @@ class PretrainConfig(_Config):
     """Size of the from-scratch model: layers, width, heads, max_length."""
     vocab_size: int = Field(1024, ge=300)
     """BPE vocabulary size of the tokenizer built on the data (digits are always single tokens)."""
-    only_valid: bool = True
-    """Learn from traces whose process is valid under ``label_source`` (and whose answer is not known
-    to be wrong): the LM learns what a right step looks like, which is what a verifier builds on."""
+    only_valid: bool = False
+    """Learn only from traces whose process is valid under ``label_source`` (and whose answer is not known
+    to be wrong). Off (default): the LM learns from the policy's own samples, errors and all, as a real
+    PRM starts from the policy's base model, so it finds the policy's habitual errors likely. On, with
+    gold labels, every model built on this LM has used gold: its process card says so (``gold_use``)."""
     loss_on_problem: bool = False
     """Also learn to predict the problem text. Off (default) puts every gradient on the solution steps
     (copying quantities, arithmetic), which is what a verifier needs; a policy is given the problem, so it

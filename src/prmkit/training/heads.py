@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from prmkit.cards import ProcessCard, summarize_sources
+from prmkit.cards.process_card import gold_use, inherited_gold_use
 from prmkit.core.dataset import read_traces
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
@@ -180,6 +181,11 @@ def _train_head(
             },
         },
         metrics={"dev": metrics, "dev_at_start": start},
+        gold_use=[  # every way gold reached the model, from what was read (docs/models.md "No gold")
+            *inherited_gold_use(config.base_model),
+            *[g for s in sources for g in gold_use("training_labels", s, train)],
+            *(gold_use("dev_selection", dev_source, dev) if dev else []),
+        ],
         training={
             "config": config.model_dump(mode="json"),
             **run,
@@ -198,6 +204,7 @@ def _train_head(
         "dev_at_start": start,
         "training": run,
         "overlong": overlong,
+        "gold_use": [g.model_dump(mode="json") for g in card.gold_use],
     }
 
 

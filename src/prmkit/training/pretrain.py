@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prmkit.cards.process_card import ProcessCard, gold_use, write_process_card
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.modeling.backbone import tiny_config
@@ -63,6 +64,7 @@ def pretrain_lm(
     torch.manual_seed(config.seed)
     out = Path(output_dir)
     traces = read_traces(data) if isinstance(data, str | Path) else list(data)
+    gold = gold_use("corpus_filter", config.label_source, traces) if config.only_valid else []
     if config.only_valid:
         traces = [t for t in traces if _valid(t, config.label_source)]
     if not traces:
@@ -93,5 +95,21 @@ def pretrain_lm(
     _write_logs(trainer.state.log_history, out, "LM pretraining")
     shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)
     with atomic_write(out / "training.json") as fh:  # what the run did, beside the model
-        json.dump({"config": config.model_dump(mode="json"), **run, "dev_loss": dev_loss}, fh, indent=2)
-    return {"output_dir": str(out), "dev_loss": dev_loss, "training": run, "traces": len(train)}
+        record = {"config": config.model_dump(mode="json"), **run, "dev_loss": dev_loss,
+                  "gold_use": [g.model_dump(mode="json") for g in gold]}  # fmt: skip
+        json.dump(record, fh, indent=2)
+    card = ProcessCard(  # the LM is a model too: what it read, and whether gold chose its corpus
+        kind="lm",
+        data={
+            "traces": len(traces),
+            "train_traces": len(train),
+            "dev_traces": len(dev),
+            "only_valid": config.only_valid,
+        },
+        metrics={"dev_loss": dev_loss},
+        training=record,
+        gold_use=gold,
+    )
+    write_process_card(out, card)
+    return {"output_dir": str(out), "dev_loss": dev_loss, "training": run, "traces": len(train),
+            "gold_use": record["gold_use"]}  # fmt: skip

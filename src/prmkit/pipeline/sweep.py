@@ -1,0 +1,147 @@
+"""Seeds as a sweep: the whole recipe once per seed, then one table with means and 95 % intervals.
+
+One seed's numbers are one draw: a labelling method that wins by 0.02 on seed 0 may lose on seed 1. A
+recipe with ``seeds: [0, 1, 2]`` runs every stage once per seed (training problems and traces, labels,
+every model's initialisation and data order; the evaluation data stays the same, so seeds differ only in
+what was learned) into ``output_dir/seed-<s>/``, each with its own report and stage cache, and writes
+``output_dir/report.md`` with every headline number as mean [95 % t-interval] over seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from prmkit.pipeline.recipe import Recipe
+from prmkit.pipeline.report import Report, Table, relpath
+
+SWEEP_FILE = "sweep.json"
+BON_ROWS = {"majority": "majority vote", "orm": "ORM best-of-N", "oracle": "oracle (any right answer)"}
+
+
+def for_seed(recipe: Recipe, seed: int) -> Recipe:
+    """The recipe of one seed: its own folder; the seed in problems, labels and every training config."""
+    t = recipe.train
+    train = t.model_copy(
+        update={
+            "pretrain": None if t.pretrain is None else t.pretrain.model_copy(update={"seed": seed}),
+            "prm": t.prm.model_copy(update={"seed": seed}),
+            "orm": None if t.orm is None else t.orm.model_copy(update={"seed": seed}),
+        }
+    )
+    return recipe.model_copy(
+        update={
+            "seeds": [],
+            "output_dir": recipe.output_dir / f"seed-{seed}",
+            "problems": recipe.problems.model_copy(update={"seed": seed}),
+            "labels": recipe.labels.model_copy(update={"seed": seed}),
+            "train": train,
+        }
+    )
+
+
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086)  # fmt: skip
+"""Student's t 97.5 % quantiles for 1..20 degrees of freedom (seeds - 1); 1.96 beyond."""
+
+
+def interval(values: list[float]) -> tuple[float, float, float]:
+    """(mean, low, high): the 95 % Student-t interval of the mean over seeds (a point with one seed)."""
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, mean, mean
+    t = T_975[len(values) - 2] if len(values) - 1 <= len(T_975) else 1.96
+    half = t * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, mean - half, mean + half
+
+
+def _cell(values: list[float]) -> str:
+    if not values:
+        return "–"
+    mean, lo, hi = interval([100 * v for v in values])
+    return f"{mean:.1f} [{lo:.1f}, {hi:.1f}]"
+
+
+def collect(per_seed: dict[int, dict[str, dict[str, Any]]]) -> dict[str, dict[str, list[float]]]:
+    """metric -> model -> one value per seed, from each seed's evaluation summaries."""
+    from prmkit.pipeline.summary import _evals
+
+    out: dict[str, dict[str, list[float]]] = {}
+
+    def add(metric: str, model: str, value: float | None) -> None:
+        if value is not None and not (isinstance(value, float) and math.isnan(value)):
+            out.setdefault(metric, {}).setdefault(model, []).append(float(value))
+
+    for results in per_seed.values():
+        shared: set[tuple[str, str]] = (
+            set()
+        )  # a vote's or the oracle's value is the same whichever model: once a seed
+        for model, r in _evals(results).items():
+            s = r["summary"]
+            for sub in s["first_error"]["subsets"]:
+                add(f"first-error F1 {sub['name']}", model, sub["f1"])
+            for subset, classes in (s.get("first_error_by_class") or {}).items():
+                for c, m in classes.items():
+                    add(f"first-error F1 {subset} {c}", model, m["f1"])
+            for row in s["bon"]["rows"]:
+                metric = f"best-of-{row['n']} accuracy"
+                if row["method"] == "prm:min":
+                    add(metric, model, row["accuracy"])
+                elif row["method"] in ("majority", "orm", "oracle") and (metric, row["method"]) not in shared:
+                    shared.add((metric, row["method"]))
+                    add(metric, BON_ROWS[row["method"]], row["accuracy"])
+            for n, share in (s.get("last_step_share") or {}).items():
+                add(f"final-step minimum share N={n}", model, share)
+        if "label_report" in results:
+            for source, m in results["label_report"]["summary"]["sources"].items():
+                add("label first-error accuracy (training traces)", source, m["first_error"]["accuracy"])
+    return out
+
+
+def sweep_report(recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]], out: Path) -> Report:
+    """One table per metric family: models as rows, metrics as columns, mean [95 % interval] in %."""
+    data = collect(per_seed)
+    (out / SWEEP_FILE).write_text(json.dumps({"seeds": list(per_seed), "metrics": data}, indent=2))
+    report = Report(f"prmkit run: {recipe.name} ({len(per_seed)} seeds)")
+    head = report.section("What this sweep shows")
+    head.text.append(
+        f"The recipe ran once per seed ({', '.join(map(str, per_seed))}): training problems, traces, labels and "
+        "every model's initialisation and data order change with the seed; the evaluation data does not. Cells "
+        "are the mean over seeds with the 95 % t-interval of the mean, in %. Each seed's own report: "
+        + ", ".join(relpath(out / f"seed-{s}" / "report.md", out) for s in per_seed)
+        + "."
+    )
+    families = (
+        ("First-error F1", lambda m: m.startswith("first-error F1") and m.count(" ") == 2),
+        ("First-error F1 by error class", lambda m: m.startswith("first-error F1") and m.count(" ") == 3),
+        ("Best-of-N accuracy", lambda m: m.startswith("best-of-")),
+        ("Process-to-outcome shift", lambda m: m.startswith("final-step")),
+        ("Labels against gold", lambda m: m.startswith("label ")),
+    )
+    for title, wanted in families:
+        metrics = [m for m in data if wanted(m)]
+        if not metrics:
+            continue
+        models = list(dict.fromkeys(model for m in metrics for model in data[m]))
+        rows = [{"model": model, **{m: _cell(data[m].get(model, [])) for m in metrics}} for model in models]
+        report.section(title).tables.append(Table(rows))
+    return report
+
+
+def run_sweep(recipe: Recipe, source: str | None) -> Any:
+    """Run ``recipe`` once per seed, then write the sweep report (its RunResult: every seed's stages)."""
+    from prmkit.pipeline.report import write_report
+    from prmkit.pipeline.runner import RunResult, _log, run
+
+    out = recipe.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    per_seed = {}
+    for i, seed in enumerate(recipe.seeds, start=1):
+        _log(f"[bold]seed {seed}[/bold] ({i} of {len(recipe.seeds)})")
+        per_seed[seed] = run(for_seed(recipe, seed), source=source).stages
+    md, page = write_report(sweep_report(recipe, per_seed, out), out)
+    _log(f"sweep report: {page}")
+    return RunResult(out, md, page, {f"seed-{s}/{k}": v for s, st in per_seed.items() for k, v in st.items()})

@@ -1,0 +1,51 @@
+"""Seeds as a sweep: one run per seed in its own folder, then a report of means and 95 % intervals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from prmkit.pipeline import run
+from prmkit.pipeline.sweep import interval
+
+RECIPE = """
+name: sweep
+output_dir: {out}
+seeds: [0, 1]
+problems: {{n: 16, per_problem: 4}}
+labels: {{methods: [mc], rollouts: 2}}
+train:
+  pretrain: {{max_steps: 20, threads: 1}}
+  prm: {{max_steps: 10, threads: 1, head: likelihood}}
+  prm_sources: [gold, mc_hard]
+  orm: null
+evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0}}
+"""
+
+
+def test_interval_is_the_student_t_interval_of_the_mean() -> None:
+    assert interval([0.5]) == (0.5, 0.5, 0.5)
+    mean, lo, hi = interval([1.0, 2.0, 3.0])  # sd 1, n 3: half-width t(0.975, 2) / sqrt(3)
+    assert mean == 2.0 and hi - mean == pytest.approx(4.303 / 3**0.5, abs=1e-3) and mean - lo == hi - mean
+
+
+@pytest.mark.slow
+def test_a_recipe_with_seeds_runs_once_per_seed_and_reports_intervals(tmp_path) -> None:
+    recipe = tmp_path / "sweep.yaml"
+    recipe.write_text(RECIPE.format(out=tmp_path / "out"))
+    result = run(recipe)
+    out = tmp_path / "out"
+    for seed in (0, 1):
+        resolved = json.loads((out / f"seed-{seed}" / "recipe.resolved.json").read_text())
+        assert resolved["problems"]["seed"] == seed and resolved["train"]["prm"]["seed"] == seed
+        assert resolved["evaluate"]["seed"] == 1234  # the evaluation data is the same for every seed
+        assert (out / f"seed-{seed}" / "report.md").exists()
+    sweep = json.loads((out / "sweep.json").read_text())
+    f1 = sweep["metrics"]["first-error F1 world-heldout"]
+    assert set(f1) == {"lm (zero-shot)", "prm-gold", "prm-mc_hard"} and all(len(v) == 2 for v in f1.values())
+    assert len(sweep["metrics"]["best-of-4 accuracy"]["majority vote"]) == 2  # once per seed, not per model
+    md = result.report_md.read_text()
+    assert result.report_md == out / "report.md" and "## First-error F1" in md
+    mean, lo, hi = interval([100 * v for v in f1["prm-gold"]])
+    assert f"{mean:.1f} [{lo:.1f}, {hi:.1f}]" in md
