@@ -93,3 +93,52 @@ def test_mc_labels_with_the_hf_policy(tiny_lm):
     labelled, summary = label_mc([trace], policy, rollouts=3, seed=0)
     assert summary["rollouts"] == 3 and summary["correct"] + summary["wrong"] + summary["no_answer"] == 3
     assert labelled[0].ratings("mc_hard") == [1, 1]
+
+
+def test_cached_sampler_matches_full_forwards_as_rows_finish() -> None:
+    """The KV-cached loop (prompt once, cache copied to n rows, finished rows dropped) draws what a
+    loop re-running the whole sequence every token draws, on the world's local+nope (sliding window)
+    layout; the stop rule decodes only at separator tokens."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from prmkit.modeling.backbone import TinyConfig, tiny_config
+    from prmkit.modeling.tokenizer import build_tokenizer
+    from prmkit.policies.hf import StepStop, _draw, sample_continuations, separator_token_ids
+
+    tok = build_tokenizer([P.text, SOLUTION], vocab_size=300)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(
+        tiny_config(tok, TinyConfig(layers=2, width=32, heads=2, window=4))
+    )
+    model.eval()
+    prompt = tok(P.text + "\n")["input_ids"]
+    lengths = {0: 3, 1: 9, 2: 30}  # rows stop after these many tokens
+
+    def stop(row: int, ids: list[int]) -> bool:
+        return len(ids) >= lengths[row]
+
+    got = sample_continuations(model, prompt, 3, 30, temperature=1.0, seed=7, stop=stop)
+    assert [len(r) for r in got] == [3, 9, 30]
+    generator = torch.Generator().manual_seed(7)
+    want: list[list[int]] = [[], [], []]
+    alive = [0, 1, 2]
+    with torch.inference_mode():
+        while alive:
+            logits = torch.cat(
+                [model(input_ids=torch.tensor([prompt + want[r]])).logits[:, -1] for r in alive]
+            )
+            for r, t in zip(alive, _draw(logits, 1.0, 1.0, generator).tolist(), strict=True):
+                want[r].append(t)
+            alive = [r for r in alive if not stop(r, want[r])]
+    assert got == want
+
+    separators = separator_token_ids(tok, "\n")
+    calls: list[int] = []
+    decode = tok.decode
+    tok.decode = lambda ids, **kw: calls.append(len(ids)) or decode(ids, **kw)  # type: ignore[method-assign]
+    rule = StepStop(tok, StepFormat(), None, separators)
+    ids = tok(SOLUTION, add_special_tokens=False)["input_ids"]
+    stopped = [rule(0, ids[: j + 1]) for j in range(len(ids))]
+    assert len(calls) == sum(t in separators for t in ids) == 2  # one decode per separator token
+    assert stopped.index(True) == len(ids) - 1  # at the newline closing "The answer is 7."

@@ -1,15 +1,22 @@
-"""Rollouts from a local Hugging Face causal LM (``transformers`` ``generate``), on CPU or GPU.
+"""Rollouts from a local Hugging Face causal LM, on CPU or GPU, with prmkit's own sampling loop.
 
-One ``generate`` call per request draws all ``n`` continuations (``num_return_sequences``), stopping each
-sequence once it has written an answer step or ``max_steps`` full steps; the text is then cut by the same
+Why not ``generate``: with a stopping criterion that decodes every sequence at every token (the only way
+``StoppingCriteria`` can see an answer step) and transformers' per-step bookkeeping, sampling ~70-token
+continuations from the world's 0.8 M-parameter LM ran ten times slower than its forward passes.
+:func:`sample_continuations` instead runs the prompt once, copies its KV cache to the ``n`` rows, and
+then makes one cached forward step per token: the next token is drawn on the ids (temperature, top-p,
+a seeded ``torch.Generator``), a row stops on EOS or, **only when it has just written a token holding
+the step separator**, when the step it closed states an answer or was its ``max_steps``-th; finished
+rows leave the batch (and the cache) at once. The text is then cut by the same
 :class:`~prmkit.policies.text.StepFormat` an endpoint policy uses. The world's tiny LM loads through
-here like any pretrained model.
+here like any pretrained model; ``bench/bench_sampling.py`` measures the loop against its forward bound.
 """
 
 from __future__ import annotations
 
+import random
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,25 +24,112 @@ from prmkit.core.model import Continuation, Problem, Step
 from prmkit.policies.text import StepFormat
 
 
-def _stopper(tokenizer: Any, fmt: StepFormat, prompt_len: int, max_steps: int | None):
-    """A per-sequence stopping criterion: answer stated, or ``max_steps`` separators written."""
+def separator_token_ids(tokenizer: Any, separator: str) -> frozenset[int]:
+    """Ids of every token whose text contains ``separator`` (e.g. ``"\\n"``, ``".\\n"``, ``"\\n\\n"``):
+    the only tokens after which a step can have closed."""
+    found = set()
+    for i in range(len(tokenizer)):
+        if separator in tokenizer.decode([i], skip_special_tokens=True):
+            found.add(i)
+    return frozenset(found)
+
+
+class StepStop:
+    """Per-row stop rule checked on token ids: decode only the text written since the last separator
+    token, and only when a separator token arrives."""
+
+    def __init__(self, tokenizer: Any, fmt: StepFormat, max_steps: int | None, separator_ids: frozenset[int]):
+        self.tokenizer, self.fmt, self.max_steps = tokenizer, fmt, max_steps
+        self.separator_ids = separator_ids
+        self.start: dict[int, int] = {}
+        self.carry: dict[int, str] = {}
+        self.steps: dict[int, int] = {}
+
+    def __call__(self, row: int, ids: list[int]) -> bool:
+        if ids[-1] not in self.separator_ids:
+            return False
+        start = self.start.get(row, 0)
+        text = self.carry.get(row, "") + self.tokenizer.decode(ids[start:], skip_special_tokens=True)
+        *closed, open_part = text.split(self.fmt.step_separator)
+        self.start[row], self.carry[row] = len(ids), open_part
+        for part in closed:
+            if not part.strip():
+                continue
+            self.steps[row] = self.steps.get(row, 0) + 1
+            if self.fmt.answer_in(part) is not None:
+                return True
+            if self.max_steps is not None and self.steps[row] >= self.max_steps:
+                return True
+        return False
+
+
+def _draw(logits: Any, temperature: float, top_p: float, generator: Any) -> Any:
     import torch
-    from transformers import StoppingCriteria
 
-    class _StopAtStep(StoppingCriteria):
-        def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> torch.Tensor:
-            texts = tokenizer.batch_decode(input_ids[:, prompt_len:], skip_special_tokens=True)
-            done = []
-            for text in texts:
-                parts = text.split(fmt.step_separator)
-                complete = parts[:-1]  # the last part may still be growing
-                stop = any(fmt.answer_in(p) is not None for p in complete if p.strip())
-                if max_steps is not None:
-                    stop = stop or sum(1 for p in complete if p.strip()) >= max_steps
-                done.append(stop)
-            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+    if temperature <= 0:
+        return logits.argmax(-1)
+    probs = torch.softmax(logits.float() / temperature, dim=-1)
+    if top_p < 1.0:
+        sorted_probs, order = probs.sort(dim=-1, descending=True)
+        drop = sorted_probs.cumsum(-1) - sorted_probs > top_p  # keep the smallest set reaching top_p
+        sorted_probs = sorted_probs.masked_fill(drop, 0.0)
+        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
 
-    return _StopAtStep()
+
+def sample_continuations(
+    model: Any,
+    prompt_ids: Sequence[int],
+    n: int,
+    max_new_tokens: int,
+    *,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    seed: int | None = None,
+    eos_ids: Sequence[int] = (),
+    stop: Callable[[int, list[int]], bool] | None = None,
+) -> list[list[int]]:
+    """``n`` continuations of one prompt as token ids (each ends at its EOS, its stop, or
+    ``max_new_tokens``), with a KV cache, all rows batched, finished rows dropped from the batch.
+
+    ``stop(row, ids)`` is asked after every token of a row; the same ``seed`` gives the same ids.
+    """
+    import torch
+
+    device = next(model.parameters()).device
+    generator = torch.Generator(device=device)
+    generator.manual_seed(seed if seed is not None else random.getrandbits(63))
+    eos = set(eos_ids)
+    out: list[list[int]] = [[] for _ in range(n)]
+    if n == 0 or max_new_tokens <= 0:
+        return out
+    with torch.inference_mode():
+        first = model(input_ids=torch.tensor([list(prompt_ids)], device=device), use_cache=True)
+        cache = first.past_key_values
+        cache.batch_repeat_interleave(n)
+        logits = first.logits[:, -1, :].expand(n, -1)
+        alive = list(range(n))
+        for _ in range(max_new_tokens):
+            tokens = _draw(logits, temperature, top_p, generator)
+            keep = []
+            for r, token in enumerate(tokens.tolist()):
+                row = alive[r]
+                out[row].append(token)
+                done = (
+                    token in eos
+                    or len(out[row]) >= max_new_tokens
+                    or (stop is not None and stop(row, out[row]))
+                )
+                if not done:
+                    keep.append(r)
+            if not keep:
+                break
+            if len(keep) < len(alive):
+                index = torch.tensor(keep, device=device)
+                cache.batch_select_indices(index)
+                tokens, alive = tokens[index], [alive[r] for r in keep]
+            logits = model(input_ids=tokens[:, None], past_key_values=cache, use_cache=True).logits[:, -1, :]
+    return out
 
 
 class HFPolicy:
@@ -68,7 +162,10 @@ class HFPolicy:
         self.tokenizer = tokenizer
         self.format = step_format or StepFormat()
         self.temperature, self.top_p, self.max_new_tokens = temperature, top_p, max_new_tokens
-        self._lock = threading.Lock()  # torch's RNG is global: one seeded generate at a time
+        self.separator_ids = separator_token_ids(tokenizer, self.format.step_separator)
+        eos = tokenizer.eos_token_id
+        self.eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
+        self._lock = threading.Lock()  # one sampling loop at a time: they would only fight over cores
 
     def continue_from(
         self,
@@ -79,38 +176,16 @@ class HFPolicy:
         seed: int | None = None,
         max_steps: int | None = None,
     ) -> list[Continuation]:
-        import torch
-        from transformers import StoppingCriteriaList
-
-        enc = self.tokenizer(self.format.prompt(problem, prefix), return_tensors="pt").to(self.device)
-        prompt_len = enc["input_ids"].shape[1]
-        pad = (
-            self.tokenizer.pad_token_id
-            if self.tokenizer.pad_token_id is not None
-            else self.tokenizer.eos_token_id
-        )
-        sample = self.temperature > 0
-        kwargs: dict[str, Any] = (
-            {"do_sample": sample, "temperature": self.temperature, "top_p": self.top_p}
-            if sample
-            else {"do_sample": False}
-        )
-        with self._lock, torch.no_grad():
-            if seed is not None:
-                torch.manual_seed(seed)
-            out = self.model.generate(
-                **enc,
-                max_new_tokens=self.max_new_tokens,
-                num_return_sequences=n,
-                pad_token_id=pad,
-                stopping_criteria=StoppingCriteriaList(
-                    [_stopper(self.tokenizer, self.format, prompt_len, max_steps)]
-                ),
-                **kwargs,
+        prompt = self.tokenizer(self.format.prompt(problem, prefix))["input_ids"]
+        stop = StepStop(self.tokenizer, self.format, max_steps, self.separator_ids)
+        with self._lock:
+            rows = sample_continuations(
+                self.model, prompt, n, self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
+                seed=seed, eos_ids=self.eos_ids, stop=stop,
+            )  # fmt: skip
+        return [
+            self.format.parse(
+                self.tokenizer.decode(row, skip_special_tokens=True), max_steps=max_steps, num_tokens=len(row)
             )
-        conts = []
-        for row in out[:, prompt_len:]:
-            n_tokens = int((row != pad).sum()) if pad is not None else len(row)
-            text = self.tokenizer.decode(row, skip_special_tokens=True)
-            conts.append(self.format.parse(text, max_steps=max_steps, num_tokens=n_tokens))
-        return conts
+            for row in rows
+        ]
