@@ -4,12 +4,13 @@ named by the checker, and, because every sample shares them, able to defeat majo
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter
 
 import pytest
 
 from prmkit.world import CATALOGUE, PolicyConfig, WorldPolicy, check_trace, generate_problems, sample_traces
-from prmkit.world.checker import Chain
+from prmkit.world.checker import Chain, compute
 from prmkit.world.misconceptions import BY_NAME, error_class, explain, triggered
 
 NO_OTHER_ERRORS = dict(
@@ -133,3 +134,30 @@ def test_default_world_has_about_a_third_misconceptions_and_they_defeat_majority
             ).answer_correct
         majority[scale] = right / 200
     assert majority[0.0] - majority[1.0] > 0.15, majority
+
+
+def test_in_the_policys_samples_a_misconception_is_as_likely_as_the_truth_and_a_slip_is_not(problems) -> None:
+    """What an LM trained on the policy's samples converges to: the frequency of each written result
+    given the equation's left side. A belief's result is about as frequent as the right one (its strength);
+    any one slip's result is rare. (The real LM's numbers are in docs/world.md, "Misconceptions".)"""
+    import re
+
+    results: dict[str, Counter] = {}
+    for t in sample_traces(problems, 4, seed=13):
+        for step in t.steps:
+            m = re.search(r"(\d+) ([-+*/]) (\d+) = (\d+)", step.text)
+            if m:
+                results.setdefault(f"{m[1]} {m[2]} {m[3]}", Counter())[int(m[4])] += 1
+
+    def share(value: int, *lefts: str) -> float:
+        seen = sum((results.get(left, Counter()) for left in lefts), Counter())
+        return seen[value] / max(1, sum(seen.values()))
+
+    assert 0.55 < share(54, "7 * 8", "8 * 7") < 0.8  # strength 0.7, before other errors
+    assert 0.4 < share(14, "13 - 7") < 0.75  # borrow, strength 0.6
+    slips = []
+    for left, seen in results.items():
+        a, op, b = left.split()
+        if sum(seen.values()) >= 40 and triggered(op, int(a), int(b)) is None:
+            slips += [share(wrong, left) for wrong in seen if wrong != compute(op, int(a), int(b))]
+    assert len(slips) > 50 and statistics.fmean(slips) < 0.05
