@@ -37,12 +37,9 @@ from prmkit.serving.steps import StepSplit, make_trace, message_text, problem_te
 
 @functools.lru_cache(maxsize=8)
 def _cached_scorer(model: str, api_key: str | None) -> StepScorer:
-    try:
-        from prmkit.serving.remote import load_any_scorer
-    except ImportError:  # TEMP: moving into prmkit.scoring
-        from prmkit.scoring import load_scorer
+    # serving.remote.load_any_scorer until prmkit.scoring.load_scorer reads every scorer form (in progress)
+    from prmkit.serving.remote import load_any_scorer
 
-        return load_scorer(model)
     return load_any_scorer(model, api_key=api_key)
 
 
