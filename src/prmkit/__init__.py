@@ -1,22 +1,26 @@
 """prmkit: process supervision — label, train, use, evaluate and audit process reward models.
 
-The package is layered bottom-up; each layer imports only the ones listed before it:
+The package is layered bottom-up; each layer imports only the layers listed before it (packages on one
+line share a layer and do not import each other). ``[tool.importlinter]`` in pyproject.toml holds this
+order as a layers contract and tests/core/test_layers.py runs it, so an upward import fails the suite:
 
-    core/        typed model (Problem, Trace, Step, Label, Provenance), dataset files, errors, registry
+    core/        typed model (Problem, Trace, Step, Label, Provenance), dataset files, errors, registries
     formats/     adapters at the edge: prm800k, math_shepherd, processbench, trl
-    world/       the embedded world: generator, gold checker, simulated policy and judge
+    world/       the embedded world: generator, gold checker, simulated policy and judge, the oracle scorer
     policies/    where continuations come from: world, local transformers model, OpenAI-compatible endpoint
-    labeling/    Monte Carlo, binary search, judge, consensus labels as resumable jobs
-    annotate/    the web app for human step ratings
-    modeling/    PRM and ORM heads on Hugging Face backbones, step-separator conventions
-    training/    training loops, collators, resumable checkpoints
-    scoring/     one-pass step scoring and aggregation
+    modeling/ | labeling/
+                 PRM and ORM heads on Hugging Face backbones, checkpoints | Monte Carlo, binary search,
+                 judge, consensus labels as resumable jobs
+    scoring/     every scorer form (checkpoint, world-oracle, reward server, stored labels), aggregation
     search/      best-of-N, weighted vote, beam search, reject-and-resample
-    serving/     HTTP reward server and RL-trainer adapters
     evaluation/  first-error metrics, best-of-N curves, failure-mode audits
     cards/       process cards
-    testing.py   helpers for tests and benchmarks (a random tiny PRM checkpoint on world text)
-    cli/         the typer app; every command calls a public function of a layer above
+    training/    training loops, collators, resumable checkpoints (evaluates on dev, writes the card)
+    serving/ | annotate/ | testing.py
+                 HTTP reward server | the web app for human step ratings | helpers for tests and benchmarks
+    rl/          RL against a PRM: step rewards, token advantages, trainer adapters
+    pipeline/    ``prmkit run RECIPE.yaml``: the whole loop, stage by stage
+    cli/         the typer app; every command calls a public function of a layer below
 """
 
 import os

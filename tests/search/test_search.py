@@ -9,10 +9,10 @@ import pytest
 from prmkit.core.model import Continuation, Problem, Step, Trace
 from prmkit.search.beam import beam_search, dvts
 from prmkit.search.bon import best_of_n, select_best
-from prmkit.search.oracle import OracleScorer
 from prmkit.search.resample import first_below, reject_and_resample
 from prmkit.search.vote import group_answers, select_vote, vote
 from prmkit.world import WorldPolicy, check_trace, generate_problems
+from prmkit.world.oracle import OracleScorer
 
 
 @pytest.fixture(scope="module")

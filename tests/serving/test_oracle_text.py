@@ -7,10 +7,10 @@ import httpx
 
 from prmkit.core.model import Problem, Trace
 from prmkit.scoring.aggregate import aggregate
-from prmkit.search.oracle import OracleScorer
-from prmkit.serving.remote import RemoteScorer
+from prmkit.scoring.remote import RemoteScorer
 from prmkit.serving.reward_server import ServerConfig, create_app
 from prmkit.world import generate_problems, sample_traces
+from prmkit.world.oracle import OracleScorer
 from tests.serving.conftest import run_server
 
 

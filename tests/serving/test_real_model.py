@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from prmkit.scoring.remote import RemoteScorer
 from prmkit.search.bon import best_of_n
-from prmkit.serving.remote import RemoteScorer
 from prmkit.serving.steps import make_trace
 from prmkit.world import WorldPolicy, generate_problems
 from tests.serving.conftest import free_port
@@ -121,7 +121,6 @@ def test_served_checkpoint_gets_a_cpu_sized_forward_budget(random_prm: str) -> N
 
     from prmkit.scoring import load_scorer
     from prmkit.serving.config import ServerConfig
-    from prmkit.serving.remote import load_any_scorer
     from prmkit.serving.reward_server import CPU_BATCH_TOKENS, serving_batch_tokens
 
     assert serving_batch_tokens(random_prm, ServerConfig(batch_tokens=4096)) == 4096
@@ -129,7 +128,7 @@ def test_served_checkpoint_gets_a_cpu_sized_forward_budget(random_prm: str) -> N
     assert serving_batch_tokens("http://127.0.0.1:1", ServerConfig()) is None
     expected = None if torch.cuda.is_available() else CPU_BATCH_TOKENS
     assert serving_batch_tokens(random_prm, ServerConfig()) == expected
-    small = load_any_scorer(random_prm, batch_tokens=256)
+    small = load_scorer(random_prm, batch_tokens=256)
     assert small.batch_tokens == 256
     traces = []
     for p in generate_problems(6, seed=3, split="test"):

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from prmkit.scoring.aggregate import aggregate
-from prmkit.serving.remote import RemoteScorer, RemoteScoringError
+from prmkit.scoring.remote import RemoteScorer, RemoteScoringError
 from prmkit.serving.reward_server import ServerConfig, create_app
 from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server

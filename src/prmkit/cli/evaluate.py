@@ -13,14 +13,13 @@ from pathlib import Path
 import typer
 
 from prmkit.cli.common import console, fail
+from prmkit.scoring.forms import SCORER_HELP
 
 eval_app = typer.Typer(
     name="eval",
     help="Evaluate step scorers: first-error F1 (ProcessBench), best-of-N curves.",
     no_args_is_help=True,
 )
-
-MODEL_HELP = "Checkpoint folder, or labels:SOURCE to use scores already stored on the traces."
 
 
 @eval_app.command("processbench")
@@ -30,7 +29,7 @@ def processbench_cmd(
         help="ProcessBench split files (gsm8k.json ...) or prmkit trace files with gold; one subset per file.",
     ),
     model: str | None = typer.Option(
-        None, "--model", help="PRM checkpoint folder (first step scoring below the threshold)."
+        None, "--model", help="Predict the first step scoring below the threshold. " + SCORER_HELP
     ),
     judge: str | None = typer.Option(None, "--judge", help="Judge name (world = the simulated judge)."),
     source: str | None = typer.Option(
@@ -50,11 +49,12 @@ def processbench_cmd(
     out: Path | None = typer.Option(
         None, "-o", "--out", help="Folder for processbench.json, predictions.jsonl, first_error_hist.png."
     ),
-    overlong: str = typer.Option(
-        "error",
+    overlong: str | None = typer.Option(
+        None,
         "--overlong",
-        help="A trace longer than the model takes: error (stop and name it), skip (no prediction), truncate "
-        "(score the steps that fit; no prediction unless one of them falls below the threshold). Counted.",
+        help="A trace longer than a checkpoint takes: error (the default: stop and name it), skip (no "
+        "prediction), truncate (score the steps that fit; no prediction unless one of them falls below "
+        "the threshold). Counted.",
     ),
 ) -> None:
     """First-error detection: acc_error, acc_correct, F1 per subset; headline = plain mean of subset F1s."""
@@ -77,8 +77,8 @@ def bon_cmd(
     traces: Path = typer.Argument(
         ..., help="Trace file with many samples per problem (answers checked against the reference)."
     ),
-    prm: str | None = typer.Option(None, "--prm", help=MODEL_HELP),
-    orm: str | None = typer.Option(None, "--orm", help=MODEL_HELP),
+    prm: str | None = typer.Option(None, "--prm", help=SCORER_HELP),
+    orm: str | None = typer.Option(None, "--orm", help=SCORER_HELP),
     aggregations: list[str] = typer.Option(
         ["min", "prod", "last", "mean"], "--aggregation", help="PRM aggregations (repeat the flag)."
     ),
@@ -108,7 +108,7 @@ def bon_cmd(
 
 
 def audit_cmd(
-    model: str = typer.Argument(..., help=MODEL_HELP),
+    model: str = typer.Argument(..., help=SCORER_HELP),
     traces: Path = typer.Argument(
         ..., help="Gold-labelled traces, many per problem (e.g. `prmkit world sample` + check)."
     ),

@@ -17,7 +17,8 @@ from typing import Any
 import typer
 
 from prmkit.cli.common import console, fail
-from prmkit.scoring.scorer import OVERLONG_HELP
+from prmkit.scoring.forms import SCORER_HELP
+from prmkit.scoring.scorer import OVERLONG_HELP, LengthCounts
 
 _SIMPLE = (str, int, float, bool)
 DATA_HELP = "Traces: prmkit JSONL/Parquet or any format `prmkit convert` detects (PRM800K, Math-Shepherd, ProcessBench, TRL)."
@@ -140,23 +141,22 @@ def _check_outcomes(data: Path) -> None:
 
 
 def score(
-    model: str = typer.Argument(
-        ...,
-        help="A checkpoint folder (prmkit, TRL, Qwen, Math-Shepherd, RLHFlow), or any causal LM with --convention likelihood.",
-    ),
+    model: str = typer.Argument(..., help=SCORER_HELP),
     data: Path = typer.Argument(..., help=DATA_HELP),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the scored traces."),
     aggregate: str | None = typer.Option(
         None, "--aggregate", help="Also store one trace score: min, prod, last, mean, geomean."
     ),
     convention: str | None = typer.Option(
-        None, "--convention", help="PRM convention; default: what the checkpoint declares."
+        None, "--convention", help="PRM convention of a checkpoint; default: what the checkpoint declares."
     ),
-    batch_tokens: int = typer.Option(16384, "--batch-tokens", help="Padded tokens per forward batch."),
+    batch_tokens: int | None = typer.Option(
+        None, "--batch-tokens", help="Padded tokens per forward batch of a checkpoint (default 16384)."
+    ),
     trust_remote_code: bool = typer.Option(
         False, "--trust-remote-code", help="Allow the checkpoint's own code."
     ),
-    overlong: str = typer.Option("error", "--overlong", help=OVERLONG_HELP),
+    overlong: str | None = typer.Option(None, "--overlong", help=OVERLONG_HELP),
 ) -> None:
     """Score every step of every trace; adds Labels with provenance ``model`` (actor = MODEL)."""
     from prmkit.core.dataset import read_traces, write_traces
@@ -168,14 +168,18 @@ def score(
         AGGREGATIONS.get(aggregate)  # an unknown name fails now, with suggestions, not after scoring
     traces = read_traces(data)
     scorer = load_scorer(
-        model, convention, trust_remote_code=trust_remote_code, batch_tokens=batch_tokens, overlong=policy
+        model,
+        convention,
+        trust_remote_code=trust_remote_code or None,
+        batch_tokens=batch_tokens,
+        overlong=policy,
     )
     try:
         score_traces(scorer, traces, aggregation=aggregate)
     except OverlongError as err:
         fail(f"{data}: {err}")
     n = write_traces(output, traces)
-    counts = scorer.length_counts
+    counts = getattr(scorer, "length_counts", None) or LengthCounts()  # only a checkpoint has a length limit
     steps = sum(len(t.steps) for t in traces)
     console.print(
         f"scored {n - counts.skipped} of {n} traces ({steps - counts.steps_cut} of {steps} steps) -> {output}"
@@ -184,13 +188,14 @@ def score(
         console.print(counts.line(), markup=False, highlight=False, soft_wrap=True)
 
 
-def _policy(value: str) -> Any:
-    """``--overlong``'s value, refused in one line when it is not one of the three policies."""
+def _policy(value: str | None) -> Any:
+    """``--overlong``'s value (None: not given), refused in one line when it is not one of the three
+    policies."""
     from typing import get_args
 
     from prmkit.scoring import Overlong
 
-    if value not in get_args(Overlong):
+    if value is not None and value not in get_args(Overlong):
         fail(f"--overlong: expected one of {', '.join(get_args(Overlong))}, found {value!r}")
     return value
 

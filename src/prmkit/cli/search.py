@@ -14,6 +14,7 @@ from typing import Any
 import typer
 
 from prmkit.policies.options import PolicyOptions
+from prmkit.scoring.forms import SCORER_HELP
 from prmkit.serving.config import ServerConfig
 from prmkit.serving.steps import StepSplit
 
@@ -24,7 +25,7 @@ def _h(model: type, name: str) -> str:
 
 PROBLEMS = typer.Argument(..., help="Problem file (JSONL), or a trace file whose distinct problems are used.")
 OUT = typer.Option(..., "--out", "-o", help="Per-problem results (JSONL): answer, correct, score, compute.")
-SCORER = typer.Option(..., "--scorer", help="PRM/ORM checkpoint folder, reward-server URL, or world-oracle.")
+SCORER = typer.Option(..., "--scorer", help=SCORER_HELP)
 N = typer.Option(16, "--n", help="Samples per problem (beam: candidate steps per round).")
 AGG = typer.Option(
     "min", "--aggregation", help="Per-step scores -> one number: min, prod, last, mean, geomean."
@@ -60,7 +61,7 @@ def bon_cmd(
 
 def vote_cmd(
     problems: Path = PROBLEMS, out: Path = OUT,
-    scorer: str | None = typer.Option(None, "--scorer", help="Weight votes by this PRM (omit: plain majority)."),
+    scorer: str | None = typer.Option(None, "--scorer", help="Weight votes by this scorer (omit: plain majority). " + SCORER_HELP),
     n: int = N, aggregation: str = AGG, seed: int = SEED, limit: int | None = LIMIT,
     traces_out: Path | None = TRACES, policy: str = POLICY, policy_model: str | None = MODEL,
     url: str | None = URL, temperature: float = TEMP,
@@ -128,9 +129,7 @@ def _limit(name: str) -> Any:
 
 
 def serve_cmd(
-    model: str = typer.Argument(
-        ..., help="PRM/ORM checkpoint folder, world-oracle, or another server's URL."
-    ),
+    model: str = typer.Argument(..., help=SCORER_HELP),
     host: str = typer.Option("127.0.0.1", help=_h(S, "host")),
     port: int = typer.Option(8000, help=_h(S, "port")),
     api_key: str | None = typer.Option(None, envvar="PRMKIT_API_KEY", help=_h(S, "api_key")),

@@ -11,7 +11,8 @@ PRM, an ORM (its trace score broadcast to every step, or on the last step) or an
 - ``calibration`` reliability diagram and ECE against both gold views (calibration.py)
 - ``length``      length bias: aggregated score against number of steps (calibration.py)
 
-:func:`audit` is the ``prmkit audit`` twin: it loads a model, scores a trace file and runs the audits.
+:func:`audit` is the ``prmkit audit`` twin: it loads a scorer (any spec ``prmkit.scoring.load_scorer``
+reads), scores a trace file and runs the audits.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from prmkit.evaluation import plots
 from prmkit.evaluation.calibration import calibration, length_bias
 from prmkit.evaluation.collapse import lucky_answers, process_collapse, step_groups
 from prmkit.evaluation.gaming import outcome_shift, verifier_gaming
-from prmkit.evaluation.gold import check_lengths, has_gold, scores_from_source
+from prmkit.evaluation.gold import check_lengths, has_gold
 
 AUDITS = ("gaming", "shift", "collapse", "lucky", "calibration", "length")
 
@@ -143,8 +144,8 @@ def audit(
 ) -> dict[str, Any]:
     """Score a gold-labelled trace file with ``model`` and audit it (the ``prmkit audit`` command).
 
-    ``model`` is a checkpoint folder (loaded with ``prmkit.scoring.load_scorer``) or ``labels:SOURCE``
-    to audit scores already stored on the traces as labels from SOURCE (e.g. ``labels:judge``).
+    ``model`` is any scorer spec (``prmkit.scoring.SCORER_HELP``): a checkpoint folder, ``world-oracle``,
+    a server URL, or ``labels:SOURCE`` to audit scores already stored on the traces (``labels:judge``).
     ``broadcast``: ``last`` gives every step its trace's last-step score (an ORM's verdict on the
     whole trace); ``auto`` does so for checkpoints whose spec says ``kind: orm``. ``threshold``: None
     takes the checkpoint's own (``prmkit.scoring.pick_threshold``); the report says which was used.
@@ -178,13 +179,11 @@ def scorer_kind(scorer: Any) -> str | None:
 def score_with(
     model: str, traces: Sequence[Trace]
 ) -> tuple[list[list[float]], str, str | None, float | None]:
-    """Per-step scores, scorer name and kind, and the threshold the checkpoint stores (None for stored
-    labels), from a checkpoint folder or stored labels (``labels:SOURCE``)."""
-    if model.startswith("labels:"):
-        source = model.removeprefix("labels:")
-        return scores_from_source(traces, source), source, None, None
+    """Per-step scores, scorer name and kind, and the threshold the scorer stores (a checkpoint's; None
+    for the other forms), for any scorer spec (``prmkit.scoring.load_scorer``)."""
     from prmkit.scoring import load_scorer
 
     scorer = load_scorer(model)
     scores = [list(map(float, s)) for s in scorer.score(list(traces))]
-    return scores, getattr(scorer, "name", str(model)), scorer_kind(scorer), scorer.threshold
+    stored = getattr(scorer, "threshold", None)
+    return scores, getattr(scorer, "name", str(model)), scorer_kind(scorer), stored

@@ -275,7 +275,8 @@ def eval_bon(
 ) -> BonResult:
     """Best-of-N curves for a trace file with many samples per problem (the ``prmkit eval bon`` twin).
 
-    ``prm`` / ``orm``: a checkpoint folder, or ``labels:SOURCE`` for scores already stored on the traces.
+    ``prm`` / ``orm``: any scorer spec (``prmkit.scoring.SCORER_HELP``), e.g. a checkpoint folder or
+    ``labels:SOURCE`` for scores already stored on the traces.
     ``out``: folder for ``bon.csv``, ``bon.json`` (rows and parameters) and ``bon.png``.
     """
     import json

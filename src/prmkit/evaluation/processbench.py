@@ -462,10 +462,10 @@ def load_sets(paths: Sequence[str | Path], format: str | None = None) -> dict[st
 
 
 def load_predictor(
-    model: str | None, judge: str | None, source: str | None, overlong: Overlong = "error"
+    model: str | None, judge: str | None, source: str | None, overlong: Overlong | None = None
 ) -> Predictor:
-    """Exactly one of: a checkpoint folder (read with the length policy ``overlong``), a judge name
-    (``prmkit.policies.JUDGES``), a label source."""
+    """Exactly one of: a scorer spec (``prmkit.scoring.SCORER_HELP``; a checkpoint is read with the length
+    policy ``overlong``, default ``error``), a judge name (``prmkit.policies.JUDGES``), a label source."""
     given = [x for x in (model, judge, source) if x is not None]
     if len(given) != 1:
         raise ValueError("give exactly one predictor: a model folder, a judge name, or a label source")
@@ -474,7 +474,7 @@ def load_predictor(
     if model is not None:
         from prmkit.scoring import load_scorer
 
-        return load_scorer(model, overlong=overlong)
+        return load_scorer(model, overlong=overlong)  # None: the scorer's default
     from prmkit.policies import load_judge
 
     return load_judge(judge)
@@ -489,14 +489,16 @@ def eval_processbench(
     dev: Sequence[str | Path] | None = None,
     gold_source: str | None = None,
     out: str | Path | None = None,
-    overlong: Overlong = "error",
+    overlong: Overlong | None = None,
 ) -> FirstErrorResult:
     """First-error evaluation of a model, judge or label source on files (the ``prmkit eval processbench`` twin).
 
     ``files``: ProcessBench split files (``gsm8k.json`` ...) or prmkit trace files with gold; each file is
-    one subset, named by its stem. ``dev``: files to tune the threshold on (never the test files).
+    one subset, named by its stem. ``model``: any scorer spec (``prmkit.scoring.SCORER_HELP``).
+    ``dev``: files to tune the threshold on (never the test files).
     ``out``: folder for ``processbench.json``, ``predictions.jsonl`` and ``first_error_hist.png``.
-    ``overlong``: a model's length policy (error, skip, truncate); the result counts what it did.
+    ``overlong``: a checkpoint's length policy (error, the default; skip; truncate); the result counts
+    what it did.
     """
     sets = load_sets(files)
     dev_sets = load_sets(dev) if dev else None

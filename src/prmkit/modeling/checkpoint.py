@@ -16,13 +16,13 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from prmkit.cards import ProcessCard, write_process_card
 from prmkit.core.errors import InputError, Issue, issues_from_validation, short
 from prmkit.core.files import atomic_write
+from prmkit.core.registry import suggest
 from prmkit.modeling.spec import SPEC_KEY, PrmSpec, write_spec
 
 CARD_TEMPLATE = """---
@@ -140,8 +140,21 @@ def model_card(spec: PrmSpec, path: str, base: str | None) -> str:
     )
 
 
+class Card(Protocol):
+    """What :func:`save_checkpoint` needs of a process card (``prmkit.cards.ProcessCard`` is one): its
+    base model for the model card, and its JSON. ``cards`` sits above ``modeling`` in the layers, so the
+    card comes in as an argument and is never imported here."""
+
+    base_model: str | None
+
+    def model_dump_json(self, *, indent: int | None = None) -> str: ...
+
+
+CARD_FILE = "process_card.json"
+
+
 def save_checkpoint(
-    model: Any, tokenizer: Any, spec: PrmSpec, directory: str | Path, card: ProcessCard | None = None
+    model: Any, tokenizer: Any, spec: PrmSpec, directory: str | Path, card: Card | None = None
 ) -> Path:
     """Write the folder; returns its path. Overwrites files of an earlier save in place."""
     directory = Path(directory)
@@ -153,7 +166,8 @@ def save_checkpoint(
     with atomic_write(directory / "README.md") as fh:
         fh.write(model_card(spec, str(directory), base))
     if card is not None:
-        write_process_card(directory, card)
+        with atomic_write(directory / CARD_FILE) as fh:  # as prmkit.cards.write_process_card writes it
+            fh.write(card.model_dump_json(indent=2) + "\n")
     return directory
 
 
@@ -183,7 +197,7 @@ def _issue(
     return Issue(str(file), line, field, expected, found, "checkpoint", fix)
 
 
-def _is_hub_id(name: str) -> bool:
+def is_hub_id(name: str) -> bool:
     """Whether ``name`` reads as a Hub repo id (``org/name``) rather than a local path that is missing.
 
     A name without an owner, or whose first part is a local folder (``runs/prm-typo``), is taken as a
@@ -200,6 +214,17 @@ def _is_hub_id(name: str) -> bool:
     if "/" in name and not Path(name.split("/")[0]).exists():
         return True
     return isinstance(try_to_load_from_cache(name, "config.json"), str)
+
+
+def nearby_folders(name: str) -> list[str]:
+    """The folders beside where ``name`` points (its parent's subfolders, written as ``name`` would be):
+    the candidates a mistyped checkpoint path is compared with."""
+    parent = Path(name).expanduser().parent
+    try:
+        entries = sorted(p.name for p in parent.iterdir() if p.is_dir())
+    except OSError:
+        return []
+    return [e if str(Path(name).parent) == "." else str(Path(name).parent / e) for e in entries]
 
 
 def _read_json(path: Path, issues: list[Issue]) -> Any:
@@ -266,9 +291,11 @@ def check_checkpoint(path: str | Path) -> Path | None:
     name = str(path)
     folder = Path(path).expanduser()
     if not folder.exists():
-        if _is_hub_id(name):
+        if is_hub_id(name):
             return None
-        fix = "check the path (a Hugging Face model id reads org/name)"
+        fix = "check the path (a Hugging Face model id reads org/name)" + suggest(
+            name, nearby_folders(name), ". "
+        )
         raise InputError([_issue(name, "(checkpoint)", "a checkpoint folder", "no such path", fix)], False)
     if not folder.is_dir():
         raise InputError([_issue(name, "(checkpoint)", "a checkpoint folder", "a file", FOLDER_FIX)], False)
@@ -320,8 +347,8 @@ def loading(path: str | Path) -> Iterator[None]:
 def written_by_prmkit(path: str | Path) -> str | None:
     """What in a checkpoint folder says prmkit wrote it (its process card, its model card's tag), or None."""
     folder = Path(path)
-    if (folder / "process_card.json").exists():
-        return "process_card.json"
+    if (folder / CARD_FILE).exists():
+        return CARD_FILE
     readme = folder / "README.md"
     with contextlib.suppress(OSError, UnicodeDecodeError):
         head = readme.read_text(encoding="utf-8")[:500]

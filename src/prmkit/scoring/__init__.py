@@ -1,12 +1,16 @@
 """Scoring: every step of every trace in one forward pass, then one number per trace.
 
-Contract: :func:`load_scorer` returns a :class:`~prmkit.core.protocols.StepScorer` for any checkpoint
-folder (PRM conventions in a registry); :func:`score` writes the scores into traces as Labels with
+Contract: :func:`load_scorer` returns a :class:`~prmkit.core.protocols.StepScorer` for any scorer spec
+(a checkpoint folder, ``world-oracle``, ``http(s)://HOST:PORT``, ``labels:SOURCE``: the SCORER_FORMS
+registry, help text :data:`SCORER_HELP`); :func:`score` writes the scores into traces as Labels with
 provenance ``model``; :func:`aggregate` turns step scores into one number by a registered name.
 
+- ``forms.py``       SCORER_FORMS registry and ``load_scorer``: every spec a command takes, read one way
 - ``aggregate.py``   AGGREGATIONS registry: min, prod, last, mean, geomean
-- ``conventions.py`` CONVENTIONS registry: prmkit, trl, qwen, math-shepherd, rlhflow
-- ``scorer.py``      ModelScorer: length-bucketed, padding-aware, inference-mode batches
+- ``conventions.py`` CONVENTIONS registry: prmkit, trl, qwen, math-shepherd, rlhflow, likelihood
+- ``scorer.py``      ModelScorer (the checkpoint form): length-bucketed, padding-aware, inference-mode batches
+- ``remote.py``      RemoteScorer (the ``http(s)://`` form): a reward server's ``/score`` with retries
+- ``labels.py``      LabelScorer (the ``labels:`` form): scores stored on the traces
 """
 
 from __future__ import annotations
@@ -17,27 +21,31 @@ from pathlib import Path
 from prmkit.core.model import Label, Provenance, Trace
 from prmkit.core.protocols import StepScorer
 from prmkit.scoring.aggregate import AGGREGATIONS, aggregate
+from prmkit.scoring.forms import SCORER_FORMS, SCORER_HELP, ScorerForm, load_scorer, scorer_form
 from prmkit.scoring.scorer import (
     OVERLONG_HELP,
     LengthCounts,
     ModelScorer,
     Overlong,
     OverlongError,
-    load_scorer,
     pick_threshold,
 )
 
 __all__ = [
     "AGGREGATIONS",
     "OVERLONG_HELP",
+    "SCORER_FORMS",
+    "SCORER_HELP",
     "LengthCounts",
     "ModelScorer",
     "Overlong",
     "OverlongError",
+    "ScorerForm",
     "aggregate",
     "load_scorer",
     "pick_threshold",
     "score",
+    "scorer_form",
 ]
 
 
@@ -48,16 +56,16 @@ def score(
     convention: str | None = None,
     aggregation: str | None = None,
     replace: bool = True,
-    overlong: Overlong = "error",
+    overlong: Overlong | None = None,
 ) -> list[Trace]:
     """Add one ``model`` Label per step (score in [0, 1]) to every trace; returns the traces.
 
-    ``model`` is a checkpoint folder or any StepScorer; its name becomes the label's actor, so
+    ``model`` is any scorer spec :func:`load_scorer` reads, or a StepScorer; its name becomes the label's actor, so
     ``"model:<name>"`` selects these labels later. ``aggregation`` also stores the trace score in
     ``metadata["prm_score"]``. ``replace`` drops earlier labels of the same actor first.
 
-    A trace longer than the model takes follows ``overlong`` (when ``model`` is a folder; a scorer
-    brings its own policy): cut traces get labels on the steps that fit only and their trace score
+    A trace longer than the model takes follows ``overlong`` (when ``model`` is a folder, default
+    ``error``; a scorer brings its own policy): cut traces get labels on the steps that fit only and their trace score
     says ``steps_scored``; skipped ones get no labels and no trace score.
     """
     scorer = model if isinstance(model, StepScorer) else load_scorer(model, convention, overlong=overlong)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from prmkit.core.registry import Registry
 
 Aggregation = Callable[[Sequence[float]], float]
-AGGREGATIONS: Registry[Aggregation] = Registry("aggregation")
+AGGREGATIONS: Registry[Aggregation] = Registry("aggregation", entry_points="prmkit.aggregations")
 
 
 def _geomean(scores: Sequence[float]) -> float:

@@ -8,6 +8,8 @@ One registry, one small class per convention (never an if-chain on model ids):
 - ``math-shepherd`` causal LM, `` ки`` after each step, softmax over the ``+``/``-`` logits, index 0
 - ``rlhflow``       causal LM, chat turns (user = step, assistant = ``+``), ``+`` vs ``-`` before each ``+``
 - ``likelihood``    any causal LM as a zero-shot verifier: the lowest probability of a token of the step
+
+A plugin adds a convention through the ``prmkit.conventions`` entry-point group (a Convention subclass).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from prmkit.modeling.checkpoint import check_checkpoint, loading, written_by_prm
 from prmkit.modeling.spec import PrmSpec, read_spec
 from prmkit.modeling.template import Encoded, StepTemplate, encode_trace
 
-CONVENTIONS: Registry[type] = Registry("PRM convention")
+CONVENTIONS: Registry[type] = Registry("PRM convention", entry_points="prmkit.conventions")
 
 
 class Convention:

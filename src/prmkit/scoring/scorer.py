@@ -22,8 +22,8 @@ unscored (or out of training); ``truncate`` keeps the steps that fit (scores for
 the steps cut off go unlabelled). Skipped and cut traces are counted in :class:`LengthCounts`."""
 
 OVERLONG_HELP = (
-    "A trace longer than the model takes: error (stop and name it), skip (leave it unscored / out), "
-    "truncate (keep the steps that fit; the rest stay unscored). Counts are printed."
+    "A trace longer than a checkpoint takes: error (the default: stop and name it), skip (leave it "
+    "unscored / out), truncate (keep the steps that fit; the rest stay unscored). Counts are printed."
 )
 
 
@@ -99,7 +99,7 @@ def fit(
 
 
 class ModelScorer:
-    """A step scorer around a loaded model and a convention instance (see ``load_scorer``)."""
+    """A step scorer around a loaded model and a convention instance (see ``load_checkpoint``)."""
 
     def __init__(
         self,
@@ -198,7 +198,7 @@ class ModelScorer:
         return result
 
 
-def load_scorer(
+def load_checkpoint(
     path_or_name: str | Path,
     convention: str | None = None,
     *,
@@ -207,8 +207,9 @@ def load_scorer(
     batch_tokens: int = 16384,
     overlong: Overlong = "error",
 ) -> ModelScorer:
-    """A step scorer for a checkpoint folder; ``convention`` defaults to what the folder declares;
-    ``overlong`` is the length policy (see :data:`Overlong`)."""
+    """The checkpoint scorer form: a step scorer for a checkpoint folder (or Hub id); ``convention``
+    defaults to what the folder declares; ``overlong`` is the length policy (see :data:`Overlong`).
+    Reach it through :func:`prmkit.scoring.load_scorer`, which reads every scorer form."""
     from prmkit.scoring.conventions import load_convention
 
     model, conv = load_convention(path_or_name, convention, trust_remote_code)

@@ -3,27 +3,26 @@
 Contract: every method takes problems, a policy and a scorer and returns one
 :class:`~prmkit.search.common.SearchResult` per problem: the chosen trace and answer, whether it is
 right, and what it cost (steps and tokens generated, steps scored), so methods compare at equal compute.
-Aggregations come from ``prmkit.scoring.aggregate`` (min, prod, last, mean, geomean).
+Aggregations come from ``prmkit.scoring.aggregate`` (min, prod, last, mean, geomean); the scorer a
+command names is read by ``prmkit.scoring.load_scorer`` (the world's exact checker is
+``prmkit.world.oracle.OracleScorer``, scorer ``world-oracle``).
 
 - ``common.py``    SearchResult, Compute accounting, sampling and checked scoring helpers
 - ``bon.py``       best-of-N (``best_of_n``, ``select_best``)
 - ``vote.py``      majority and PRM-weighted majority vote (``vote``, ``group_answers``, ``select_vote``)
 - ``beam.py``      step-level beam search and DVTS (``beam_search``, ``dvts``)
 - ``resample.py``  reject-and-resample from the first doubtful step (``reject_and_resample``)
-- ``oracle.py``    ``OracleScorer``: the world's exact checker as a StepScorer (ceilings, tests)
 - ``jobs.py``      file-level twins of ``prmkit bon | vote | beam | resample``
 """
 
 from prmkit.search.beam import beam_search, dvts
 from prmkit.search.bon import best_of_n, select_best
 from prmkit.search.common import Compute, SearchResult
-from prmkit.search.oracle import OracleScorer
 from prmkit.search.resample import reject_and_resample
 from prmkit.search.vote import group_answers, select_vote, vote
 
 __all__ = [
     "Compute",
-    "OracleScorer",
     "SearchResult",
     "beam_search",
     "best_of_n",

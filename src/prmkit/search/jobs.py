@@ -15,6 +15,7 @@ from typing import Any
 
 from prmkit.core.dataset import read_problems, write_traces
 from prmkit.core.files import atomic_write
+from prmkit.core.protocols import StepScorer
 from prmkit.policies.options import PolicyOptions
 from prmkit.search.beam import beam_search, dvts
 from prmkit.search.bon import best_of_n
@@ -55,10 +56,11 @@ def _run(
     return summarize(results)
 
 
-def _scorer(scorer: str, api_key: str | None = None):
-    from prmkit.serving.remote import load_any_scorer
+def _scorer(scorer: str, api_key: str | None = None) -> StepScorer:
+    """Any scorer spec (``prmkit.scoring.SCORER_HELP``); ``api_key`` is a reward server's."""
+    from prmkit.scoring import load_scorer
 
-    return load_any_scorer(scorer, api_key=api_key)
+    return load_scorer(scorer, api_key=api_key)
 
 
 def bon(

@@ -1,7 +1,8 @@
 """Serving over HTTP: the reward server, RL-trainer adapters, and an OpenAI-compatible policy server.
 
-- ``reward_server.py``  ``prmkit serve MODEL``: ``/score``, ``/get_reward`` (OpenRLHF), ``/pooling`` (vLLM
-  shape), ``/health``, ``/metrics``, ``/docs``; ``create_app``, ``serve``
+- ``reward_server.py``  ``prmkit serve MODEL`` (any scorer spec ``prmkit.scoring.load_scorer`` reads):
+  ``/score``, ``/get_reward`` (OpenRLHF), ``/pooling`` (vLLM shape), ``/health``, ``/metrics``, ``/docs``;
+  ``create_app``, ``serve``
 - ``config.py``         ``ServerConfig``: the server's options (kept free of fastapi for a fast CLI)
 - ``guard.py``          ASGI middleware before FastAPI: body size, API key, strict JSON (NaN, surrogates,
   huge integers, depth -> 422), request metrics by route template
@@ -10,7 +11,8 @@
 - ``schemas.py``        request and response bodies (errors included, for the OpenAPI page)
 - ``steps.py``          ``StepSplit``: how completion text becomes steps
 - ``metrics.py``        ``/metrics`` through ``prometheus_client``
-- ``remote.py``         ``RemoteScorer`` (a StepScorer over HTTP), ``load_any_scorer``
+- ``remote.py``         the old import path of ``RemoteScorer`` and ``load_any_scorer`` (now
+  ``prmkit.scoring.remote`` and ``prmkit.scoring.load_scorer``), kept until ``rl`` switches
 - ``rl.py``             ``trl_reward`` (TRL GRPO/RLOO), ``compute_score`` and ``PrmkitRewardManager`` (verl),
   ``reward_func`` / ``openrlhf_rewards`` (OpenRLHF)
 - ``policy_server.py``  ``prmkit serve-policy``: any prmkit policy behind ``/v1/completions`` and a judge

@@ -1,124 +1,23 @@
-"""A StepScorer that asks a prmkit reward server over HTTP, so search and RL code need not know where
-the model runs. Sync (:meth:`RemoteScorer.score`) for search, async (:meth:`RemoteScorer.ascore`) for
-TRL's async reward functions. 503 (server busy) is retried after its ``Retry-After``; other 4xx errors
-are raised with the server's message, because retrying a malformed request cannot help.
+"""Kept for ``serving/rl.py`` until that file switches to :func:`prmkit.scoring.load_scorer`: the remote
+client now lives in :mod:`prmkit.scoring.remote` and every scorer spec is read by ``load_scorer``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Sequence
-from typing import Any
-
-import httpx
-
-from prmkit.core.model import Trace
 from prmkit.core.protocols import StepScorer
+from prmkit.scoring.forms import load_scorer, scorer_form
+from prmkit.scoring.remote import RemoteScorer, RemoteScoringError
 
-
-class RemoteScoringError(RuntimeError):
-    """The server refused the request (4xx) or stayed busy/unreachable through every retry."""
-
-
-def _payload(traces: Sequence[Trace]) -> dict[str, Any]:
-    return {"traces": [{"problem": t.problem.text, "steps": [s.text for s in t.steps]} for t in traces]}
-
-
-def _rows(response: httpx.Response) -> list[list[float]]:
-    if response.status_code >= 400:
-        raise RemoteScoringError(
-            f"{response.request.url}: HTTP {response.status_code}: {response.text[:500]}"
-        )
-    return [r["step_scores"] for r in response.json()["results"]]
-
-
-class RemoteScorer:
-    """``StepScorer`` backed by ``POST {url}/score`` of a prmkit reward server."""
-
-    def __init__(self, url: str, api_key: str | None = None, timeout: float = 180.0, retries: int = 5):
-        self.url = url.rstrip("/")
-        self.name = f"remote:{self.url}"
-        self.timeout = timeout
-        self.retries = retries
-        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-
-    def _wait(self, response: httpx.Response | None, attempt: int) -> float:
-        if response is not None and response.headers.get("retry-after", "").replace(".", "", 1).isdigit():
-            return float(response.headers["retry-after"])
-        return min(8.0, 0.25 * 2**attempt)
-
-    def score(self, traces: Sequence[Trace]) -> list[list[float]]:
-        if not traces:
-            return []
-        last: str = ""
-        with httpx.Client(timeout=self.timeout, headers=self.headers) as client:
-            for attempt in range(self.retries + 1):
-                try:
-                    response = client.post(f"{self.url}/score", json=_payload(traces))
-                except httpx.TransportError as err:
-                    last, response = f"{type(err).__name__}: {err}", None
-                else:
-                    if response.status_code != 503:
-                        return _rows(response)
-                    last = response.text[:200]
-                if attempt < self.retries:
-                    time.sleep(self._wait(response, attempt))
-        raise RemoteScoringError(f"{self.url}/score: gave up after {self.retries + 1} tries: {last}")
-
-    async def ascore(
-        self, traces: Sequence[Trace], client: httpx.AsyncClient | None = None
-    ) -> list[list[float]]:
-        """Like :meth:`score`, without blocking the event loop (pass a shared client to reuse connections)."""
-        if not traces:
-            return []
-        own = client is None
-        client = client or httpx.AsyncClient(timeout=self.timeout, headers=self.headers)
-        last = ""
-        try:
-            for attempt in range(self.retries + 1):
-                try:
-                    response = await client.post(
-                        f"{self.url}/score", json=_payload(traces), headers=self.headers
-                    )
-                except httpx.TransportError as err:
-                    last, response = f"{type(err).__name__}: {err}", None
-                else:
-                    if response.status_code != 503:
-                        return _rows(response)
-                    last = response.text[:200]
-                if attempt < self.retries:
-                    await asyncio.sleep(self._wait(response, attempt))
-        finally:
-            if own:
-                await client.aclose()
-        raise RemoteScoringError(f"{self.url}/score: gave up after {self.retries + 1} tries: {last}")
-
-
-ORACLE_NAMES = ("world-oracle", "oracle")
-
-
-def is_checkpoint(model: str) -> bool:
-    """Whether :func:`load_any_scorer` reads ``model`` as a checkpoint (not the oracle, not a server URL)."""
-    return model not in ORACLE_NAMES and not model.startswith(("http://", "https://"))
+__all__ = ["RemoteScorer", "RemoteScoringError", "load_any_scorer"]
 
 
 def load_any_scorer(
     model: str | StepScorer, api_key: str | None = None, batch_tokens: int | None = None
 ) -> StepScorer:
-    """A scorer from a name: a StepScorer as is, ``world-oracle``, an ``http(s)://`` server, or a checkpoint.
-
-    ``batch_tokens`` (checkpoints only) is the padded-token budget of one forward pass; None keeps the
-    scorer's default.
-    """
+    """``prmkit.scoring.load_scorer(model)`` with ``api_key`` for a server and ``batch_tokens`` for a
+    checkpoint, each left out for the other forms as before (kept for serving/rl.py and rl/rewards.py)."""
     if not isinstance(model, str):
         return model
-    if model in ORACLE_NAMES:
-        from prmkit.search.oracle import OracleScorer
-
-        return OracleScorer()
-    if not is_checkpoint(model):
-        return RemoteScorer(model, api_key=api_key)
-    from prmkit.scoring import load_scorer
-
-    return load_scorer(model) if batch_tokens is None else load_scorer(model, batch_tokens=batch_tokens)
+    form = scorer_form(model)
+    options = {"http": {"api_key": api_key}, "checkpoint": {"batch_tokens": batch_tokens}}.get(form, {})
+    return load_scorer(model, **options)

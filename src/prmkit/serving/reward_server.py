@@ -255,9 +255,11 @@ def serving_batch_tokens(model: str, config: ServerConfig) -> int | None:
     activations that outgrow the cache: 1.6-1.9x for the random PRMs of bench/bench_serving.py); a budget of
     1024 tokens keeps each pass to a few traces of similar length and does share the overhead.
     """
-    from prmkit.serving.remote import is_checkpoint
+    from prmkit.scoring import scorer_form
 
-    if config.batch_tokens is not None or not is_checkpoint(model):
+    if scorer_form(model) != "checkpoint":
+        return None  # a budget of forward passes means nothing to the oracle, a server or stored labels
+    if config.batch_tokens is not None:
         return config.batch_tokens
     import torch
 
@@ -265,12 +267,12 @@ def serving_batch_tokens(model: str, config: ServerConfig) -> int | None:
 
 
 def serve(model: str, config: ServerConfig | None = None) -> None:
-    """Load ``model`` (a checkpoint folder, ``world-oracle`` or a server URL) and serve it until stopped."""
+    """Load ``model`` (any scorer spec: ``prmkit.scoring.SCORER_HELP``) and serve it until stopped."""
     import uvicorn
 
-    from prmkit.serving.remote import load_any_scorer
+    from prmkit.scoring import load_scorer
 
     config = config or ServerConfig()
-    scorer = load_any_scorer(model, batch_tokens=serving_batch_tokens(model, config))
+    scorer = load_scorer(model, batch_tokens=serving_batch_tokens(model, config))
     app = create_app(scorer, config)
     uvicorn.run(app, host=config.host, port=config.port, log_level="info")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prmkit.core.errors import InputError, Issue
 from prmkit.core.model import Trace
 
 
@@ -26,7 +27,11 @@ class OracleScorer:
 
         out = []
         for trace in traces:
-            first = check_trace(trace).first_error
+            try:
+                first = check_trace(trace).first_error
+            except ValueError as err:  # not a world problem: the checker says why, in one line
+                issue = Issue(self.name, None, f"trace {trace.id}", "a trace of a world problem", str(err))
+                raise InputError([issue], skippable=False) from None
             out.append([self.high if first < 0 or i < first else self.low for i in range(len(trace.steps))])
         return out
 

@@ -1,0 +1,163 @@
+"""Scorer specs: the one place where a name becomes a :class:`~prmkit.core.protocols.StepScorer`.
+
+Every command that takes a scorer (``score``, ``bon``, ``vote``, ``beam``, ``resample``, ``eval bon``,
+``eval processbench``, ``audit``, ``serve``) reads it with :func:`load_scorer` and documents it with
+:data:`SCORER_HELP`, so the forms below are written down once (docs/models.md#scorer-forms):
+
+- ``PATH``                 a checkpoint folder (or Hugging Face Hub id) read by its PRM convention
+- ``world-oracle``         the world's exact checker (:mod:`prmkit.world.oracle`)
+- ``http(s)://HOST:PORT``  a prmkit reward server (:mod:`prmkit.scoring.remote`)
+- ``labels:SOURCE``        scores already stored on the traces (:mod:`prmkit.scoring.labels`)
+
+A form is matched by an exact name or by its scheme (the text before the first ``:``); anything else is
+a checkpoint path. Forms live in the :data:`SCORER_FORMS` registry, which plugins extend through the
+``prmkit.scorers`` entry-point group. A spec that matches nothing answers in one line with the closest
+forms and folders ("Did you mean ..."), before any model or network is touched.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prmkit.core.errors import InputError, Issue
+from prmkit.core.protocols import StepScorer
+from prmkit.core.registry import Registry, resolve, suggest
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+@dataclass(frozen=True)
+class ScorerForm:
+    """One way to name a scorer: how it is written, what it is, and the function that loads it.
+
+    ``load(spec, **options)`` returns the scorer; give it lazily as ``"module:attr"`` so its imports
+    happen only when the form is used. A spec is this form's when it equals one of ``names`` or starts
+    with one of ``schemes`` followed by ``:``; the ``checkpoint`` form has neither and takes the rest.
+    The options a command passes (``convention``, ``batch_tokens``, ``api_key`` ...) are the keyword
+    parameters of ``load``; one it does not take is refused, not ignored.
+    """
+
+    syntax: str
+    """How a spec of this form is written in help texts (``labels:SOURCE``)."""
+    summary: str
+    """What it is, in one phrase."""
+    load: str | Callable[..., StepScorer]
+    names: tuple[str, ...] = ()
+    schemes: tuple[str, ...] = ()
+
+    def loader(self) -> Callable[..., StepScorer]:
+        return resolve(self.load) if isinstance(self.load, str) else self.load  # type: ignore[return-value]
+
+    def spellings(self) -> list[str]:
+        """The names and ``scheme:`` prefixes a spec is compared with (for "Did you mean")."""
+        return [*self.names, *(f"{s}:" for s in self.schemes)]
+
+
+SCORER_FORMS: Registry[ScorerForm] = Registry("scorer form", entry_points="prmkit.scorers")
+
+_BUILT_IN = {
+    "checkpoint": ScorerForm(
+        "PATH",
+        "a checkpoint folder or Hub id (prmkit, TRL, Qwen, Math-Shepherd, RLHFlow; any causal LM with "
+        "--convention likelihood)",
+        "prmkit.scoring.scorer:load_checkpoint",
+    ),
+    "world-oracle": ScorerForm(
+        "world-oracle",
+        "the world's exact checker, 1 up to the first wrong step and 0 from there (world problems only)",
+        "prmkit.world.oracle:load_oracle",
+        names=("world-oracle",),
+    ),
+    "http": ScorerForm(
+        "http(s)://HOST:PORT",
+        "a prmkit reward server (prmkit serve)",
+        "prmkit.scoring.remote:load_remote",
+        schemes=("http", "https"),
+    ),
+    "labels": ScorerForm(
+        "labels:SOURCE",
+        "scores already stored on the traces as labels from SOURCE (labels:model:runs/prm, labels:judge)",
+        "prmkit.scoring.labels:load_labels",
+        schemes=("labels",),
+    ),
+}
+for _name, _form in _BUILT_IN.items():
+    SCORER_FORMS.register(_name, _form)
+
+SCORER_HELP = (
+    "A scorer: "
+    + "; ".join(f"{f.syntax}: {f.summary}" for f in _BUILT_IN.values())
+    + " (docs/models.md#scorer-forms)."
+)
+"""The help text of every scorer option and argument: the built-in forms, written once."""
+
+
+def _issue(spec: str, found: str, fix: str = "") -> InputError:
+    expected = "a scorer (" + ", ".join(f.syntax for f in _BUILT_IN.values()) + ")"
+    return InputError([Issue(spec, None, "(scorer)", expected, found, "scorer", fix)], skippable=False)
+
+
+def scorer_form(spec: str | Path) -> str:
+    """The name of the form ``spec`` is written in (``checkpoint``, ``world-oracle``, ``http`` ...).
+
+    A scheme no form has is refused with the closest ones, unless a local path of that name exists."""
+    text = str(spec)
+    forms = {name: SCORER_FORMS.get(name) for name in SCORER_FORMS.names()}
+    for name, form in forms.items():
+        if text in form.names:
+            return name
+    scheme = _SCHEME.match(text)
+    if scheme:
+        for name, form in forms.items():
+            if scheme[1] in form.schemes:
+                return name
+        if not Path(text).expanduser().exists():
+            keys = [k for f in forms.values() for k in f.spellings() if k.endswith(":")]
+            raise _issue(text, f"unknown scheme {scheme[0]!r}", suggest(scheme[0], keys, "").strip())
+    return "checkpoint"
+
+
+def load_scorer(spec: str | Path | StepScorer, convention: str | None = None, **options: Any) -> StepScorer:
+    """The scorer ``spec`` names (see :data:`SCORER_HELP`); a StepScorer is returned as is.
+
+    ``convention`` and ``options`` go to the form's loader (a checkpoint takes ``convention``,
+    ``trust_remote_code``, ``device``, ``batch_tokens`` and ``overlong``; a server ``api_key``,
+    ``timeout`` and ``retries``). None means "not given": the loader's default applies. An option the
+    form does not take is refused in one line, as is a spec that names nothing (with "Did you mean").
+    """
+    if not isinstance(spec, str | Path):
+        return spec
+    text = str(spec)
+    name = scorer_form(text)
+    if name == "checkpoint":
+        _check_path(text)
+    load = SCORER_FORMS.get(name).loader()
+    given = {k: v for k, v in {"convention": convention, **options}.items() if v is not None}
+    params = inspect.signature(load).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    for key, value in given.items():
+        if not takes_any and key not in params:
+            accepted = ", ".join(list(params)[1:]) or "none"
+            issue = Issue(
+                text, None, key, f"an option a {name} scorer takes ({accepted})", repr(value), "scorer",
+                f"leave out --{key.replace('_', '-')}",
+            )  # fmt: skip
+            raise InputError([issue], skippable=False)
+    return load(text, **given)
+
+
+def _check_path(spec: str) -> None:
+    """Refuse a missing local path at once, suggesting forms and nearby folders (a Hub id goes on)."""
+    from prmkit.modeling.checkpoint import is_hub_id, nearby_folders
+
+    if Path(spec).expanduser().exists() or is_hub_id(spec):
+        return
+    keys = [k for n in SCORER_FORMS.names() for k in SCORER_FORMS.get(n).spellings()]
+    hint = suggest(spec, [*keys, *nearby_folders(spec)], "").strip()
+    fix = hint or "check the path (a Hugging Face model id reads org/name)"
+    raise _issue(spec, "no such path, and no other form matches", fix)
