@@ -13,6 +13,7 @@ protocols, so the whole loop runs on a CPU with gold labels to measure against.
 - ``policy.py``     the simulated policy (continues any prefix, carries errors forward)
 - ``judge.py``      the simulated judge (miss / false-alarm rates, late-step leniency)
 - ``summary.py``    summary statistics of a set of checked traces (WorldStats)
+- ``oracle.py``     ``OracleScorer``: the checker as a StepScorer (scorer ``world-oracle``: ceilings, tests)
 - ``jobs.py``       the file-level functions behind ``prmkit world generate | sample | check | stats``
 """
 
@@ -22,6 +23,7 @@ from prmkit.world.generator import generate_problem, generate_problems
 from prmkit.world.jobs import check, generate, sample, stats
 from prmkit.world.judge import SimulatedJudge
 from prmkit.world.misconceptions import CATALOGUE, ERROR_CLASSES, Misconception
+from prmkit.world.oracle import OracleScorer
 from prmkit.world.policy import SystematicError, WorldPolicy, sample_traces
 from prmkit.world.summary import WorldStats, summarize, world_stats
 
@@ -31,6 +33,7 @@ __all__ = [
     "ERROR_KINDS",
     "WORLD_VERSION",
     "Misconception",
+    "OracleScorer",
     "PolicyConfig",
     "SimulatedJudge",
     "StepCheck",
