@@ -43,8 +43,8 @@ bench: $(STAMP)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench experiments
+	$(BIN)/ruff format --check src tests bench experiments
 
 clean:
 	rm -rf $(VENV) demo-out .pytest_cache

@@ -160,18 +160,6 @@ class PrmConfig(_HeadConfig):
     "wrong" step when it is a valid step after a missed error. Modelled as ``missed_error_rate`` is."""
     last_step_only: bool = False
     """Train on the last step's label only (TRL's ``train_on_last_step_only``)."""
-    surprise_weight: float = Field(0.0, ge=0)
-    """Weight of the auxiliary token-surprise loss (0 = off). At every solution token a training-only
-    head predicts whether the base causal LM, frozen, gave that token probability at least
-    ``surprise_threshold``: the feature that marks a wrong step (a token the LM would not have written),
-    taught densely instead of through one bit per step. Needs a causal-LM ``base_model``; the head is not
-    saved. docs/models.md has the measurements."""
-    surprise_threshold: float = Field(0.1, gt=0, lt=1)
-    """Probability under which the frozen LM counts a token as surprising."""
-    grow_layers: int = Field(0, ge=0, le=8)
-    """Layers stacked on the base model, each a copy of its last layer with zeroed output projections
-    (so the network starts as the base model): room above the surprise feature for the step tag to
-    gather it. Llama-style decoder layers (``self_attn.o_proj``, ``mlp.down_proj``)."""
 
 
 class OrmConfig(_HeadConfig):

@@ -118,7 +118,7 @@ def fit_traces(
 class StepCollator:
     """Right-pads a batch; places each step target at its tag position in ``step_targets``;
     ``tag_mask`` marks the tags, ``prompt_length`` where the steps begin and ``solution_mask`` the tokens
-    after the prompt (for the likelihood head and the surprise loss)."""
+    after the prompt (for the likelihood head)."""
 
     def __init__(self, pad_id: int):
         self.pad_id = pad_id

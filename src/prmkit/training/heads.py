@@ -38,7 +38,6 @@ from prmkit.training.data import (
     step_targets,
 )
 from prmkit.training.likelihood import likelihood_loss
-from prmkit.training.surprise import SurpriseLoss, grow
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +76,9 @@ def _noise(config: PrmConfig | OrmConfig) -> tuple[float, float]:
     return getattr(config, "missed_error_rate", 0.0), getattr(config, "false_error_rate", 0.0)
 
 
-def _model(config: PrmConfig | OrmConfig, tok: Any, spec: PrmSpec) -> tuple[Any, Any, Any]:
-    """(model, training objective or None for the tag loss, surprise loss or None) for ``spec.head``:
-    the causal LM itself for the likelihood head, else a token classifier (grown when asked)."""
+def _model(config: PrmConfig | OrmConfig, tok: Any, spec: PrmSpec) -> tuple[Any, Any]:
+    """(model, training objective or None for the tag loss) for ``spec.head``: the causal LM itself for
+    the likelihood head, else a token classifier."""
     base = config.base_model or tiny_config(tok, config.tiny)
     if spec.head == "likelihood":
         model = causal_lm(base, config.trust_remote_code)
@@ -89,15 +88,7 @@ def _model(config: PrmConfig | OrmConfig, tok: Any, spec: PrmSpec) -> tuple[Any,
         objective = None
     if model.get_input_embeddings().num_embeddings < len(tok):
         model.resize_token_embeddings(len(tok))
-    base_layers = model.config.num_hidden_layers
-    grow(model, getattr(config, "grow_layers", 0))
-    if getattr(config, "surprise_weight", 0.0) <= 0:
-        return model, objective, None
-    if config.base_model is None:
-        raise ValueError("surprise_weight needs a pretrained causal-LM base_model (prmkit pretrain's output)")
-    surprise = SurpriseLoss(model, config.base_model, config.surprise_weight, config.surprise_threshold,
-                            base_layers, [spec.tag_id], config.trust_remote_code)  # fmt: skip
-    return model, objective, surprise
+    return model, objective
 
 
 def _train_head(
@@ -121,7 +112,7 @@ def _train_head(
     tok = _tokenizer(config, train, template)
     spec = PrmSpec(head=head, kind=kind, template=template, tag_id=template.tag_id(tok),
                    max_length=config.max_length, aggregation=config.aggregation, **spec_fields)  # fmt: skip
-    model, objective, surprise = _model(config, tok, spec)
+    model, objective = _model(config, tok, spec)
     model.config.pad_token_id = tok.pad_token_id
     write_spec(model.config, spec)
     read = LikelihoodConvention if spec.head == "likelihood" else PrmkitConvention
@@ -150,7 +141,7 @@ def _train_head(
     budget = loop.time_budget(config.max_minutes, config.budget_clock, schedule=config.max_steps is None)
     trainer = loop.make_trainer(
         model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, (dev, dev_source),
-        convention, [budget], surprise, objective, _noise(config),
+        convention, [budget], objective, _noise(config),
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
     trainer.train(resume_from_checkpoint=resume)
@@ -193,7 +184,6 @@ def _train_head(
             "overlong": {k: v.to_dict() for k, v in lengths.items()},
         },
     )
-    SurpriseLoss.detach(trainer.model)
     save_checkpoint(trainer.model, tok, spec, out, card)
     _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
     shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed

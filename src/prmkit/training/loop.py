@@ -231,13 +231,11 @@ def make_trainer(
     dev: tuple[Sequence[Trace], str],
     convention: Any,
     callbacks: list,
-    surprise: Any = None,
     objective: Any = None,
     noise: tuple[float, float] = (0.0, 0.0),
 ) -> Any:
     """A Trainer whose loss is ``objective(logits, batch)`` (default: :func:`step_loss` at the step tags),
-    plus ``surprise``'s auxiliary loss when given, and whose evaluation is first-error F1 on dev traces
-    against ``dev``'s label source."""
+    and whose evaluation is first-error F1 on dev traces against ``dev``'s label source."""
     from transformers import Trainer
 
     from prmkit.scoring.scorer import ModelScorer
@@ -248,14 +246,11 @@ def make_trainer(
 
     class StepTrainer(budgeted(Trainer)):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            out = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
-                        output_hidden_states=surprise is not None)  # fmt: skip
+            out = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
             if objective is None:
                 loss = step_loss(out.logits, inputs["step_targets"], num_classes, noise)
             else:
                 loss = objective(out.logits, inputs)
-            if surprise is not None:
-                loss = loss + surprise(model, inputs, out.hidden_states)
             return (loss, out) if return_outputs else loss
 
         def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):

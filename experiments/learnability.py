@@ -1,6 +1,11 @@
 """The learnability experiment: world data -> tiny LM -> PRM (gold, MC) and ORM -> first-error F1.
 
-Run ``python -m prmkit.training.learnability --out DIR`` (``--world harder`` for the harder world;
+An experiment, not part of the library (it lives outside ``src/``). Its numbers in docs/models.md were
+measured on world-1 with an LM pretrained only on gold-valid traces (``only_valid``, kept here so it
+reproduces them); ``recipes/labels-study.yaml`` (world-2, no gold outside evaluation, seeds with
+intervals) supersedes it.
+
+Run ``python experiments/learnability.py --out DIR`` (``--world harder`` for the harder world;
 ``--runs zero-shot`` scores the pretrained LM as a verifier with no head, to compare backbones). It
 writes ``results.json`` (test and held-out first-error F1 per error kind, thresholds tuned on dev,
 timings) and ``curve.png`` (dev F1 per error kind against training minutes). docs/models.md quotes it.
@@ -180,7 +185,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--seed", type=int, default=0, help="the heads' seed (initialisation, order, dev split)")
     ap.add_argument("--separator", default="token", help="step separator of the PRMs (token, newline, ...)")
     ap.add_argument("--head", choices=["classifier", "likelihood"], default="classifier", help="PRMs' head")
-    ap.add_argument("--surprise-weight", type=float, default=0.0, help="PRMs' auxiliary token-surprise loss")
     ap.add_argument(
         "--mc-lr",
         type=float,
@@ -189,7 +193,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     ap.add_argument("--mc-noise", type=float, nargs=2, default=(0.0, 0.0), metavar=("MISSED", "FALSE"),
                     help="the MC and consensus PRMs' missed_error_rate and false_error_rate")  # fmt: skip
-    ap.add_argument("--grow-layers", type=int, default=0, help="fresh layers stacked on the LM for the PRMs")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     data = world_data(a.out, a.world, a.problems, a.per_problem)
@@ -203,13 +206,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "epochs": 20,
         "seed": a.seed,
     }
-    prm = {"separator": a.separator, "surprise_weight": a.surprise_weight, "grow_layers": a.grow_layers,
-           "head": a.head}  # fmt: skip
+    prm = {"separator": a.separator, "head": a.head}
     results: dict[str, Any] = {"args": {k: str(v) for k, v in vars(a).items()}}
     lm = a.out / "lm"
     if not (lm / "model.safetensors").exists():
         results["pretrain"] = pretrain_lm(data["train"], lm, PretrainConfig(
-            tiny=tiny, max_minutes=a.pretrain_minutes, budget_clock="cpu", threads=a.threads, epochs=20))  # fmt: skip
+            tiny=tiny, max_minutes=a.pretrain_minutes, budget_clock="cpu", threads=a.threads, epochs=20,
+            only_valid=True))  # fmt: skip
         results["pretrain"]["probe"] = probe_lm(lm, data["test"])
     for name in [r for r in a.runs.split(",") if r]:
         run = a.out / name
