@@ -12,7 +12,7 @@ hack PURE reports: fewer, safer steps and no answer).
 - :class:`ProcessReward`: one reward per step and where each step ends, for dense advantages
   (:mod:`prmkit.rl.advantages`) and the emitters (:mod:`prmkit.rl.emitters`).
 
-``model`` is anything :func:`prmkit.serving.remote.load_any_scorer` takes: a checkpoint folder, a server
+``model`` is anything :func:`prmkit.scoring.load_scorer` takes: a checkpoint folder, a server
 URL, ``world-oracle`` (the gold process reward, the ceiling for experiments) or a StepScorer object.
 Scorers are built once per (model, api_key) and reused. Steps and answers come from
 :func:`prmkit.rl.steps.parse_completion`.
@@ -37,10 +37,9 @@ from prmkit.serving.steps import StepSplit, make_trace, message_text, problem_te
 
 @functools.lru_cache(maxsize=8)
 def _cached_scorer(model: str, api_key: str | None) -> StepScorer:
-    # serving.remote.load_any_scorer until prmkit.scoring.load_scorer reads every scorer form (in progress)
-    from prmkit.serving.remote import load_any_scorer
+    from prmkit.scoring import load_scorer
 
-    return load_any_scorer(model, api_key=api_key)
+    return load_scorer(model, api_key=api_key)
 
 
 def scorer_for(model: str | StepScorer, api_key: str | None = None) -> StepScorer:

@@ -1,0 +1,99 @@
+"""``RlConfig``: one typed config for ``prmkit rl`` / :func:`prmkit.rl.train.train_policy` (each field
+documented once, here; ``prmkit rl --help`` and the recipe's ``rl`` section read it)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Reward = Literal["outcome", "prm_aggregate", "dense", "mixed", "gold_process"]
+REWARDS_NEEDING_PRM = ("prm_aggregate", "dense", "mixed")
+
+
+class PromptSet(BaseModel):
+    """Where the training prompts come from, and the held-out prompts the monitors sample."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    source: str = "world"
+    """``world`` (generated world problems, with gold for the monitors) or a JSONL file of problems
+    (``prmkit`` problem records: ``id``, ``text``, ``answer``; or any file ``prmkit convert`` reads)."""
+    n: int = Field(512, ge=1)
+    """Training problems (world: generated; a file: its first ``n``)."""
+    seed: int = 0
+    """World problems' seed (``generate_problems``)."""
+    split: Literal["train", "test", "heldout"] = "train"
+    """World split of the training problems; the monitors always use ``test`` problems of another seed."""
+    monitor_n: int = Field(48, ge=1)
+    """Held-out problems the monitors sample (world: ``test`` split, seed ``seed + 1000``; a file: the
+    ``monitor_n`` problems after the first ``n``)."""
+    monitor_samples: int = Field(4, ge=1)
+    """Samples per held-out problem at every monitor point."""
+
+
+class RlConfig(BaseModel):
+    """Train a causal-LM policy with GRPO (TRL) against an outcome check, a PRM (aggregate or dense
+    step rewards) or the world's gold checker, with hacking monitors every ``monitor_every`` steps."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    policy: str
+    """π0: a local causal-LM folder (``prmkit pretrain``'s output or any Hugging Face causal LM)."""
+    prompts: PromptSet = PromptSet()
+    """Training and monitor prompts (``--prompts-source``, ``--prompts-n`` ...)."""
+    reward: Reward = "dense"
+    """``outcome``: 1 for a right final answer; ``prm_aggregate``: the PRM's ``aggregation`` of a
+    completion's step scores; ``dense``: every step paid its PRM score (process GRPO, ``credit``);
+    ``mixed``: ``(1 - process_weight) * outcome + process_weight * dense`` advantages; ``gold_process``:
+    dense step rewards from the world's checker (world problems only; the ceiling, and a use of gold in
+    training that the policy card records)."""
+    prm: str | None = None
+    """The PRM: a checkpoint folder, a prmkit server URL (``http://host:port``) or ``world-oracle``.
+    Needed by ``prm_aggregate``, ``dense`` and ``mixed``; with another reward it is only the monitors'
+    proxy (its mean reward on held-out samples), so runs of every reward are measured on one proxy."""
+    aggregation: str = "min"
+    """How ``prm_aggregate`` (and the monitors' PRM reward) reduce step scores: min, prod, last, mean,
+    geomean."""
+    process_weight: float = Field(0.5, ge=0.0, le=1.0)
+    """``mixed`` only: the process part's weight ``w`` in the token advantages."""
+    credit: Literal["sum", "min"] = "sum"
+    """Dense credit: ``sum`` (DeepSeekMath: a token's advantage sums its step's and every later step's
+    normalised reward) or ``min`` (PURE's min-form)."""
+    unfinished_reward: float | None = 0.0
+    """What a completion without a final answer earns (None: its steps are scored like any other's, the
+    hackable setting)."""
+    steps: int = Field(100, ge=1)
+    """GRPO optimiser steps: the run's budget (one generation round of ``batch`` prompts each)."""
+    group_size: int = Field(8, ge=2)
+    """Completions per prompt (GRPO's group)."""
+    batch: int = Field(4, ge=1)
+    """Prompts per optimiser step (``batch x group_size`` completions)."""
+    lr: float = Field(1e-4, gt=0)
+    """Learning rate (AdamW, constant after TRL's default warm-up of none)."""
+    kl_beta: float = Field(0.02, ge=0.0)
+    """Weight of the KL penalty to π0 (TRL's ``beta``; 0 loads no reference model)."""
+    temperature: float = Field(1.0, gt=0)
+    """Sampling temperature of the training rollouts and of the monitors' samples."""
+    max_completion_length: int = Field(160, ge=8)
+    """Token limit of one completion (a completion cut there is unfinished)."""
+    seed: int = 0
+    """Seed of the trainer (data order, sampling, initialisation of nothing: π0 is loaded)."""
+    threads: int = Field(1, ge=1)
+    """Torch threads: one per job where several share a CPU (budgets are in steps, not minutes)."""
+    monitor_every: int = Field(10, ge=1)
+    """Optimiser steps between monitor points (π0 is measured before the first step)."""
+    save_every: int = Field(10, ge=1)
+    """Optimiser steps between TRL checkpoints (what a killed run resumes from)."""
+
+    @model_validator(mode="after")
+    def _needs(self) -> RlConfig:
+        if self.reward in REWARDS_NEEDING_PRM and not self.prm:
+            raise ValueError(f"reward {self.reward!r} needs a PRM: set prm (a checkpoint, a server URL)")
+        if self.reward == "gold_process" and self.prompts.source != "world":
+            raise ValueError("reward 'gold_process' needs world problems (prompts.source: world)")
+        return self
+
+    def dense(self) -> bool:
+        """Whether the run trains on token-level advantages (DenseGRPOTrainer)."""
+        return self.reward in ("dense", "mixed", "gold_process")

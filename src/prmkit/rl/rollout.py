@@ -1,0 +1,116 @@
+"""What a GRPO run reads and samples: its prompts, the gold step scorer of world problems, and TRL's
+rollouts through prmkit's KV-cached sampler.
+
+- :func:`load_prompts`: the training and held-out problems of an :class:`~prmkit.rl.config.PromptSet`.
+- :class:`WorldGold`: the world's checker as a :class:`~prmkit.core.protocols.StepScorer` for traces
+  built from prompt text (``ProcessReward`` sees only the problem's text; the checker needs its graph,
+  so the problem is looked up by text among the run's known problems).
+- :func:`fast_rollout`: a TRL ``rollout_func`` (TRL 1.16.0's documented hook) sampling with
+  :func:`prmkit.policies.hf.sample_continuations`: the prompt once, its cache copied to the group, stop
+  checked on token ids at separator tokens (a completion ends after its answer step), finished rows
+  dropped. transformers ``generate`` with prmkit's old stopping rule was the RL loop's main cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from prmkit.core.model import Problem, Trace
+from prmkit.policies.hf import StepStop, sample_continuations, separator_token_ids
+from prmkit.policies.text import StepFormat
+from prmkit.rl.config import PromptSet
+
+
+def load_prompts(prompts: PromptSet) -> tuple[list[Problem], list[Problem]]:
+    """(training problems, held-out monitor problems) of ``prompts``; a short file is refused in one line."""
+    if prompts.source == "world":
+        from prmkit.world import generate_problems
+
+        train = generate_problems(prompts.n, seed=prompts.seed, split=prompts.split)
+        held = generate_problems(prompts.monitor_n, seed=prompts.seed + 1000, split="test")
+        return train, held
+    from prmkit.core.errors import InputError, Issue
+    from prmkit.formats.inputs import read_problems
+
+    problems = read_problems(Path(prompts.source))
+    need = prompts.n + prompts.monitor_n
+    if len(problems) < need:
+        issue = Issue(
+            prompts.source, None, "problems", f"at least n + monitor_n = {need} problems",
+            f"{len(problems)}", "prompts", "lower prompts.n or prompts.monitor_n",
+        )  # fmt: skip
+        raise InputError([issue], skippable=False)
+    return problems[: prompts.n], problems[prompts.n : need]
+
+
+def is_world(problem: Problem) -> bool:
+    """Whether the world's checker can judge traces of ``problem`` (it carries its computation graph)."""
+    return "graph" in (problem.metadata or {})
+
+
+class WorldGold:
+    """The world's checker as a StepScorer over the run's problems (1.0 up to the first error, then 0.0,
+    as ``world-oracle``), for traces whose problem is known only by its text."""
+
+    name = "world-gold"
+
+    def __init__(self, problems: Sequence[Problem]):
+        self.by_text = {p.text.strip(): p for p in problems}
+
+    def score(self, traces: Sequence[Trace]) -> list[list[float]]:
+        from prmkit.world import OracleScorer
+
+        known = [
+            t.model_copy(update={"problem": self.by_text.get(t.problem.text.strip(), t.problem)})
+            for t in traces
+        ]
+        return OracleScorer().score(known)
+
+
+def fast_rollout(step_format: StepFormat, max_steps: int | None = None) -> Callable[[list[Any], Any], dict]:
+    """A TRL ``rollout_func``: each run of equal consecutive prompts (TRL's sampler repeats a prompt
+    ``num_generations`` times) is sampled as one batch with the trainer's temperature, top-p and
+    ``max_completion_length``; the model is in eval mode while it samples."""
+    cache: dict[int, frozenset[int]] = {}
+
+    def rollout(prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        tokenizer = trainer.processing_class
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        key = id(tokenizer)
+        if key not in cache:
+            cache[key] = separator_token_ids(tokenizer, step_format.step_separator)
+        eos = tokenizer.eos_token_id
+        eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
+        args = trainer.args
+        prompt_ids, completion_ids = [], []
+        was_training = model.training
+        model.eval()
+        try:
+            for prompt, count in _runs(prompts):
+                ids = tokenizer(prompt)["input_ids"]
+                seed = int(trainer.state.global_step) * 1_000_003 + len(completion_ids) + args.seed
+                rows = sample_continuations(
+                    model, ids, count, args.max_completion_length, temperature=args.temperature,
+                    top_p=args.top_p, seed=seed, eos_ids=eos_ids,
+                    stop=StepStop(tokenizer, step_format, max_steps, cache[key]),
+                )  # fmt: skip
+                prompt_ids += [list(ids)] * count
+                completion_ids += rows
+        finally:
+            model.train(was_training)
+        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": None}
+
+    return rollout
+
+
+def _runs(prompts: list[Any]) -> list[tuple[Any, int]]:
+    """Consecutive equal prompts as (prompt, how many)."""
+    out: list[tuple[Any, int]] = []
+    for p in prompts:
+        if out and out[-1][0] == p:
+            out[-1] = (p, out[-1][1] + 1)
+        else:
+            out.append((p, 1))
+    return out

@@ -1,0 +1,153 @@
+"""``train_policy(config, output_dir)``: GRPO (TRL) on a causal-LM policy against an outcome check, a
+PRM or the world's gold checker, with hacking monitors, resumable after a kill, and a policy card.
+
+Reads top to bottom: the prompts and rewards a config names, the trainer (TRL's ``GRPOTrainer`` for one
+reward per completion, :class:`~prmkit.rl.trl.DenseGRPOTrainer` for ``dense`` / ``mixed`` /
+``gold_process``), rollouts through prmkit's KV-cached sampler (:func:`~prmkit.rl.rollout.fast_rollout`),
+monitors every ``monitor_every`` steps, then an ordinary HF folder with ``policy_card.json``.
+
+Output folder: ``config.json`` + weights + tokenizer (load with ``AutoModelForCausalLM``), ``rl_config.json``
+(the resolved config), ``monitors.jsonl`` / ``monitors.png``, ``train_log.jsonl`` (TRL's metrics per
+step), ``policy_card.json`` / ``README.md``; ``trainer/checkpoint-*`` while it runs (a rerun resumes from
+the last; removed when the run ends). A folder whose card shows the run finished is returned as is.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+from prmkit.rl.card import POLICY_CARD, policy_card, write_policy_card
+from prmkit.rl.config import RlConfig
+from prmkit.rl.monitors import Monitor, MonitorCallback
+from prmkit.rl.rewards import ProcessReward, outcome_reward, scorer_for, trl_reward
+from prmkit.rl.rollout import WorldGold, fast_rollout, load_prompts
+
+log = logging.getLogger(__name__)
+TRAINER_DIR = "trainer"
+
+
+class _Counting:
+    """A StepScorer that counts the steps it scored (the gold labels a ``gold_process`` run read)."""
+
+    def __init__(self, scorer: Any):
+        self.scorer, self.steps = scorer, 0
+
+    def score(self, traces: Any) -> list[list[float]]:
+        self.steps += sum(len(t.steps) for t in traces)
+        return self.scorer.score(traces)
+
+
+def _summary(card: dict[str, Any], output_dir: Path) -> dict[str, Any]:
+    return {
+        "output_dir": str(output_dir),
+        "reward": card["reward"]["kind"],
+        "steps": card["budget"]["steps_taken"],
+        "first": card["monitors"]["first"],
+        "last": card["monitors"]["last"],
+        "warnings": card["monitors"]["warnings"],
+        "gold_use": card["gold_use"],
+    }
+
+
+def _rewards(config: RlConfig, gold: Any) -> tuple[list[Any], list[float], ProcessReward | None]:
+    """TRL reward functions with their weights, and the dense process reward (None: one per completion).
+    The outcome is always among the functions (weight 0 where it is not paid), so TRL logs accuracy."""
+    outcome = outcome_reward("answer", unfinished_reward=config.unfinished_reward)
+    if config.reward == "outcome":
+        return [outcome], [1.0], None
+    if config.reward == "prm_aggregate":
+        prm = trl_reward(
+            config.prm, config.aggregation, unfinished_reward=config.unfinished_reward, name="prm"
+        )
+        return [prm, outcome], [1.0, 0.0], None
+    model = gold if config.reward == "gold_process" else config.prm
+    return [outcome], [1.0], ProcessReward(model, unfinished_reward=config.unfinished_reward)
+
+
+def _grpo_args(config: RlConfig, output_dir: Path) -> Any:
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(output_dir / TRAINER_DIR), max_steps=config.steps, seed=config.seed,
+        per_device_train_batch_size=config.batch * config.group_size, num_generations=config.group_size,
+        max_completion_length=config.max_completion_length, temperature=config.temperature,
+        learning_rate=config.lr, lr_scheduler_type="constant", beta=config.kl_beta,
+        save_strategy="steps", save_steps=config.save_every, logging_steps=1, report_to="none",
+        use_cpu=True, bf16=False, disable_tqdm=True, log_completions=False,
+    )  # fmt: skip
+
+
+def _trainer(
+    config: RlConfig, output_dir: Path, policy: Any, tokenizer: Any, dataset: Any, gold: Any, callback: Any
+):
+    from trl import GRPOTrainer
+
+    from prmkit.policies.text import StepFormat
+    from prmkit.rl.trl import DenseGRPOTrainer
+
+    funcs, weights, process = _rewards(config, gold)
+    args = _grpo_args(config, output_dir)
+    args.reward_weights = weights
+    common = {
+        "model": policy, "processing_class": tokenizer, "train_dataset": dataset, "reward_funcs": funcs,
+        "args": args, "callbacks": [callback], "rollout_func": fast_rollout(StepFormat()),
+    }  # fmt: skip
+    if process is None:
+        return GRPOTrainer(**common)
+    weight = config.process_weight if config.reward == "mixed" else 1.0
+    return DenseGRPOTrainer(**common, process_reward=process, process_weight=weight, credit=config.credit)
+
+
+def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
+    """Train ``config.policy`` with GRPO into ``output_dir``; returns the run's summary (see the module
+    docstring for what the folder holds). A killed run called again resumes from its last checkpoint."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from prmkit.policies.text import StepFormat
+
+    out = Path(output_dir)
+    if (out / POLICY_CARD).is_file():
+        card = json.loads((out / POLICY_CARD).read_text(encoding="utf-8"))
+        if card["config"] == config.model_dump(mode="json") and card["budget"]["steps_taken"] >= config.steps:
+            return _summary(card, out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rl_config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    train, held = load_prompts(config.prompts)
+    gold = _Counting(WorldGold(train + held)) if config.reward == "gold_process" else None
+    tokenizer = AutoTokenizer.from_pretrained(config.policy)
+    policy = AutoModelForCausalLM.from_pretrained(config.policy)
+    fmt = StepFormat()
+    dataset = Dataset.from_dict(
+        {"prompt": [fmt.prompt(p, []) for p in train], "answer": [p.answer for p in train]}
+    )
+    proxy = (
+        scorer_for(config.prm) if config.prm else (gold.scorer if gold else None)
+    )  # monitoring is no gold use
+    monitor = Monitor(
+        held, samples=config.prompts.monitor_samples, temperature=config.temperature,
+        max_new_tokens=config.max_completion_length, prm=proxy, aggregation=config.aggregation,
+        unfinished_reward=config.unfinished_reward, seed=config.seed,
+    )  # fmt: skip
+    monitors = MonitorCallback(monitor, config.monitor_every, out)
+    trainer = _trainer(config, out, policy, tokenizer, dataset, gold, monitors.as_callback())
+    checkpoint = get_last_checkpoint(str(out / TRAINER_DIR)) if (out / TRAINER_DIR).is_dir() else None
+    trainer.train(resume_from_checkpoint=checkpoint)
+    policy.config.use_cache = True
+    policy.save_pretrained(str(out), safe_serialization=True)
+    tokenizer.save_pretrained(str(out))
+    with open(out / "train_log.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(h) + "\n" for h in trainer.state.log_history)
+    gold_steps = gold.steps if gold is not None else 0
+    card = policy_card(config, trainer.state.global_step, monitors.points, monitors.warnings, gold_steps)
+    write_policy_card(out, card)
+    shutil.rmtree(out / TRAINER_DIR, ignore_errors=True)
+    return _summary(card, out)
