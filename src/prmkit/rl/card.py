@@ -30,12 +30,18 @@ def prm_card(prm: str | None) -> str | None:
     return None
 
 
+def uses_gold(config: RlConfig) -> bool:
+    """Whether the world's checker pays the training reward (``gold_process``, or ``world-oracle`` named
+    as the PRM of a reward that reads it)."""
+    return config.reward == "gold_process" or (config.prm == "world-oracle" and config.reward != "outcome")
+
+
 def gold_uses(config: RlConfig, gold_steps: int) -> list[GoldUse]:
     """Every way gold reached the trained policy (see the module docstring)."""
     uses = list(inherited_gold_use(config.policy))
     if config.prm and Path(config.prm).is_dir():
         uses += [g.model_copy(update={"via": "prm"}) for g in inherited_gold_use(config.prm)]
-    if config.reward == "gold_process":
+    if uses_gold(config):
         completions = config.steps * config.batch * config.group_size
         uses.append(
             GoldUse(use="training_labels", source="gold:world-oracle", traces=completions, labels=gold_steps)
@@ -53,7 +59,7 @@ def policy_card(
         "base_policy": config.policy,
         "reward": {
             "kind": config.reward,
-            "prm": config.prm if config.reward != "gold_process" else "world checker (gold)",
+            "prm": "world checker (gold)" if uses_gold(config) else config.prm,
             "prm_card": prm_card(config.prm),
             "aggregation": config.aggregation if config.reward == "prm_aggregate" else None,
             "process_weight": {"mixed": config.process_weight, "outcome": 0.0, "prm_aggregate": 0.0}.get(

@@ -20,7 +20,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from prmkit.rl.card import POLICY_CARD, policy_card, write_policy_card
+from prmkit.rl.card import POLICY_CARD, policy_card, uses_gold, write_policy_card
 from prmkit.rl.config import RlConfig
 from prmkit.rl.monitors import Monitor, MonitorCallback
 from prmkit.rl.rewards import ProcessReward, outcome_reward, scorer_for, trl_reward
@@ -61,11 +61,10 @@ def _rewards(config: RlConfig, gold: Any) -> tuple[list[Any], list[float], Proce
         return [outcome], [1.0], None
     if config.reward == "prm_aggregate":
         prm = trl_reward(
-            config.prm, config.aggregation, unfinished_reward=config.unfinished_reward, name="prm"
+            gold or config.prm, config.aggregation, unfinished_reward=config.unfinished_reward, name="prm"
         )
         return [prm, outcome], [1.0, 0.0], None
-    model = gold if config.reward == "gold_process" else config.prm
-    return [outcome], [1.0], ProcessReward(model, unfinished_reward=config.unfinished_reward)
+    return [outcome], [1.0], ProcessReward(gold or config.prm, unfinished_reward=config.unfinished_reward)
 
 
 def _grpo_args(config: RlConfig, output_dir: Path) -> Any:
@@ -89,7 +88,7 @@ def _trainer(
     from prmkit.policies.text import StepFormat
     from prmkit.rl.trl import DenseGRPOTrainer
 
-    funcs, weights, process = _rewards(config, gold)
+    funcs, weights, process = _rewards(config, gold if uses_gold(config) else None)
     args = _grpo_args(config, output_dir)
     args.reward_weights = weights
     common = {
@@ -122,16 +121,17 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     train, held = load_prompts(config.prompts)
-    gold = _Counting(WorldGold(train + held)) if config.reward == "gold_process" else None
+    # the world's checker pays the steps: a gold_process run, or world-oracle named as the PRM (it needs
+    # the problems' graphs, which a trace rebuilt from prompt text lacks, so they are looked up by text)
+    gold = _Counting(WorldGold(train + held)) if uses_gold(config) else None
     tokenizer = AutoTokenizer.from_pretrained(config.policy)
     policy = AutoModelForCausalLM.from_pretrained(config.policy)
     fmt = StepFormat()
     dataset = Dataset.from_dict(
         {"prompt": [fmt.prompt(p, []) for p in train], "answer": [p.answer for p in train]}
     )
-    proxy = (
-        scorer_for(config.prm) if config.prm else (gold.scorer if gold else None)
-    )  # monitoring is no gold use
+    checker = config.prm == "world-oracle" or config.reward == "gold_process"  # monitoring uses no gold
+    proxy = WorldGold(train + held) if checker else scorer_for(config.prm) if config.prm else None
     monitor = Monitor(
         held, samples=config.prompts.monitor_samples, temperature=config.temperature,
         max_new_tokens=config.max_completion_length, prm=proxy, aggregation=config.aggregation,

@@ -1,0 +1,164 @@
+"""train_policy: real GRPO steps on a tiny pretrained world LM with dense gold step rewards, the monitors
+file, the policy card and its gold-use record; a killed run resumed; the Goodhart warning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prmkit.rl.monitors import goodhart_warning, read_points
+
+pytestmark = [
+    pytest.mark.filterwarnings(r"ignore:`(is_)?gradient_checkpointing\w*` is deprecated:FutureWarning"),
+    pytest.mark.filterwarnings(r"ignore:You are using 'rollout_func'"),
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 1 x 32 LM pretrained for 30 steps on the simulated policy's own samples (no gold)."""
+    from prmkit.modeling import TinyConfig
+    from prmkit.training import PretrainConfig, pretrain_lm
+    from prmkit.world import generate_problems, sample_traces
+
+    out = tmp_path_factory.mktemp("pi0")
+    traces = sample_traces(generate_problems(60, seed=3), 2, seed=0)
+    tiny = TinyConfig(layers=1, width=32, heads=2, max_length=192, positions="rope")
+    cfg = PretrainConfig(tiny=tiny, max_steps=30, batch_size=16, vocab_size=300, threads=1, resume=False)
+    pretrain_lm(traces, out, cfg)
+    return out
+
+
+def _config(policy: Path, **overrides: Any):
+    from prmkit.rl.config import PromptSet, RlConfig
+
+    base = {
+        "policy": str(policy), "reward": "mixed", "prm": "world-oracle", "process_weight": 0.5,
+        "prompts": PromptSet(n=16, monitor_n=4, monitor_samples=2), "steps": 2, "batch": 2, "group_size": 4,
+        "max_completion_length": 48, "monitor_every": 1, "save_every": 1, "lr": 1e-3,
+        # a 30-step LM rarely reaches an answer: pay its steps anyway, so groups differ and it learns
+        "unfinished_reward": None,
+    }  # fmt: skip
+    return RlConfig(**{**base, **overrides})
+
+
+def test_a_short_run_writes_policy_monitors_and_card(tiny_lm: Path, tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    from prmkit.rl.train import train_policy
+
+    summary = train_policy(_config(tiny_lm), tmp_path)
+    assert summary["steps"] == 2
+    points = read_points(tmp_path / "monitors.jsonl")
+    assert [p["step"] for p in points] == [0, 1, 2]  # π0, then every step
+    for p in points:
+        assert p["samples"] == 8
+        assert 0.0 <= p["process_correct"] <= p["answer_accuracy"] <= 1.0
+        assert p["lucky"] == pytest.approx(p["answer_accuracy"] - p["process_correct"], abs=1e-3)
+        assert 0.0 <= p["prm_reward"] <= 1.0 and p["steps_per_response"] > 0
+        assert set(p["first_error_classes"]) <= {"misconception", "slip", "other"}
+    assert (tmp_path / "monitors.png").stat().st_size > 0
+    card = json.loads((tmp_path / "policy_card.json").read_text())
+    assert card["reward"]["kind"] == "mixed" and card["reward"]["process_weight"] == 0.5
+    assert card["budget"] == {
+        "optimiser_steps": 2,
+        "steps_taken": 2,
+        "completions_per_step": 8,
+        "training_problems": 16,
+    }
+    assert card["monitors"]["last"] == points[-1]
+    # world-oracle as the PRM is the world's checker paying every step: gold in training, counted
+    (use,) = card["gold_use"]
+    assert use["use"] == "training_labels" and use["traces"] == 16 and use["labels"] > 0
+    assert "Where gold was used" in (tmp_path / "README.md").read_text()
+    log = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
+    assert [h["step"] for h in log if "process/step_reward" in h] == [1, 2]
+    trained, pi0 = (
+        AutoModelForCausalLM.from_pretrained(p) for p in (tmp_path, tiny_lm)
+    )  # ordinary HF folders
+    assert any((a != b).any() for a, b in zip(trained.parameters(), pi0.parameters(), strict=True))
+    assert not (tmp_path / "trainer").exists()
+    assert train_policy(_config(tiny_lm), tmp_path) == summary  # a finished run is not trained again
+
+
+def test_outcome_run_uses_no_gold_and_plain_grpo(tiny_lm: Path, tmp_path: Path) -> None:
+    from prmkit.rl.train import train_policy
+
+    summary = train_policy(_config(tiny_lm, reward="outcome", prm=None, steps=1), tmp_path)
+    assert summary["gold_use"] == []
+    point = read_points(tmp_path / "monitors.jsonl")[-1]
+    assert "prm_reward" not in point and "process_correct" in point  # no proxy; gold still measured
+
+
+def test_a_killed_run_resumes_from_its_checkpoint(tiny_lm: Path, tmp_path: Path, monkeypatch) -> None:
+    from prmkit.rl import monitors
+    from prmkit.rl.train import train_policy
+
+    original = monitors.MonitorCallback.record
+
+    def killed(self, model, tokenizer, step):
+        if step == 2:
+            raise RuntimeError("killed")
+        return original(self, model, tokenizer, step)
+
+    config = _config(tiny_lm, reward="gold_process", prm=None, steps=3)
+    monkeypatch.setattr(monitors.MonitorCallback, "record", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        train_policy(config, tmp_path)
+    assert [p.name for p in (tmp_path / "trainer").glob("checkpoint-*")] == ["checkpoint-1"]
+    monkeypatch.setattr(monitors.MonitorCallback, "record", original)
+    summary = train_policy(config, tmp_path)
+    assert summary["steps"] == 3
+    assert [p["step"] for p in read_points(tmp_path / "monitors.jsonl")] == [0, 1, 2, 3]
+    log = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
+    assert [h["step"] for h in log if "loss" in h] == [1, 2, 3]  # step 1 from the checkpoint
+
+
+def _points(proxy: list[float], gold: list[float]) -> list[dict[str, Any]]:
+    return [
+        {"step": 10 * i, "prm_reward": p, "process_correct": g, "answer_accuracy": 0.5}
+        for i, (p, g) in enumerate(zip(proxy, gold, strict=True))
+    ]
+
+
+def test_the_goodhart_warning_fires_when_proxy_rises_and_gold_falls() -> None:
+    warning = goodhart_warning(_points([0.3, 0.4, 0.5, 0.6], [0.3, 0.35, 0.3, 0.2]))
+    assert (
+        warning is not None
+        and "step 10 to 30" in warning
+        and "process_correct fell 0.350 -> 0.200" in warning
+    )
+    assert goodhart_warning(_points([0.3, 0.4, 0.5, 0.6], [0.3, 0.35, 0.4, 0.5])) is None  # both rise
+    assert goodhart_warning(_points([0.6, 0.5, 0.4], [0.3, 0.2, 0.1])) is None  # both fall
+    assert goodhart_warning(_points([0.40, 0.42, 0.44], [0.30, 0.29, 0.28])) is None  # within noise
+    assert goodhart_warning(_points([0.3, 0.6], [0.5, 0.1])) is None  # fewer points than the window
+    series = ((0, 0.2, 0.6), (10, 0.4, 0.4), (20, 0.6, 0.2))
+    no_gold = [{"step": s, "prm_reward": p, "answer_accuracy": g} for s, p, g in series]
+    assert "answer_accuracy fell" in (goodhart_warning(no_gold) or "")
+
+
+def test_config_refuses_a_prm_reward_without_a_prm(tiny_lm: Path) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="needs a PRM"):
+        _config(tiny_lm, reward="dense", prm=None)
+    with pytest.raises(ValidationError, match="needs world problems"):
+        from prmkit.rl.config import PromptSet
+
+        _config(tiny_lm, reward="gold_process", prm=None, prompts=PromptSet(source="mine.jsonl"))
+
+
+def test_cli_rl_options_come_from_the_config() -> None:
+    from typer.testing import CliRunner
+
+    from prmkit.cli import app
+
+    result = CliRunner().invoke(app, ["rl", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for flag in ("--reward", "--prm", "--prompts-n", "--process-weight", "--kl-beta", "--monitor-every"):
+        assert flag in result.output
+    result = CliRunner().invoke(app, ["rl", "--policy", "x", "--reward", "dense", "-o", "out"])
+    assert result.exit_code == 2 and "needs a PRM" in result.output
