@@ -59,7 +59,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-_AREAS = ("data", "world", "label", "annotate", "models", "search", "serve", "evaluate", "run")
+_AREAS = ("data", "world", "label", "annotate", "models", "search", "serve", "evaluate", "run", "rl")
 
 for _area in _AREAS:
     importlib.import_module(f"prmkit.cli.{_area}").register(app)
