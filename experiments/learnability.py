@@ -18,8 +18,9 @@ import json
 from pathlib import Path
 from typing import Any, get_args
 
-from prmkit.core.dataset import read_traces, write_traces
+from prmkit.core.dataset import write_traces
 from prmkit.core.model import Trace
+from prmkit.formats.inputs import read_traces
 
 WORLDS: dict[str, dict[str, Any]] = {"default": {}, "harder": {"max_value": 20, "phrasing_variety": 1}}
 

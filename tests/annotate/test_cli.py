@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 from prmkit.annotate import auth, work
 from prmkit.annotate.store import Store
 from prmkit.cli import app
-from prmkit.core.dataset import read_traces, write_traces
+from prmkit.core.dataset import write_traces
+from prmkit.formats.inputs import read_traces
 
 runner = CliRunner()
 

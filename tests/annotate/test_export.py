@@ -11,8 +11,8 @@ from prmkit.annotate import auth, export, export_labelstudio, import_labelstudio
 from prmkit.annotate.assign import assign_items
 from prmkit.annotate.export import export_traces
 from prmkit.annotate.store import Store
-from prmkit.core.dataset import read_traces
 from prmkit.core.errors import InputError
+from prmkit.formats.inputs import read_traces
 
 
 @pytest.fixture

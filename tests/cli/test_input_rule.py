@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prmkit.cli import app
-from prmkit.core.dataset import read_traces
+from prmkit.formats.inputs import read_traces
 
 runner = CliRunner()
 

@@ -17,8 +17,9 @@ import yaml
 from typer.testing import CliRunner
 
 from prmkit.cli import app
-from prmkit.core.dataset import read_traces, write_traces
+from prmkit.core.dataset import write_traces
 from prmkit.formats import read
+from prmkit.formats.inputs import read_traces
 
 runner = CliRunner()
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "real"

@@ -13,8 +13,8 @@ from prmkit.core import (
     Step,
     Trace,
     from_hf_dataset,
-    read_problems,
-    read_traces,
+    read_native_problems,
+    read_native_traces,
     to_hf_dataset,
     write_traces,
 )
@@ -47,7 +47,7 @@ def test_file_round_trip_is_lossless(tmp_path, suffix):
     path = tmp_path / f"d{suffix}"
     data = traces()
     write_traces(path, data)
-    assert read_traces(path) == data
+    assert read_native_traces(path) == data
 
 
 def test_hf_dataset_round_trip():
@@ -65,13 +65,13 @@ def test_bad_records_are_located_and_all_collected(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError) as err:
-        read_traces(path)
+        read_native_traces(path)
     msg = str(err.value)
     assert f"{path}:2: (json): expected one JSON object per line" in msg
     assert f"{path}:3: steps.0.labels.0.rating: expected input should be -1, 0 or 1, found 5" in msg
     assert f"{path}:4: problem: expected field required, found nothing" in msg
     report = SkipReport()
-    assert len(read_traces(path, skip_invalid=True, report=report)) == 1
+    assert len(read_native_traces(path, skip_invalid=True, report=report)) == 1
     assert dict(report.skipped) == {"json": 1, "range": 1, "missing": 1}
 
 
@@ -81,17 +81,17 @@ def test_wrong_encoding_and_lfs_pointer(tmp_path):
     with pytest.raises(
         InputError, match=r"latin.jsonl:1: \(encoding\): expected UTF-8 text, found byte 0xe9"
     ):
-        read_traces(enc)
+        read_native_traces(enc)
     lfs = tmp_path / "phase2_train.jsonl"
     lfs.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 1\n")
     with pytest.raises(InputError, match="git lfs pull"):
-        read_traces(lfs)
+        read_native_traces(lfs)
 
 
 def test_problems_from_a_trace_file(tmp_path):
     path = tmp_path / "t.jsonl"
     write_traces(path, traces())
-    assert [p.id for p in read_problems(path)] == ["p"]
+    assert [p.id for p in read_native_problems(path)] == ["p"]
 
 
 def test_appender_cuts_a_torn_tail(tmp_path):

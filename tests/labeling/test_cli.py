@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from prmkit.core.dataset import read_traces, write_traces
+from prmkit.core.dataset import write_traces
+from prmkit.formats.inputs import read_traces
 
 PRMKIT = str(Path(sys.executable).parent / "prmkit")
 

@@ -5,8 +5,9 @@ from prmkit.labeling.mc import label_mc
 from prmkit.world import WorldPolicy
 
 
-def test_mc_agrees_with_gold_and_shares_prefixes(traces, fe_accuracy):
-    labelled, summary = label_mc(traces, WorldPolicy(), rollouts=8, seed=0)
+def test_mc_agrees_with_gold_and_shares_prefixes(traces_world_1, fe_accuracy, world_1):
+    traces = traces_world_1
+    labelled, summary = label_mc(traces, world_1, rollouts=8, seed=0)
     hard = fe_accuracy(labelled, "mc_hard")
     soft = fe_accuracy(labelled, "mc_soft")
     assert hard >= 0.84, hard  # measured 0.92 (see docs/labeling.md)

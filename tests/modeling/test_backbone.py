@@ -8,7 +8,6 @@ from pydantic import ValidationError
 from transformers import AutoModelForCausalLM
 
 from prmkit.modeling import TinyConfig, build_tokenizer, tiny_config
-from prmkit.training.surprise import grow
 
 TEXTS = ["Ann has 36 apples. She gives away 7 apples.", "She gives away 7, so 36 - 7 = 29 apples."] * 20
 
@@ -57,7 +56,7 @@ def test_the_global_layer_has_no_position_encoding(tok):
         assert not torch.allclose(rope(ids).logits[0, -1], rope(shuffled).logits[0, -1], atol=1e-3)
 
 
-def test_layout_survives_a_save_and_grown_layers_stay_global(tok, tmp_path):
+def test_layout_survives_a_save(tok, tmp_path):
     model, ids = _model(tok, layers=3), _ids(tok)
     assert model.config.no_rope_layers == [1, 1, 0]
     assert model.config.layer_types == ["sliding_attention", "sliding_attention", "full_attention"]
@@ -66,10 +65,7 @@ def test_layout_survives_a_save_and_grown_layers_stay_global(tok, tmp_path):
     with torch.no_grad():
         before = model(ids).logits
         assert torch.equal(again(ids).logits, before)
-        grow(model, 1)
-        assert torch.allclose(model(ids).logits, before, atol=1e-6)  # grown layers start as the identity
-    assert model.config.no_rope_layers == [1, 1, 0, 0]
-    assert model.config.layer_types[-1] == "full_attention"
+    assert again.config.no_rope_layers == [1, 1, 0]
 
 
 def test_one_layer_cannot_be_local_and_global():

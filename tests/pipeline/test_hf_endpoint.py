@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from prmkit.core.dataset import read_traces, write_traces
+from prmkit.core.dataset import write_traces
+from prmkit.formats.inputs import read_traces
 from prmkit.pipeline import load_recipe, run
 from prmkit.pipeline.stages import plan
 from prmkit.training import PretrainConfig, pretrain_lm

@@ -3,8 +3,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from prmkit.core.dataset import read_traces
 from prmkit.core.model import Problem
+from prmkit.formats.inputs import read_traces
 from prmkit.labeling.judge import label_judge
 from prmkit.labeling.mc import label_mc
 from prmkit.policies import load_judge, load_policy

@@ -15,8 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from prmkit.cli import app
-from prmkit.core.dataset import read_traces, write_jsonl, write_traces
+from prmkit.core.dataset import write_jsonl, write_traces
 from prmkit.core.errors import InputError
+from prmkit.formats.inputs import read_traces
 from prmkit.scoring import SCORER_FORMS, load_scorer, scorer_form
 from prmkit.scoring.labels import LabelScorer
 from prmkit.scoring.remote import RemoteScorer

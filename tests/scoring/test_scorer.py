@@ -9,7 +9,8 @@ import pytest
 import torch
 from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-from prmkit.core.dataset import read_traces, write_traces
+from prmkit.core.dataset import write_traces
+from prmkit.formats.inputs import read_traces
 from prmkit.scoring import load_scorer, score
 
 

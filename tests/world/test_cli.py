@@ -10,9 +10,10 @@ import typer
 from typer.testing import CliRunner
 
 from prmkit.cli.world import register
-from prmkit.core.dataset import read_problems, read_traces, write_jsonl
+from prmkit.core.dataset import write_jsonl
 from prmkit.core.errors import InputError
 from prmkit.core.model import Problem, Trace
+from prmkit.formats.inputs import read_problems, read_traces
 from prmkit.world import check, generate, sample, stats
 
 

@@ -11,7 +11,9 @@ from prmkit.world import WORLD_VERSION, WorldConfig, generate_problem, generate_
 from prmkit.world.generator import apply_op
 
 # The first 20 train problems of seed 0. If this changes, problems changed: bump WORLD_VERSION.
-GOLDEN = "d3cebcf5fd5aeb3f2316cc18d08c2ecf40ba9d4b4085041f3291237a2bb69f45"  # world-2: the version in metadata
+GOLDEN = (
+    "d3cebcf5fd5aeb3f2316cc18d08c2ecf40ba9d4b4085041f3291237a2bb69f45"  # world-2: the version in metadata
+)
 
 
 def _digest(problems) -> str:

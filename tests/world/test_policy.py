@@ -41,7 +41,9 @@ def _decisions(trace, check):
 
 
 def test_measured_error_rates_match_the_settings(problems) -> None:
-    config = PolicyConfig(lucky=0.0, misconceptions=0.0)  # the independent errors alone (see test_misconceptions)
+    config = PolicyConfig(
+        lucky=0.0, misconceptions=0.0
+    )  # the independent errors alone (see test_misconceptions)
     traces = sample_traces(problems, 4, seed=1, policy=WorldPolicy(config))
     counts = dict.fromkeys(
         ("arithmetic", "wrong_quantity", "wrong_operation", "skipped_step", "early_answer", "neutral"), 0

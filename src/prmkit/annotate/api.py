@@ -23,8 +23,8 @@ from prmkit.annotate.limits import Limits
 from prmkit.annotate.qc import annotator_stats, world_gold_traces
 from prmkit.annotate.store import Store, open_store
 from prmkit.annotate.work import load_items
-from prmkit.core.dataset import read_traces
 from prmkit.core.files import atomic_write
+from prmkit.formats.inputs import read_traces
 
 
 def load(

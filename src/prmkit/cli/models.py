@@ -123,8 +123,8 @@ def _orm(data: Path, output: Path, cfg: Any) -> Any:
 def _check_outcomes(data: Path) -> None:
     """An ORM learns ``answer_correct``; a file whose format cannot carry it (Math-Shepherd, TRL) is refused
     in one line before the model loads, not with a traceback from an empty training set."""
-    from prmkit.core.dataset import read_traces
     from prmkit.formats import detect_format
+    from prmkit.formats.inputs import read_traces
 
     traces = read_traces(data)
     if any(t.answer_correct is not None for t in traces):
@@ -159,7 +159,8 @@ def score(
     overlong: str | None = typer.Option(None, "--overlong", help=OVERLONG_HELP),
 ) -> None:
     """Score every step of every trace; adds Labels with provenance ``model`` (actor = MODEL)."""
-    from prmkit.core.dataset import read_traces, write_traces
+    from prmkit.core.dataset import write_traces
+    from prmkit.formats.inputs import read_traces
     from prmkit.scoring import AGGREGATIONS, OverlongError, load_scorer
     from prmkit.scoring import score as score_traces
 

@@ -25,16 +25,30 @@ TEMPERATURE = typer.Option(None, "--temperature", help="Scales every error rate.
 SYSTEMATIC = typer.Option(
     None,
     "--systematic",
-    help="Chance that a problem has a misconception every sample of it shares (correlated errors; "
+    help="Chance that a problem has a systematic error every sample of it shares (correlated errors; "
     "default 0: none).",
 )
 SYSTEMATIC_RATE = typer.Option(
-    None, "--systematic-rate", help="Chance that a sample repeats its problem's misconception (default 0.5)."
+    None,
+    "--systematic-rate",
+    help="Chance that a sample repeats its problem's systematic error (default 0.5).",
+)
+MISCONCEPTIONS = typer.Option(
+    None,
+    "--misconceptions",
+    help="Scales the strength of the policy's misconceptions, wrong beliefs held in every problem "
+    "(default 1; 0 samples as world-1).",
 )
 
 
-def _policy_flags(temperature: float | None, systematic: float | None, systematic_rate: float | None):
-    return {"temperature": temperature, "systematic": systematic, "systematic_rate": systematic_rate}
+def _policy_flags(
+    temperature: float | None,
+    systematic: float | None,
+    systematic_rate: float | None,
+    misconceptions: float | None,
+):
+    return {"temperature": temperature, "systematic": systematic, "systematic_rate": systematic_rate,
+            "misconceptions": misconceptions}  # fmt: skip
 
 
 def _load(path: Path | None, overrides: dict[str, Any], kind: str):
@@ -62,6 +76,8 @@ def _print_stats(stats) -> None:
     table.add_row("mean_ops", f"{stats.mean_ops:.2f}")
     for kind, share in stats.first_error_kinds.items():
         table.add_row(f"first error: {kind}", f"{share:.3f}")
+    for cls, share in stats.first_error_classes.items():
+        table.add_row(f"first error class: {cls}", f"{share:.3f}")
     console.print(table)
 
 
@@ -109,12 +125,15 @@ def sample_cmd(
     temperature: float | None = TEMPERATURE,
     systematic: float | None = SYSTEMATIC,
     systematic_rate: float | None = SYSTEMATIC_RATE,
+    misconceptions: float | None = MISCONCEPTIONS,
 ) -> None:
     """Sample traces from the simulated policy (calls prmkit.world.sample)."""
-    from prmkit.core.dataset import read_problems
+    from prmkit.formats.inputs import read_problems
     from prmkit.world import sample
 
-    config = _load(policy_config, _policy_flags(temperature, systematic, systematic_rate), "policy")
+    config = _load(
+        policy_config, _policy_flags(temperature, systematic, systematic_rate, misconceptions), "policy"
+    )
     total = len(read_problems(problems))
     with progress() as bar:
         task = bar.add_task("sample", total=total)
@@ -135,7 +154,7 @@ def check_cmd(
     output: Path = typer.Option(..., "-o", "--output", help="Traces with gold labels."),
 ) -> None:
     """Add gold labels (local and prefix views) and print a summary (calls prmkit.world.check)."""
-    from prmkit.core.dataset import read_traces
+    from prmkit.formats.inputs import read_traces
     from prmkit.world import check
 
     total = len(read_traces(traces))
@@ -163,6 +182,7 @@ def stats_cmd(
     temperature: float | None = TEMPERATURE,
     systematic: float | None = SYSTEMATIC,
     systematic_rate: float | None = SYSTEMATIC_RATE,
+    misconceptions: float | None = MISCONCEPTIONS,
     json_out: bool = typer.Option(False, "--json", help="Print the statistics as JSON on stdout."),
 ) -> None:
     """Print the world's statistics: accuracy, steps, error-kind mix, lucky rate (calls prmkit.world.stats)."""
@@ -174,7 +194,9 @@ def stats_cmd(
         seed,
         split,
         _load(world_config, {}, "world"),
-        _load(policy_config, _policy_flags(temperature, systematic, systematic_rate), "policy"),
+        _load(
+            policy_config, _policy_flags(temperature, systematic, systematic_rate, misconceptions), "policy"
+        ),
     )
     if json_out:
         typer.echo(result.model_dump_json(indent=2))

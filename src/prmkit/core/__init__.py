@@ -12,9 +12,9 @@
 
 from prmkit.core.dataset import (
     from_hf_dataset,
+    read_native_problems,
+    read_native_traces,
     read_parquet,
-    read_problems,
-    read_traces,
     to_hf_dataset,
     write_jsonl,
     write_parquet,
@@ -43,9 +43,9 @@ __all__ = [
     "UnknownNameError",
     "from_hf_dataset",
     "matches",
+    "read_native_problems",
+    "read_native_traces",
     "read_parquet",
-    "read_problems",
-    "read_traces",
     "to_hf_dataset",
     "write_jsonl",
     "write_parquet",

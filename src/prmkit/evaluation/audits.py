@@ -150,7 +150,7 @@ def audit(
     whole trace); ``auto`` does so for checkpoints whose spec says ``kind: orm``. ``threshold``: None
     takes the checkpoint's own (``prmkit.scoring.pick_threshold``); the report says which was used.
     """
-    from prmkit.core.dataset import read_traces
+    from prmkit.formats.inputs import read_traces
     from prmkit.scoring import pick_threshold
 
     items = read_traces(traces)

@@ -281,9 +281,9 @@ def eval_bon(
     """
     import json
 
-    from prmkit.core.dataset import read_traces
     from prmkit.evaluation import plots
     from prmkit.evaluation.audits import score_with
+    from prmkit.formats.inputs import read_traces
 
     items = read_traces(traces)
     prm_scores, prm_name, *_ = score_with(prm, items) if prm else (None, None)

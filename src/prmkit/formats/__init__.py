@@ -16,6 +16,7 @@ Files:
 - ``native.py``        prmkit's own JSONL / Parquet (lossless)
 - ``detect.py``        format detection from content
 - ``convert.py``       read, write, convert, validate (the public API; CLI twins in prmkit.cli.data)
+- ``inputs.py``        the one input rule: ``read_traces`` / ``read_problems`` read every format
 - ``stats.py``         inspect: counts, label distribution by source, first-error histogram (PNG)
 """
 
@@ -35,6 +36,7 @@ from prmkit.formats.convert import (
     write,
 )
 from prmkit.formats.detect import detect_format
+from prmkit.formats.inputs import read_problems, read_traces
 
 FORMATS: Registry[Format] = Registry("format")
 """Format name -> adapter; lazy so a format's module loads only when it is used."""
@@ -57,6 +59,8 @@ __all__ = [
     "detect_format",
     "inspect",
     "read",
+    "read_problems",
+    "read_traces",
     "validate",
     "write",
 ]

@@ -9,10 +9,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from prmkit.core.dataset import read_traces, write_traces
+from prmkit.core.dataset import write_traces
 from prmkit.core.errors import InputError, Issue
 from prmkit.core.files import atomic_write
 from prmkit.core.model import LabelMethod, Provenance, Trace
+from prmkit.formats.inputs import read_traces
 from prmkit.labeling.jobs import LABELING_VERSION
 
 

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from prmkit.core.dataset import read_traces
 from prmkit.core.model import Label, Trace
+from prmkit.formats.inputs import read_traces
 from prmkit.labeling.common import Options, provenance, write_result
 
 

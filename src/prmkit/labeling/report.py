@@ -20,9 +20,9 @@ from typing import Any
 import yaml
 from pydantic import Field
 
-from prmkit.core.dataset import read_traces
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
+from prmkit.formats.inputs import read_traces
 from prmkit.labeling.common import Options
 
 ROLLOUT_KEYS = {"mc_hard": "mc", "mc_soft": "mc", "binary_search": "binary_search"}

@@ -8,7 +8,7 @@ and on the command line, and is documented once, where that config defines it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -70,6 +70,27 @@ class LabelsSection(_Section):
         return self
 
 
+class PrmRun(_Section):
+    """One more PRM beside those of ``prm_sources``: another head, or a training set cut to a size, for a
+    comparison at equal settings but one (docs/labeling.md, "The labels study")."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    """Its stage is ``prm-<name>``, and its row in every table."""
+    source: str
+    """The label source it learns from (as in ``prm_sources``)."""
+    prm: dict[str, Any] = {}
+    """Fields of ``train.prm`` changed for this PRM alone, e.g. ``{head: classifier}``."""
+    size_of: str | None = None
+    """Train on as many traces as this label source labelled (e.g. ``consensus``, which keeps only the
+    traces MC and the judge agree on), drawn at random from ``source``'s traces with the PRM's seed: the
+    comparison of a filter with a random subset of the same size."""
+
+    @model_validator(mode="after")
+    def _prm_fields(self) -> PrmRun:
+        PrmConfig.model_validate({**PrmConfig().model_dump(), **self.prm})
+        return self
+
+
 class TrainSection(_Section):
     """The models: one pretrained backbone shared by every PRM, the ORM and the small LM policy."""
 
@@ -80,8 +101,14 @@ class TrainSection(_Section):
     """Settings shared by every PRM; ``label_source`` is set per PRM from ``prm_sources``."""
     prm_sources: list[str] = ["gold", "mc_hard"]
     """One PRM per label source (gold, mc_hard, mc_soft, binary_search, judge, consensus...)."""
+    prm_runs: list[PrmRun] = []
+    """More PRMs, each with its own name, source, changed settings or training-set size."""
     orm: OrmConfig | None = OrmConfig(max_steps=400)
     """The outcome baseline; null to skip it."""
+
+    def prm_config(self, run: PrmRun) -> PrmConfig:
+        """``prm`` with ``run``'s changes and its label source."""
+        return PrmConfig.model_validate({**self.prm.model_dump(), **run.prm, "label_source": run.source})
 
 
 class EvaluateSection(_Section):
@@ -141,7 +168,9 @@ class Recipe(_Section):
         if "search" in methods:
             made.add("binary_search")
         made |= {m for m in ("judge", "consensus") if m in methods}
-        missing = [s for s in self.train.prm_sources if s.partition(":")[0] not in made]
+        wanted = [*self.train.prm_sources, *(r.source for r in self.train.prm_runs)]
+        wanted += [r.size_of for r in self.train.prm_runs if r.size_of]
+        missing = [s for s in wanted if s.partition(":")[0] not in made]
         if missing:
             raise ValueError(
                 f"train.prm_sources {missing} are not made by this recipe (made: {sorted(made)})"

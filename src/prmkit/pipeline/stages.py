@@ -33,7 +33,8 @@ class Stage:
 
 
 def _problems(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
-    from prmkit.core.dataset import read_traces, write_traces
+    from prmkit.core.dataset import write_traces
+    from prmkit.formats.inputs import read_traces
 
     p = r.problems
     if p.source != "world":
@@ -94,7 +95,7 @@ def _consensus(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
 
 
 def _label_report(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
-    from prmkit.core.dataset import read_traces
+    from prmkit.formats.inputs import read_traces
     from prmkit.labeling.report import label_report, plot_report
 
     merged: dict[str, Any] = {}
@@ -146,6 +147,31 @@ def _prm(source: str) -> Run:
         path = data / (TRACES if data.name.startswith("problems-") else LABELS)
         cfg = r.train.prm.model_copy(update={"label_source": source, **_base(deps)})
         return train_prm(path, out / MODEL, cfg)
+
+    return run
+
+
+def _prm_run(index: int) -> Run:
+    """A ``train.prm_runs`` entry: its own settings, and with ``size_of`` a random subset of its source's
+    traces as large as that other source's."""
+
+    def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+        import random
+
+        from prmkit.formats.inputs import read_traces
+        from prmkit.training import train_prm
+
+        spec = r.train.prm_runs[index]
+        cfg = r.train.prm_config(spec).model_copy(update=_base(deps))
+        data = deps[data_for(spec.source, set(deps))]
+        traces = read_traces(data / (TRACES if data.name.startswith("problems-") else LABELS))
+        if spec.size_of is None:
+            return train_prm(traces, out / MODEL, cfg)
+        labelled = [t for t in traces if any(s.label(spec.source) for s in t.steps)]
+        other = deps[data_for(spec.size_of, set(deps))]
+        n = sum(1 for t in read_traces(other / LABELS) if any(s.label(spec.size_of) for s in t.steps))
+        subset = random.Random(cfg.seed).sample(labelled, min(n, len(labelled)))
+        return {**train_prm(subset, out / MODEL, cfg), "subset": {"traces": len(subset), "of": len(labelled)}}
 
     return run
 
@@ -214,6 +240,14 @@ def plan(r: Recipe) -> list[Stage]:
         name = "prm-" + source.replace(":", "-")
         settings = r.train.prm.model_dump(mode="json") | {"label_source": source}
         stages.append(Stage(name, [*backbone, data_for(source, available)], settings, _prm(source), "train"))
+        models.append(name)
+    for i, spec in enumerate(r.train.prm_runs):
+        name = "prm-" + spec.name
+        reads = [data_for(spec.source, available)]
+        if spec.size_of and data_for(spec.size_of, available) not in reads:
+            reads.append(data_for(spec.size_of, available))
+        settings = {"prm": r.train.prm_config(spec).model_dump(mode="json"), "size_of": spec.size_of}
+        stages.append(Stage(name, [*backbone, *reads], settings, _prm_run(i), "train"))
         models.append(name)
     if r.train.orm is not None:
         stages.append(

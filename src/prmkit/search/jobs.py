@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from prmkit.core.dataset import read_problems, write_traces
+from prmkit.core.dataset import write_traces
 from prmkit.core.files import atomic_write
 from prmkit.core.protocols import StepScorer
+from prmkit.formats.inputs import read_problems
 from prmkit.policies.options import PolicyOptions
 from prmkit.search.beam import beam_search, dvts
 from prmkit.search.bon import best_of_n

@@ -226,7 +226,7 @@ class ServePolicyConfig(BaseModel):
 
 def build_service(config: ServePolicyConfig) -> PolicyService:
     """The service a config describes: its policy, judge and problems loaded."""
-    from prmkit.core.dataset import read_problems
+    from prmkit.formats.inputs import read_problems
     from prmkit.policies import load_judge, load_policy
 
     problems: list[Problem] = [p for path in config.problems for p in read_problems(path)]

@@ -17,9 +17,9 @@ from typing import Any
 
 from prmkit.cards import ProcessCard, summarize_sources
 from prmkit.cards.process_card import gold_use, inherited_gold_use
-from prmkit.core.dataset import read_traces
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
+from prmkit.formats.inputs import read_traces
 from prmkit.modeling.backbone import causal_lm, load_tokenizer, tiny_config, token_classifier
 from prmkit.modeling.checkpoint import save_checkpoint
 from prmkit.modeling.spec import PrmSpec, write_spec

@@ -57,7 +57,7 @@ def pretrain_lm(
     import torch
     from transformers import AutoModelForCausalLM, Trainer
 
-    from prmkit.core.dataset import read_traces
+    from prmkit.formats.inputs import read_traces
 
     config = config or PretrainConfig()
     threads = loop.set_threads(config)

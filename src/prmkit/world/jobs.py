@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from prmkit.core.dataset import read_problems, read_traces, write_jsonl, write_traces
+from prmkit.core.dataset import write_jsonl, write_traces
 from prmkit.core.errors import InputError, Issue
 from prmkit.core.model import Problem, Trace
+from prmkit.formats.inputs import read_problems, read_traces
 from prmkit.world.checker import apply_gold, check_trace
 from prmkit.world.config import PolicyConfig, WorldConfig
 from prmkit.world.generator import generate_problem

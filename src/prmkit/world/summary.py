@@ -37,6 +37,8 @@ class WorldStats(BaseModel):
     """Share of right-answer traces that are lucky: how often outcome labels reward a wrong process."""
     first_error_kinds: dict[str, float] = Field(default_factory=dict)
     """Share of traces with an error whose first error has each kind."""
+    first_error_classes: dict[str, float] = Field(default_factory=dict)
+    """Share of traces with an error whose first error is a misconception, a slip or another error."""
     step_status: dict[str, float] = Field(default_factory=dict)
     """Share of all steps that are valid, neutral, or each error kind."""
     world_version: str = WORLD_VERSION
@@ -48,12 +50,14 @@ def summarize(traces: Sequence[Trace], checks: Sequence[TraceCheck] | None = Non
     n = max(1, len(traces))
     correct_by_problem: dict[str, bool] = {}
     first_kinds: Counter[str] = Counter()
+    first_classes: Counter[str] = Counter()
     status: Counter[str] = Counter()
     for trace, check in zip(traces, checks, strict=True):
         pid = trace.problem.id
         correct_by_problem[pid] = correct_by_problem.get(pid, False) or bool(check.answer_correct)
         if check.first_error >= 0:
             first_kinds[str(check.first_error_kind)] += 1
+            first_classes[str(check.first_error_class)] += 1
         for sc in check.steps:
             status[sc.kind if sc.status == "error" else sc.status] += 1
     correct = sum(bool(c.answer_correct) for c in checks)
@@ -71,6 +75,7 @@ def summarize(traces: Sequence[Trace], checks: Sequence[TraceCheck] | None = Non
         lucky_rate=lucky / n,
         lucky_share_of_correct=lucky / max(1, correct),
         first_error_kinds={k: v / n_errors for k, v in first_kinds.most_common()},
+        first_error_classes={k: v / n_errors for k, v in first_classes.most_common()},
         step_status={k: v / n_steps for k, v in status.most_common()},
     )
 
