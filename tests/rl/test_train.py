@@ -93,6 +93,25 @@ def test_outcome_run_uses_no_gold_and_plain_grpo(tiny_lm: Path, tmp_path: Path) 
     assert "prm_reward" not in point and "process_correct" in point  # no proxy; gold still measured
 
 
+def test_outside_the_world_monitors_check_held_out_answers(tiny_lm: Path, tmp_path: Path) -> None:
+    from prmkit.core.dataset import write_jsonl
+    from prmkit.core.model import Problem
+    from prmkit.rl.config import PromptSet
+    from prmkit.rl.train import train_policy
+    from prmkit.world import generate_problems
+
+    # a user's problems: text and answer only (no graph the world's checker could read)
+    mine = [
+        Problem(id=f"q{i}", text=p.text, answer=p.answer) for i, p in enumerate(generate_problems(20, seed=5))
+    ]
+    write_jsonl(tmp_path / "mine.jsonl", mine)
+    prompts = PromptSet(source=str(tmp_path / "mine.jsonl"), n=16, monitor_n=4, monitor_samples=2)
+    train_policy(_config(tiny_lm, reward="outcome", prm=None, steps=1, prompts=prompts), tmp_path / "run")
+    point = read_points(tmp_path / "run" / "monitors.jsonl")[-1]
+    assert point["samples"] == 8 and 0.0 <= point["answer_accuracy"] <= 1.0
+    assert "process_correct" not in point and "lucky" not in point
+
+
 def test_a_killed_run_resumes_from_its_checkpoint(tiny_lm: Path, tmp_path: Path, monkeypatch) -> None:
     from prmkit.rl import monitors
     from prmkit.rl.train import train_policy

@@ -13,8 +13,15 @@ to a trainer.
 - ``trl.py``         ``DenseGRPOTrainer``: TRL's GRPOTrainer with ``(batch, tokens)`` advantages
 - ``verl.py``        ``compute_score`` and ``PrmkitRewardManager`` for verl
 - ``openrlhf.py``    ``openrlhf_rewards`` and ``reward_func`` for OpenRLHF
+- ``config.py``      ``RlConfig``: one typed config for ``prmkit rl`` (prompts, reward, PRM, budget)
+- ``rollout.py``     prompts of a run, the world's checker for prompt-text traces, TRL's rollouts through
+                     prmkit's KV-cached sampler
+- ``monitors.py``    hacking monitors on held-out samples, the Goodhart warning, ``monitors.jsonl``
+- ``plot.py``        the monitors' curves and the Goodhart plot
+- ``card.py``        the policy card (reward, PRM, budget, seeds, monitors, gold use)
+- ``train.py``       ``train_policy(config, output_dir)``: GRPO with monitors, resumable, with its card
 
-``trl.py`` imports TRL (the ``rl`` extra); nothing else here does.
+``trl.py`` and ``train.py`` import TRL (the ``rl`` extra) when used; importing ``prmkit.rl`` does not.
 """
 
 from __future__ import annotations

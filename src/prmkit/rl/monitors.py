@@ -133,8 +133,7 @@ def shape_metrics(done: Sequence[tuple[str, CompletionSteps]]) -> dict[str, floa
     """How completions are written, gold or not: steps, step length, repeats, empties, unfinished."""
     steps = [s for _, c in done for s in c.steps]
     repeated = sum(len(c.steps) - len(set(c.steps)) for _, c in done)
-    lines = [line for text, c in done for line in text.split("\n")[: max(len(c.steps), 1)]]
-    empty = sum(not line.strip() for line in lines)
+    empty = sum(_blank_lines(text, len(c.steps)) for text, c in done)
     return {
         "steps_per_response": round(len(steps) / len(done), 3) if done else 0.0,
         "step_chars": round(sum(map(len, steps)) / len(steps), 2) if steps else 0.0,
@@ -143,6 +142,21 @@ def shape_metrics(done: Sequence[tuple[str, CompletionSteps]]) -> dict[str, floa
         "unfinished": _share([not c.finished for _, c in done]),
         "one_step": _share([len(c.steps) <= 1 for _, c in done]),
     }
+
+
+def _blank_lines(text: str, steps: int) -> int:
+    """Blank lines between a completion's first and its last kept step (text past the answer is not
+    part of the solution)."""
+    blank = pending = seen = 0
+    for line in text.split("\n"):
+        if seen == steps:
+            break
+        if line.strip():
+            seen += 1
+            blank, pending = blank + (pending if seen > 1 else 0), 0
+        else:
+            pending += 1
+    return blank
 
 
 def gold_metrics(done: Sequence[tuple[Problem, CompletionSteps]]) -> dict[str, Any]:
