@@ -63,7 +63,7 @@ def selection_rows(pools_, prm_scores, orm_scores, n: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from prmkit.serving.remote import load_any_scorer
+    from prmkit.scoring import load_scorer
     from prmkit.world import PolicyConfig, WorldPolicy, generate_problems
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -82,11 +82,11 @@ def main(argv: list[str] | None = None) -> dict:
 
     policy = WorldPolicy(PolicyConfig(systematic=a.systematic, systematic_rate=a.systematic_rate))
     problems = generate_problems(a.problems, seed=a.seed, split=a.split)
-    prm = load_any_scorer(a.prm)
+    prm = load_scorer(a.prm)
     drawn = pools(problems, policy, 64, a.seed)
     flat = [t for pool in drawn for t in pool]
     prm_flat = prm.score(flat)
-    orm_flat = load_any_scorer(a.orm).score(flat) if a.orm else None
+    orm_flat = load_scorer(a.orm).score(flat) if a.orm else None
 
     def regroup(scores):
         return None if scores is None else [scores[k * 64 : (k + 1) * 64] for k in range(len(drawn))]

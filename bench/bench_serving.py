@@ -344,7 +344,7 @@ def main() -> None:
     import torch
 
     from prmkit.serving.config import ServerConfig
-    from prmkit.serving.remote import load_any_scorer
+    from prmkit.scoring import load_scorer
     from prmkit.serving.reward_server import serving_batch_tokens
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -389,7 +389,7 @@ def main() -> None:
         for path, name in models:
             config = ServerConfig(batch_tokens=args.batch_tokens)
             tokens = serving_batch_tokens(path, config)
-            scorer = load_any_scorer(path, batch_tokens=tokens)
+            scorer = load_scorer(path, batch_tokens=tokens)
             title = (
                 f"PRM on {getattr(scorer, 'device', 'cpu')}: {name}, "
                 f"batch_tokens {getattr(scorer, 'batch_tokens', tokens)}, "

@@ -42,7 +42,7 @@ def test_every_label_command_through_the_cli(traces, tmp_path):
     assert prmkit("label", "judge", "--config", str(recipe)).returncode == 0
     r = prmkit(
         "label",
-        "search",
+        "binary_search",
         "--input",
         str(src),
         "--output",

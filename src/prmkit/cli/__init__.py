@@ -32,11 +32,11 @@ class _Group(TyperGroup):
         from pydantic import ValidationError
 
         from prmkit.core.errors import InputError
-        from prmkit.core.registry import UnknownNameError
+        from prmkit.core.registry import RegistryError
 
         try:
             return super().invoke(ctx)
-        except (InputError, UnknownNameError, OSError) as err:
+        except (InputError, RegistryError, OSError) as err:
             from prmkit.cli.common import print_error
 
             print_error(err)

@@ -111,37 +111,34 @@ def check_outputs(cfg: Any) -> None:
             check_output_path(path)
 
 
-def _lazy(module: str, func: str) -> Callable[[Any], Any]:
-    def run(cfg: Any) -> Any:
-        import importlib
+def _guarded(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``run`` with the labelling errors a user can cause (a changed job, a dead endpoint, a judge for
+    world problems on other traces) as one line each."""
 
+    def guarded(cfg: Any) -> Any:
         from prmkit.labeling.jobs import JobMismatchError
         from prmkit.policies.http import EndpointError
         from prmkit.world.judge import NotAWorldProblemError
 
         try:
-            return getattr(importlib.import_module(module), func)(cfg)
+            return run(cfg)
         except (JobMismatchError, EndpointError, NotAWorldProblemError) as err:
             fail(str(err))
 
-    return run
+    return guarded
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``prmkit label ...``; the configs are light (pydantic), the work is imported when run."""
-    from prmkit.labeling.binary_search import SearchConfig
-    from prmkit.labeling.consensus import ConsensusConfig
-    from prmkit.labeling.judge import JudgeConfig
-    from prmkit.labeling.mc import MCConfig
-    from prmkit.labeling.report import ReportConfig
+    """Add ``prmkit label NAME`` for every registered labeller (plugins too), and ``label report``."""
+    from prmkit.labeling.labellers import LABELLERS, labeller
+    from prmkit.labeling.report import ReportConfig, run_report
 
     group = typer.Typer(
-        help="Automated step labels: Monte Carlo, binary search, judge, consensus, report.",
+        help="Automated step labels: one command per labeller (" + ", ".join(LABELLERS.names()) + "), and report.",
         no_args_is_help=True,
     )
-    config_command(group, "mc", MCConfig, _lazy("prmkit.labeling.mc", "run_mc"))
-    config_command(group, "search", SearchConfig, _lazy("prmkit.labeling.binary_search", "run_search"))
-    config_command(group, "judge", JudgeConfig, _lazy("prmkit.labeling.judge", "run_judge"))
-    config_command(group, "consensus", ConsensusConfig, _lazy("prmkit.labeling.consensus", "run_consensus"))
-    config_command(group, "report", ReportConfig, _lazy("prmkit.labeling.report", "run_report"))
+    for name in LABELLERS.names():
+        method = labeller(name)
+        config_command(group, name, method.config, _guarded(method.run))
+    config_command(group, "report", ReportConfig, _guarded(run_report))
     app.add_typer(group, name="label")

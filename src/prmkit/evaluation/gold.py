@@ -77,21 +77,3 @@ def check_lengths(traces: Sequence[Trace], scores: Sequence[Sequence[float]]) ->
     for t, s in zip(traces, scores, strict=True):
         if len(s) != len(t.steps):
             raise ValueError(f"trace {t.id}: {len(s)} scores for {len(t.steps)} steps")
-
-
-def scores_from_source(traces: Sequence[Trace], source: str) -> list[list[float]]:
-    """Per-step scores read from stored labels (e.g. ``"model:ckpt"`` written by ``prmkit score``).
-
-    A soft score is used as is; a rating maps -1 -> 0.0, 0 -> 0.5, +1 -> 1.0. A step ``source`` left
-    unlabelled is an error: an audit on partly scored traces would silently mislead.
-    """
-    out = []
-    for t in traces:
-        row = []
-        for i, step in enumerate(t.steps):
-            lab = step.label(source)
-            if lab is None:
-                raise ValueError(f"trace {t.id}: step {i} has no label from {source!r}")
-            row.append(lab.score if lab.score is not None else (lab.rating + 1) / 2)
-        out.append(row)
-    return out

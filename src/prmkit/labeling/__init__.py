@@ -16,7 +16,7 @@ command's typed config.
 - ``common.py``         shared file options, input checks, result writing
 """
 
-from prmkit.labeling.binary_search import SearchConfig, label_search, run_search
+from prmkit.labeling.binary_search import BinarySearchConfig, label_binary_search, run_binary_search
 from prmkit.labeling.consensus import ConsensusConfig, consensus_filter, run_consensus
 from prmkit.labeling.jobs import LABELING_VERSION, Job, derive_seed, prefix_key
 from prmkit.labeling.judge import JudgeConfig, label_judge, run_judge
@@ -25,23 +25,23 @@ from prmkit.labeling.report import ReportConfig, label_report, plot_report, run_
 
 __all__ = [
     "LABELING_VERSION",
+    "BinarySearchConfig",
     "ConsensusConfig",
     "Job",
     "JudgeConfig",
     "MCConfig",
     "ReportConfig",
-    "SearchConfig",
     "consensus_filter",
     "derive_seed",
+    "label_binary_search",
     "label_judge",
     "label_mc",
     "label_report",
-    "label_search",
     "plot_report",
     "prefix_key",
+    "run_binary_search",
     "run_consensus",
     "run_judge",
     "run_mc",
     "run_report",
-    "run_search",
 ]

@@ -25,11 +25,12 @@ from prmkit.core.model import Label, Trace
 from prmkit.core.protocols import Policy
 from prmkit.labeling.common import JobOptions, provenance, read_labelable, record_rollouts, write_result
 from prmkit.labeling.jobs import Job, derive_seed, prefix_key
+from prmkit.labeling.labellers import Labeller
 from prmkit.labeling.rollouts import continuation_trace, draw, merge, outcome
 from prmkit.policies.options import PolicyOptions
 
 
-class SearchConfig(JobOptions, PolicyOptions):
+class BinarySearchConfig(JobOptions, PolicyOptions):
     """``prmkit label search``: first-error labels by binary search over step prefixes."""
 
     rollouts: int = 8
@@ -88,7 +89,7 @@ def search_trace(trace: Trace, probe) -> tuple[int, str, list[str]]:
     return hi - 1, "searched", keys
 
 
-def label_search(
+def label_binary_search(
     traces: Sequence[Trace],
     policy: Policy,
     *,
@@ -184,10 +185,10 @@ def _kept(trace: Trace, fe: int, recs: list[dict], prov, generator: str) -> list
     return kept
 
 
-def run_search(config: SearchConfig, show_progress: bool = True) -> dict[str, Any]:
+def run_binary_search(config: BinarySearchConfig, show_progress: bool = True) -> dict[str, Any]:
     """``prmkit label search``: read, search with the configured policy, write output, config and summary."""
     traces = read_labelable(config.input)
-    labelled, kept, summary = label_search(
+    labelled, kept, summary = label_binary_search(
         traces,
         config.build_policy(),
         rollouts=config.rollouts,
@@ -204,3 +205,9 @@ def run_search(config: SearchConfig, show_progress: bool = True) -> dict[str, An
         write_traces(config.keep_rollouts, kept)
     write_result(config, config.output, labelled, summary)
     return summary
+
+
+LABELLER = Labeller(
+    "binary_search", ("binary_search",), BinarySearchConfig, run_binary_search, rollouts="binary_search"
+)
+"""The first error by divide and conquer over prefixes (OmegaPRM's search), a third of MC's rollouts."""

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from prmkit.core.model import Label, Trace
 from prmkit.formats.inputs import read_traces
 from prmkit.labeling.common import Options, provenance, write_result
+from prmkit.labeling.labellers import Labeller
 
 
 class ConsensusConfig(Options):
@@ -105,3 +106,15 @@ def run_consensus(config: ConsensusConfig) -> dict[str, Any]:
     )
     write_result(config, config.output, kept, summary)
     return summary
+
+
+LABELLER = Labeller(
+    "consensus",
+    ("consensus",),
+    ConsensusConfig,
+    run_consensus,
+    reads=("judge",),
+    needs=("mc", "judge"),
+    keeps_all=False,
+)
+"""Keep the traces where MC and the judge agree (Qwen's consensus filter); their agreed labels."""

@@ -15,6 +15,7 @@ from prmkit.core.model import Label, Trace
 from prmkit.core.protocols import Judge, JudgeVerdict
 from prmkit.labeling.common import JobOptions, provenance, read_labelable, write_result
 from prmkit.labeling.jobs import Job, prefix_key
+from prmkit.labeling.labellers import Labeller
 from prmkit.policies.options import JudgeOptions
 
 
@@ -104,3 +105,7 @@ def run_judge(config: JudgeConfig, show_progress: bool = True) -> dict[str, Any]
     )
     write_result(config, config.output, labelled, summary)
     return summary
+
+
+LABELLER = Labeller("judge", ("judge",), JudgeConfig, run_judge, reads=("mc",))
+"""A judge (the world's simulated one, or an LLM behind an endpoint) rates every step."""

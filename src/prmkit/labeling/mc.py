@@ -16,6 +16,7 @@ from prmkit.core.model import Label, Trace
 from prmkit.core.protocols import Policy
 from prmkit.labeling.common import JobOptions, provenance, read_labelable, record_rollouts, write_result
 from prmkit.labeling.jobs import Job, derive_seed, prefix_key
+from prmkit.labeling.labellers import Labeller
 from prmkit.labeling.rollouts import OUTCOMES, draw, outcome, success_rate
 from prmkit.policies.options import PolicyOptions
 
@@ -136,3 +137,7 @@ def run_mc(config: MCConfig, show_progress: bool = True) -> dict[str, Any]:
     )
     write_result(config, config.output, labelled, summary)
     return summary
+
+
+LABELLER = Labeller("mc", ("mc_hard", "mc_soft"), MCConfig, run_mc, rollouts="mc")
+"""Per-step Monte Carlo: rollouts from every prefix; hard (any rollout right) and soft (share right)."""

@@ -25,7 +25,13 @@ from prmkit.core.model import Trace
 from prmkit.formats.inputs import read_traces
 from prmkit.labeling.common import Options
 
-ROLLOUT_KEYS = {"mc_hard": "mc", "mc_soft": "mc", "binary_search": "binary_search"}
+
+def _rollout_key(source: str) -> str | None:
+    """Where the labeller of ``source`` counts its rollouts in ``Trace.metadata["rollouts"]``."""
+    from prmkit.labeling.labellers import labeller, producer
+
+    method = producer(source)
+    return None if method is None else labeller(method).rollouts
 
 
 class ReportConfig(Options):
@@ -98,7 +104,7 @@ def score_source(
         if all(r is None for r in rs):
             continue
         labelled += 1
-        key = ROLLOUT_KEYS.get(source.partition(":")[0])
+        key = _rollout_key(source)
         if key and key in (t.metadata.get("rollouts") or {}):
             spent.append(t.metadata["rollouts"][key])
         if all(r is None for r in rr):

@@ -16,8 +16,6 @@ from prmkit.policies.options import JudgeOptions, PolicyOptions
 from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
 from prmkit.world.config import PolicyConfig, WorldConfig
 
-LabelMethodName = Literal["mc", "search", "judge", "consensus"]
-
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -50,8 +48,9 @@ class ProblemsSection(_Section):
 class LabelsSection(_Section):
     """Automated step labels made for the training traces (and scored against gold where it exists)."""
 
-    methods: list[LabelMethodName] = ["mc", "search", "judge", "consensus"]
-    """Which labellers run: Monte Carlo (hard + soft), binary search, judge, and MC-judge consensus."""
+    methods: list[str] = ["mc", "binary_search", "judge", "consensus"]
+    """Which labellers run (``prmkit.labeling.labellers``: mc, binary_search, judge, consensus, and any
+    plugin's), each once, in this order."""
     rollouts: int = Field(8, ge=1)
     """Rollouts per prefix for Monte Carlo, and most rollouts per probe for binary search."""
     seed: int = 0
@@ -61,13 +60,41 @@ class LabelsSection(_Section):
     judge: JudgeOptions = JudgeOptions()
     """Which judge labels the steps (the world's simulated judge, or an endpoint)."""
     consensus_mode: Literal["first_error", "per_step"] = "first_error"
-    """What MC and judge must agree on for a trace to be kept."""
+    """What MC and judge must agree on for a trace to be kept (consensus's ``mode``)."""
+    options: dict[str, dict[str, Any]] = {}
+    """Per labeller, fields of its own config (``prmkit label NAME --help``) that differ from the shared
+    settings above, e.g. ``{binary_search: {batch: 4}}``; checked against that config when read."""
 
     @model_validator(mode="after")
-    def _consensus_needs_both(self) -> LabelsSection:
-        if "consensus" in self.methods and not {"mc", "judge"} <= set(self.methods):
-            raise ValueError("consensus needs both 'mc' and 'judge' in methods")
+    def _methods_are_registered(self) -> LabelsSection:
+        from prmkit.labeling.labellers import labeller
+
+        for name in [*self.methods, *self.options]:
+            labeller(name)  # an unknown name: one line with the closest registered one
+        for name, given in self.options.items():
+            fields = labeller(name).config.model_fields
+            unknown = [k for k in given if k not in fields]
+            if unknown:
+                raise ValueError(
+                    f"options.{name}: {unknown} are not fields of {name}'s config ({', '.join(fields)})"
+                )
+        for name in self.methods:
+            missing = [n for n in labeller(name).needs if n not in self.methods]
+            if missing:
+                raise ValueError(f"{name} needs {' and '.join(map(repr, missing))} in methods too")
         return self
+
+    def config(self, name: str, files: dict[str, Any]) -> Any:
+        """The typed config of labeller ``name``: ``files`` (input, output, work_dir), then the shared
+        settings its config has fields for, then ``options[name]``."""
+        from prmkit.labeling.labellers import labeller
+
+        cls = labeller(name).config
+        shared: dict[str, Any] = {"seed": self.seed, "rollouts": self.rollouts, "mode": self.consensus_mode}
+        shared |= self.rollout_policy.model_dump() | self.judge.model_dump()
+        fields = cls.model_fields
+        values = {k: v for k, v in shared.items() if k in fields} | files | self.options.get(name, {})
+        return cls(**values)
 
 
 class PrmRun(_Section):
@@ -161,13 +188,11 @@ class Recipe(_Section):
 
     @model_validator(mode="after")
     def _sources_are_made(self) -> Recipe:
+        from prmkit.labeling.labellers import labeller
+
         made = {"gold"} if self.problems.source == "world" else set()
-        methods = set(self.labels.methods)
-        if "mc" in methods:
-            made |= {"mc_hard", "mc_soft"}
-        if "search" in methods:
-            made.add("binary_search")
-        made |= {m for m in ("judge", "consensus") if m in methods}
+        for name in self.labels.methods:
+            made |= set(labeller(name).produces)
         wanted = [*self.train.prm_sources, *(r.source for r in self.train.prm_runs)]
         wanted += [r.size_of for r in self.train.prm_runs if r.size_of]
         missing = [s for s in wanted if s.partition(":")[0] not in made]

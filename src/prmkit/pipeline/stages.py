@@ -60,42 +60,24 @@ def _problems(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
     return {"problems": p.n, "traces": p.n * p.per_problem, "world_stats": stats.model_dump(mode="json")}
 
 
-def _job_common(r: Recipe, src: Path, out: Path) -> dict[str, Any]:
-    return {"input": src, "output": out / LABELS, "work_dir": out / "job", "seed": r.labels.seed}
+def _label(name: str) -> Run:
+    """The stage of labeller ``name``: it labels the file of the first method it reads that ran (the judge
+    adds its labels to MC's file), else the sampled traces."""
 
+    def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+        from prmkit.labeling.labellers import labeller
 
-def _mc(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
-    from prmkit.labeling.mc import MCConfig, run_mc
+        src = next((deps[m] / LABELS for m in labeller(name).reads if m in deps), deps["problems"] / TRACES)
+        files = {"input": src, "output": out / LABELS, "work_dir": out / "job"}
+        cfg = r.labels.config(name, files)
+        return labeller(name).run(cfg)
 
-    policy = r.labels.rollout_policy.model_dump()
-    cfg = MCConfig(**_job_common(r, deps["problems"] / TRACES, out), rollouts=r.labels.rollouts, **policy)
-    return run_mc(cfg)
-
-
-def _search(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
-    from prmkit.labeling.binary_search import SearchConfig, run_search
-
-    policy = r.labels.rollout_policy.model_dump()
-    cfg = SearchConfig(**_job_common(r, deps["problems"] / TRACES, out), rollouts=r.labels.rollouts, **policy)
-    return run_search(cfg)
-
-
-def _judge(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
-    from prmkit.labeling.judge import JudgeConfig, run_judge
-
-    src = deps["mc"] / LABELS if "mc" in deps else deps["problems"] / TRACES
-    return run_judge(JudgeConfig(**_job_common(r, src, out), **r.labels.judge.model_dump()))
-
-
-def _consensus(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
-    from prmkit.labeling.consensus import ConsensusConfig, run_consensus
-
-    cfg = ConsensusConfig(input=deps["judge"] / LABELS, output=out / LABELS, mode=r.labels.consensus_mode)
-    return run_consensus(cfg)
+    return run
 
 
 def _label_report(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
     from prmkit.formats.inputs import read_traces
+    from prmkit.labeling.labellers import labeller
     from prmkit.labeling.report import label_report, plot_report
 
     merged: dict[str, Any] = {}
@@ -105,10 +87,7 @@ def _label_report(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]
         if name == "problems":
             continue
         read = read_traces(folder / LABELS)
-        sources = {"mc": ["mc_hard", "mc_soft"], "search": ["binary_search"], "judge": ["judge"]}.get(
-            name, [name]
-        )
-        report = label_report(read, sources=sources, reference="gold")
+        report = label_report(read, sources=list(labeller(name).produces), reference="gold")
         merged.update(report["sources"])
         traces = max(traces, report["traces"])
     report = {**report, "sources": merged, "traces": traces}  # all traces (consensus keeps fewer)
@@ -116,15 +95,23 @@ def _label_report(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]
     return report
 
 
-def data_for(source: str, available: set[str]) -> str:
-    """Which stage's file carries the labels of ``source`` (the most complete one)."""
-    method = source.partition(":")[0]
-    wanted = {"binary_search": "search", "consensus": "consensus", "judge": "judge"}.get(method)
-    if wanted is None and method in ("mc_hard", "mc_soft"):
-        wanted = "judge" if "judge" in available else "mc"
-    if wanted is None:  # gold, human, imported: every file carries them; the judge file carries most
-        wanted = next((s for s in ("judge", "mc") if s in available), "problems")
-    return wanted
+def data_for(source: str, available: list[str]) -> str:
+    """Which stage's file carries the labels of ``source``: the latest labelling stage that read the file
+    of the one that made them (MC's labels travel on in the judge's file), else that stage; sources no
+    labeller makes (gold, human, imported) are on every file: the one that carries most."""
+    from prmkit.labeling.labellers import LABELLERS, labeller, producer
+
+    methods = [n for n in available if n in LABELLERS]  # in the recipe's order
+
+    def carried(stage: str) -> str:  # follow the files that copy this stage's labels forward
+        later = [n for n in methods if labeller(n).keeps_all and labeller(n).reads[:1] == (stage,)]
+        return carried(later[0]) if later else stage
+
+    method = producer(source)
+    if method is not None:
+        return carried(method) if method in methods else method
+    starts = [n for n in methods if not labeller(n).reads]
+    return carried(starts[0]) if starts else "problems"
 
 
 def _pretrain(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
@@ -163,12 +150,12 @@ def _prm_run(index: int) -> Run:
 
         spec = r.train.prm_runs[index]
         cfg = r.train.prm_config(spec).model_copy(update=_base(deps))
-        data = deps[data_for(spec.source, set(deps))]
+        data = deps[data_for(spec.source, list(deps))]
         traces = read_traces(data / (TRACES if data.name.startswith("problems-") else LABELS))
         if spec.size_of is None:
             return train_prm(traces, out / MODEL, cfg)
         labelled = [t for t in traces if any(s.label(spec.source) for s in t.steps)]
-        other = deps[data_for(spec.size_of, set(deps))]
+        other = deps[data_for(spec.size_of, list(deps))]
         n = sum(1 for t in read_traces(other / LABELS) if any(s.label(spec.size_of) for s in t.steps))
         subset = random.Random(cfg.seed).sample(labelled, min(n, len(labelled)))
         return {**train_prm(subset, out / MODEL, cfg), "subset": {"traces": len(subset), "of": len(labelled)}}
@@ -214,18 +201,13 @@ def _evaluate(model_stage: str) -> Run:
 def plan(r: Recipe) -> list[Stage]:
     """The stages this recipe runs, in order, with what each reads."""
     stages = [Stage("problems", [], r.problems.model_dump(mode="json"), _problems)]
+    from prmkit.labeling.labellers import labeller
+
     methods = r.labels.methods
     label_settings = r.labels.model_dump(mode="json", exclude={"methods"})
-    if "mc" in methods:
-        stages.append(Stage("mc", ["problems"], label_settings, _mc, "label"))
-    if "search" in methods:
-        stages.append(Stage("search", ["problems"], label_settings, _search, "label"))
-    if "judge" in methods:
-        stages.append(
-            Stage("judge", ["mc" if "mc" in methods else "problems"], label_settings, _judge, "label")
-        )
-    if "consensus" in methods:
-        stages.append(Stage("consensus", ["judge"], label_settings, _consensus, "label"))
+    for name in methods:
+        reads = [m for m in labeller(name).reads if m in methods][:1] or ["problems"]
+        stages.append(Stage(name, reads, label_settings, _label(name), "label"))
     labelled = [s.name for s in stages if s.kind == "label"]
     if r.problems.source == "world" and labelled:
         stages.append(Stage("label_report", ["problems", *labelled], {}, _label_report, "report"))
@@ -234,7 +216,7 @@ def plan(r: Recipe) -> list[Stage]:
         pretrain_settings = r.train.pretrain.model_dump(mode="json")
         stages.append(Stage("pretrain", ["problems"], pretrain_settings, _pretrain, "train"))
         backbone = ["pretrain"]
-    available = {s.name for s in stages}
+    available = [s.name for s in stages]
     models = []
     for source in r.train.prm_sources:
         name = "prm-" + source.replace(":", "-")

@@ -22,12 +22,12 @@ from typing import Any
 from prmkit.core.protocols import Judge, Policy
 from prmkit.core.registry import Registry
 
-POLICIES: Registry[Callable[..., Policy]] = Registry("policy")
+POLICIES: Registry[Callable[..., Policy]] = Registry("policy", entry_points="prmkit.policies")
 POLICIES.register("world", "prmkit.policies.world:make_world_policy")
 POLICIES.register("hf", "prmkit.policies.hf:HFPolicy")
 POLICIES.register("endpoint", "prmkit.policies.endpoint:EndpointPolicy")
 
-JUDGES: Registry[Callable[..., Judge]] = Registry("judge")
+JUDGES: Registry[Callable[..., Judge]] = Registry("judge", entry_points="prmkit.judges")
 JUDGES.register("world", "prmkit.policies.world:make_world_judge")
 JUDGES.register("endpoint", "prmkit.policies.endpoint:EndpointJudge")
 
