@@ -82,6 +82,10 @@ def test_a_short_run_writes_policy_monitors_and_card(tiny_lm: Path, tmp_path: Pa
     assert any((a != b).any() for a, b in zip(trained.parameters(), pi0.parameters(), strict=True))
     assert not (tmp_path / "trainer").exists()
     assert train_policy(_config(tiny_lm), tmp_path) == summary  # a finished run is not trained again
+    from prmkit.core.errors import InputError
+
+    with pytest.raises(InputError, match="another run's config"):  # nor overwritten by another run
+        train_policy(_config(tiny_lm, steps=3), tmp_path)
 
 
 def test_outcome_run_uses_no_gold_and_plain_grpo(tiny_lm: Path, tmp_path: Path) -> None:
@@ -134,6 +138,8 @@ def test_a_killed_run_resumes_from_its_checkpoint(tiny_lm: Path, tmp_path: Path,
     assert [p["step"] for p in read_points(tmp_path / "monitors.jsonl")] == [0, 1, 2, 3]
     log = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
     assert [h["step"] for h in log if "loss" in h] == [1, 2, 3]  # step 1 from the checkpoint
+    (use,) = summary["gold_use"]  # the gold read before the kill is counted too
+    assert use["traces"] == 24 and use["labels"] > 0
 
 
 def _points(proxy: list[float], gold: list[float]) -> list[dict[str, Any]]:

@@ -81,6 +81,9 @@ def policy_card(
             "first": points[0] if points else None,
             "last": points[-1] if points else None,
             "warnings": warnings,
+            "gold": "evaluation only: the world's checker on held-out test problems"
+            if points and "process_correct" in points[-1]
+            else None,
         },
         "gold_use": [g.model_dump(mode="json") for g in gold_uses(config, gold_steps)],
         "config": config.model_dump(mode="json"),

@@ -205,6 +205,16 @@ def goodhart_warning(
     return None
 
 
+def all_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
+    """Every Goodhart warning a series raised, point by point, each once."""
+    found: list[str] = []
+    for i in range(len(points)):
+        warning = goodhart_warning(points[: i + 1])
+        if warning and warning not in found:
+            found.append(warning)
+    return found
+
+
 def read_points(path: str | Path) -> list[dict[str, Any]]:
     """The monitor points of ``monitors.jsonl`` (empty when it does not exist)."""
     path = Path(path)
@@ -249,6 +259,7 @@ class MonitorCallback:
         class _Callback(TrainerCallback):
             def on_train_begin(self, args, state, control, model=None, processing_class=None, **kw):
                 outer.points = keep_points_until(outer.path, state.global_step)
+                outer.warnings = all_warnings(outer.points)  # a resumed run keeps the killed one's
                 if not any(p["step"] == state.global_step for p in outer.points):
                     outer.record(model, processing_class, state.global_step)
 

@@ -31,14 +31,37 @@ TRAINER_DIR = "trainer"
 
 
 class _Counting:
-    """A StepScorer that counts the steps it scored (the gold labels a ``gold_process`` run read)."""
+    """A StepScorer that counts the steps it scored (the gold labels a run read), in ``path`` too, so a
+    resumed run adds to the count of the killed one (steps redone after a resume are read twice)."""
 
-    def __init__(self, scorer: Any):
-        self.scorer, self.steps = scorer, 0
+    def __init__(self, scorer: Any, path: Path):
+        self.scorer, self.path = scorer, path
+        self.steps = json.loads(path.read_text())["steps"] if path.is_file() else 0
 
     def score(self, traces: Any) -> list[list[float]]:
         self.steps += sum(len(t.steps) for t in traces)
+        self.path.write_text(json.dumps({"steps": self.steps}))
         return self.scorer.score(traces)
+
+
+def _check_folder(out: Path, config: RlConfig) -> dict[str, Any] | None:
+    """The card of a finished run of ``config`` in ``out`` (None: train); a folder holding another
+    run's card or checkpoints is refused in one line rather than overwritten or mixed."""
+    from prmkit.core.errors import InputError, Issue
+
+    for name, key in ((POLICY_CARD, "config"), ("rl_config.json", None)):
+        path = out / name
+        if not path.is_file():
+            continue
+        found = json.loads(path.read_text(encoding="utf-8"))
+        found = found[key] if key else found
+        if found != config.model_dump(mode="json"):
+            issue = Issue(str(path), None, "config", "the same RlConfig as this run", "another run's config",
+                          "config", "pick another output folder")  # fmt: skip
+            raise InputError([issue], skippable=False)
+        if key:
+            return json.loads(path.read_text(encoding="utf-8"))
+    return None
 
 
 def _summary(card: dict[str, Any], output_dir: Path) -> dict[str, Any]:
@@ -112,10 +135,9 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     from prmkit.policies.text import StepFormat
 
     out = Path(output_dir)
-    if (out / POLICY_CARD).is_file():
-        card = json.loads((out / POLICY_CARD).read_text(encoding="utf-8"))
-        if card["config"] == config.model_dump(mode="json") and card["budget"]["steps_taken"] >= config.steps:
-            return _summary(card, out)
+    finished = _check_folder(out, config)
+    if finished is not None:
+        return _summary(finished, out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "rl_config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
     torch.set_num_threads(config.threads)
@@ -123,7 +145,7 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     train, held = load_prompts(config.prompts)
     # the world's checker pays the steps: a gold_process run, or world-oracle named as the PRM (it needs
     # the problems' graphs, which a trace rebuilt from prompt text lacks, so they are looked up by text)
-    gold = _Counting(WorldGold(train + held)) if uses_gold(config) else None
+    gold = _Counting(WorldGold(train + held), out / "gold_labels_read.json") if uses_gold(config) else None
     tokenizer = AutoTokenizer.from_pretrained(config.policy)
     policy = AutoModelForCausalLM.from_pretrained(config.policy)
     fmt = StepFormat()
@@ -150,4 +172,5 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     card = policy_card(config, trainer.state.global_step, monitors.points, monitors.warnings, gold_steps)
     write_policy_card(out, card)
     shutil.rmtree(out / TRAINER_DIR, ignore_errors=True)
+    (out / "gold_labels_read.json").unlink(missing_ok=True)
     return _summary(card, out)
