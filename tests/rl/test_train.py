@@ -187,3 +187,7 @@ def test_cli_rl_options_come_from_the_config() -> None:
         assert flag in result.output
     result = CliRunner().invoke(app, ["rl", "--policy", "x", "--reward", "dense", "-o", "out"])
     assert result.exit_code == 2 and "needs a PRM" in result.output
+    result = CliRunner().invoke(
+        app, ["rl", "--config", "recipes/rl.yaml", "--policy", "nowhere", "-o", "out"]
+    )
+    assert result.exit_code == 2 and "nowhere: policy: expected a causal-LM folder" in result.output

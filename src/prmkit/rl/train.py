@@ -135,6 +135,13 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     from prmkit.policies.text import StepFormat
 
     out = Path(output_dir)
+    if not Path(config.policy, "config.json").is_file():
+        from prmkit.core.errors import InputError, Issue
+
+        issue = Issue(config.policy, None, "policy", "a causal-LM folder (config.json, weights, tokenizer)",
+                      "no such folder" if not Path(config.policy).is_dir() else "a folder without config.json",
+                      "config", "pretrain one: prmkit pretrain TRACES -o DIR")  # fmt: skip
+        raise InputError([issue], skippable=False)
     finished = _check_folder(out, config)
     if finished is not None:
         return _summary(finished, out)
