@@ -11,6 +11,7 @@ import pytest
 
 from prmkit.rl.monitors import goodhart_warning, read_points
 
+RECIPE = Path(__file__).parents[2] / "recipes" / "rl.yaml"
 pytestmark = [
     pytest.mark.filterwarnings(r"ignore:`(is_)?gradient_checkpointing\w*` is deprecated:FutureWarning"),
     pytest.mark.filterwarnings(r"ignore:You are using 'rollout_func'"),
@@ -187,7 +188,5 @@ def test_cli_rl_options_come_from_the_config() -> None:
         assert flag in result.output
     result = CliRunner().invoke(app, ["rl", "--policy", "x", "--reward", "dense", "-o", "out"])
     assert result.exit_code == 2 and "needs a PRM" in result.output
-    result = CliRunner().invoke(
-        app, ["rl", "--config", "recipes/rl.yaml", "--policy", "nowhere", "-o", "out"]
-    )
+    result = CliRunner().invoke(app, ["rl", "--config", str(RECIPE), "--policy", "nowhere", "-o", "out"])
     assert result.exit_code == 2 and "nowhere: policy: expected a causal-LM folder" in result.output
