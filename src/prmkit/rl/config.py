@@ -69,8 +69,8 @@ class RlConfig(BaseModel):
     """Completions per prompt (GRPO's group)."""
     batch: int = Field(4, ge=1)
     """Prompts per optimiser step (``batch x group_size`` completions)."""
-    lr: float = Field(1e-4, gt=0)
-    """Learning rate (AdamW, constant after TRL's default warm-up of none)."""
+    lr: float = Field(3e-4, gt=0)
+    """Learning rate (AdamW, constant; the pilots' setting for the world's 2 x 128 LM)."""
     kl_beta: float = Field(0.02, ge=0.0)
     """Weight of the KL penalty to π0 (TRL's ``beta``; 0 loads no reference model)."""
     temperature: float = Field(1.0, gt=0)
@@ -78,7 +78,7 @@ class RlConfig(BaseModel):
     max_completion_length: int = Field(160, ge=8)
     """Token limit of one completion (a completion cut there is unfinished)."""
     seed: int = 0
-    """Seed of the trainer (data order, sampling, initialisation of nothing: π0 is loaded)."""
+    """Seed of the trainer's data order and of the rollouts' and monitors' sampling."""
     threads: int = Field(1, ge=1)
     """Torch threads: one per job where several share a CPU (budgets are in steps, not minutes)."""
     monitor_every: int = Field(10, ge=1)
