@@ -56,6 +56,8 @@ def test_audits_run_on_real_prm_and_orm(world_models):
 
 def test_card_cli_for_world_prm(world_models):
     prm, orm = world_models / "prm", world_models / "orm"
+    trained = (prm / "README.md").read_text()  # the model card training wrote (prmkit.cards)
+    assert "## Score steps with transformers only" in trained and "## Serve with vLLM" in trained
     args = [
         "card",
         str(prm),
@@ -73,6 +75,8 @@ def test_card_cli_for_world_prm(world_models):
     readme = (prm / "README.md").read_text()
     saved = json.loads((prm / "process_card.json").read_text())
     check_filled(readme, saved)
+    usage = trained.split("\n## Score steps with transformers only", 1)[1].replace("\n## ", "\n### ")
+    assert "### Score steps with transformers only" + usage in readme  # the full card keeps it
     assert saved["evaluation"]["bon"]["orm"] is not None and "| orm |" in readme
     assert saved["labels"][0]["source"] == "gold" and saved["labels"][0]["steps"] > 0
     assert saved["base"]["from_scratch"] is True and saved["base"]["architecture"]["layers"] == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,10 @@ def prm(tmp_path_factory):
 
 def test_a_good_folder_passes_and_says_prmkit_wrote_it(prm):
     assert check_checkpoint(prm) is not None
-    assert written_by_prmkit(prm) == "README.md (tag prmkit)"
+    assert written_by_prmkit(prm) is None  # weights, tokenizer and config only: the cards are prmkit.cards'
+    (Path(prm) / "process_card.json").write_text("{}")
+    assert written_by_prmkit(prm) == "process_card.json"
+    (Path(prm) / "process_card.json").unlink()
 
 
 def test_every_problem_of_a_folder_is_collected(prm, tmp_path):

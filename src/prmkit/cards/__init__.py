@@ -1,13 +1,15 @@
 """Process cards: the JSON written beside every checkpoint saying how its labels and model were made.
 
-Contract: :func:`write_process_card` writes ``process_card.json`` atomically from a
-:class:`ProcessCard`; training fills what it knows (separator, label scale, label sources with counts
+Contract: ``cards`` alone writes a checkpoint's cards. :func:`write_process_card` writes
+``process_card.json`` atomically from a :class:`ProcessCard` and :func:`write_model_card` the ``README.md``
+a freshly trained checkpoint carries (its head's usage: plain transformers, vLLM); training fills what it knows (separator, label scale, label sources with counts
 and provenance, base model, data and split, dev metrics). Other areas extend the card (audits,
 evaluation results) by adding fields, never by changing these.
 
 - ``process_card.py``  ProcessCard, LabelSourceSummary, summarize_sources, write/read
 - ``card.py``          the full card (``prmkit card MODEL``): measures the model on fresh world data
-- ``render.py``        Markdown rendering: the card's README.md, which is also the HF model card
+- ``render.py``        Markdown rendering: the card's README.md, which is also the HF model card (the
+                       training-time one from the head table in ``prmkit.modeling.heads``, then the full one)
 """
 
 from prmkit.cards.process_card import (
@@ -18,6 +20,7 @@ from prmkit.cards.process_card import (
     training_warnings,
     write_process_card,
 )
+from prmkit.cards.render import write_model_card
 
 __all__ = [
     "LabelSourceSummary",
@@ -25,5 +28,6 @@ __all__ = [
     "read_process_card",
     "summarize_sources",
     "training_warnings",
+    "write_model_card",
     "write_process_card",
 ]

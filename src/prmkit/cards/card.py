@@ -27,8 +27,6 @@ from prmkit.core.protocols import StepScorer
 
 EVAL_DIR = "card"
 """Folder (beside the card) holding the evaluation results and plots the card shows."""
-USAGE_FILE = "training_readme.md"
-"""Training's own README (usage with plain transformers and vLLM), kept in EVAL_DIR and shown on the card."""
 
 
 def process_section(base: ProcessCard) -> dict[str, Any]:
@@ -37,15 +35,11 @@ def process_section(base: ProcessCard) -> dict[str, Any]:
     template = spec.get("template", {}) if isinstance(spec.get("template"), dict) else {}
     kind = spec.get("kind", base.kind)
     scale = spec.get("label_scale", "hard")
+    from prmkit.modeling.heads import head
     from prmkit.modeling.spec import LABELS_2, LABELS_3  # the class names the checkpoint's config carries
 
     classes = spec.get("id2label") or {2: LABELS_2, 3: LABELS_3}.get(spec.get("num_labels", 2))
-    likelihood = spec.get("head") == "likelihood"
-    read_at = (
-        "scored by the lowest probability the causal LM gives one of its tokens (likelihood head)"
-        if likelihood
-        else "scored at the tag token of the separator written after it"
-    )
+    read_at = head(spec.get("head") or "classifier").reads_at
     return {
         "kind": kind,
         "head": spec.get("head", "classifier"),
@@ -151,7 +145,7 @@ def card_for_scorer(
     **world: Any,
 ) -> Path:
     """Measure ``scorer`` on the world (unless results are already there), write the full card; returns README.md."""
-    from prmkit.cards.render import render_markdown
+    from prmkit.cards.render import head_usage, render_markdown
     from prmkit.evaluation.suite import SUMMARY_FILE, evaluate_world
 
     base = read_process_card(model_dir)
@@ -175,21 +169,9 @@ def card_for_scorer(
     card = full_card(base, evaluation)
     write_process_card(out, card)
     readme = out / "README.md"
-    usage = keep_training_usage(Path(model_dir) / "README.md", eval_dir / USAGE_FILE)
-    with atomic_write(readme) as fh:
-        fh.write(render_markdown(card, usage))
+    with atomic_write(readme) as fh:  # the usage sections training's README had, from the head table
+        fh.write(render_markdown(card, head_usage(card, model_dir)))
     return readme
-
-
-def keep_training_usage(readme: Path, keep: Path) -> str | None:
-    """The README training wrote (scoring with plain transformers, serving with vLLM), saved once to
-    ``keep`` before the full card replaces it, so every later card still shows it."""
-    if readme.exists():
-        text = readme.read_text(encoding="utf-8")
-        if "# Process card" not in text:
-            with atomic_write(keep) as fh:
-                fh.write(text)
-    return keep.read_text(encoding="utf-8") if keep.exists() else None
 
 
 def card(

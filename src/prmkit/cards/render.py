@@ -9,9 +9,13 @@ fails, what was not tested, how to use it.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from prmkit.cards.process_card import ProcessCard
+from prmkit.core.files import atomic_write
+from prmkit.modeling.heads import card_fields, head
+from prmkit.modeling.spec import PrmSpec
 
 
 def _pct(x: float | None) -> str:
@@ -47,11 +51,11 @@ def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def front_matter(card: ProcessCard) -> str:
     kind = getattr(card, "process", {}).get("kind", card.kind)
-    likelihood = getattr(card, "process", {}).get("head") == "likelihood"
+    kind_of_head = head(getattr(card, "process", {}).get("head") or "classifier")
     lines = [
         "---",
         "library_name: transformers",
-        f"pipeline_tag: {'text-generation' if likelihood else 'token-classification'}",
+        f"pipeline_tag: {kind_of_head.pipeline_tag}",
         "tags:",
         "- prmkit",
         f"- {kind}",
@@ -72,9 +76,10 @@ def process_md(card: ProcessCard) -> str:
         ("input template", _code(p.get("input_template"))),
         ("separator", _code(p["separator"])),
     ]
-    if p.get("head") == "likelihood":
+    kind_of_head = head(p.get("head") or "classifier")
+    if not kind_of_head.reads_tag:
         rows += [
-            ("head", "likelihood: a causal LM; step score = lowest token probability in the step"),
+            ("head", f"{kind_of_head.name}: {kind_of_head.described}"),
             ("label scale", p["label_scale"]),
         ]
     else:
@@ -300,8 +305,8 @@ def audits_md(card: ProcessCard) -> str:
     return "\n".join(lines)
 
 
-def usage_md(card: ProcessCard, training_readme: str | None = None) -> str:
-    """How to score with prmkit, then the sections training's README had (plain transformers, vLLM)."""
+def usage_md(card: ProcessCard, usage: str | None = None) -> str:
+    """How to score with prmkit, then the head's own usage sections (plain transformers, vLLM)."""
     agg = card.process.get("aggregation") or "min"
     text = (
         "## How to use\n\n```python\nfrom prmkit.scoring import aggregate, load_scorer\n\n"
@@ -310,15 +315,48 @@ def usage_md(card: ProcessCard, training_readme: str | None = None) -> str:
         "Or from the shell: `prmkit score MODEL traces.jsonl -o scored.jsonl`. The full numbers are in `process_card.json` "
         "and the `card/` folder."
     )
-    if training_readme:
-        body = training_readme.split("\n## ", 1)
-        if len(body) == 2:
-            text += "\n\n### " + body[1].replace("\n## ", "\n### ")
+    if usage:  # its sections one level down, under "How to use"
+        text += "\n\n#" + usage.replace("\n## ", "\n### ")
     return text
 
 
-def render_markdown(card: ProcessCard, training_readme: str | None = None) -> str:
-    """The whole card as Markdown with Hub front matter (``training_readme``: usage sections to keep)."""
+def head_usage(card: ProcessCard, path: str | Path) -> str | None:
+    """The usage sections of the card's head for the checkpoint at ``path`` (None: the card declares no
+    PRM head, e.g. a pretrained LM, so there is nothing beyond prmkit's own scorer to show)."""
+    from pydantic import ValidationError
+
+    try:
+        spec = PrmSpec.model_validate(card.model)
+    except ValidationError:
+        return None
+    return head(spec.head).usage.format(**card_fields(spec, str(path), card.base_model))
+
+
+def training_readme(spec: PrmSpec, path: str | Path, base: str | None) -> str:
+    """The model card a checkpoint has right after training: Hub front matter, what the head reads and
+    the head's usage sections (scoring with plain transformers, serving with vLLM)."""
+    kind = head(spec.head)
+    fields = card_fields(spec, str(path), base)
+    front = (
+        f"---\nlibrary_name: transformers\npipeline_tag: {kind.pipeline_tag}\ntags: [{kind.card_tags}]\n"
+        f"base_model: {fields['base']}\n---\n\n"
+    )
+    title = kind.title.format(**fields)
+    return f"{front}# {title}\n\n{kind.summary.format(**fields)}\n\n{kind.usage.format(**fields)}"
+
+
+def write_model_card(directory: str | Path, spec: PrmSpec, base: str | None) -> Path:
+    """Write ``README.md`` (the Hugging Face model card) of a freshly trained checkpoint; ``prmkit card``
+    later replaces it with the full process card, which keeps the same usage sections."""
+    readme = Path(directory) / "README.md"
+    with atomic_write(readme) as fh:
+        fh.write(training_readme(spec, directory, base))
+    return readme
+
+
+def render_markdown(card: ProcessCard, usage: str | None = None) -> str:
+    """The whole card as Markdown with Hub front matter (``usage``: the head's sections, see
+    :func:`head_usage`)."""
     not_tested = "## What it was not tested on\n\n" + "\n".join(f"- {x}" for x in card.not_tested)
     title = f"# Process card: {card.process['kind'].upper()} ({card.card_version}, {card.created_at[:10]})"
     warnings = "\n".join(f"> **Warning:** {w}." for w in card.warnings())
@@ -332,6 +370,6 @@ def render_markdown(card: ProcessCard, training_readme: str | None = None) -> st
         tested_md(card),
         audits_md(card),
         not_tested,
-        usage_md(card, training_readme),
+        usage_md(card, usage),
     ]
     return front_matter(card) + "\n" + "\n\n".join(sections) + "\n"

@@ -8,7 +8,9 @@ aggregation), so it loads with ``AutoModelForTokenClassification`` and serves on
 - ``template.py``   StepTemplate and encode_trace: token ids + one read position per step
 - ``backbone.py``   tiny config from scratch (local RoPE + global NoPE), or any local folder, same code path
 - ``spec.py``       PrmSpec: what a checkpoint means, stored in config.json
-- ``checkpoint.py`` save a model + tokenizer + spec + model card + process card as one HF folder
+- ``heads.py``      HEADS: the head kinds (classifier, likelihood): auto class, template, convention,
+                    training objective, model-card usage
+- ``checkpoint.py`` save a model + tokenizer + spec as one HF folder (``prmkit.cards`` adds the cards)
 """
 
 from prmkit.modeling.backbone import TinyConfig, causal_lm, load_tokenizer, tiny_config, token_classifier

@@ -239,7 +239,9 @@ def detect(path: str | Path, config: Any, tokenizer: Any) -> str:
     """The convention of a checkpoint folder, from what it declares (no guessing on model names)."""
     spec = read_spec(config)
     if spec is not None:
-        return "likelihood" if spec.head == "likelihood" else "prmkit"
+        from prmkit.modeling.heads import head
+
+        return head(spec.head).convention
     evidence = written_by_prmkit(path)
     if evidence is not None:  # its block was lost: another convention would read it with other scores
         raise InputError(

@@ -15,17 +15,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from prmkit.cards import ProcessCard, summarize_sources
+from prmkit.cards import ProcessCard, summarize_sources, write_model_card, write_process_card
 from prmkit.cards.process_card import gold_use, inherited_gold_use
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
+from prmkit.core.registry import resolve
 from prmkit.formats.inputs import read_traces
-from prmkit.modeling.backbone import causal_lm, load_tokenizer, tiny_config, token_classifier
+from prmkit.modeling.backbone import load_tokenizer, tiny_config
 from prmkit.modeling.checkpoint import save_checkpoint
+from prmkit.modeling.heads import head as head_kind
 from prmkit.modeling.spec import PrmSpec, write_spec
 from prmkit.modeling.template import StepTemplate
 from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
-from prmkit.scoring.conventions import LikelihoodConvention, PrmkitConvention
+from prmkit.scoring.conventions import CONVENTIONS
 from prmkit.scoring.scorer import LengthCounts, OverlongError
 from prmkit.training import loop
 from prmkit.training.config import OrmConfig, PrmConfig
@@ -37,7 +39,6 @@ from prmkit.training.data import (
     split_by_problem,
     step_targets,
 )
-from prmkit.training.likelihood import likelihood_loss
 
 logger = logging.getLogger(__name__)
 
@@ -77,15 +78,15 @@ def _noise(config: PrmConfig | OrmConfig) -> tuple[float, float]:
 
 
 def _model(config: PrmConfig | OrmConfig, tok: Any, spec: PrmSpec) -> tuple[Any, Any]:
-    """(model, training objective or None for the tag loss) for ``spec.head``: the causal LM itself for
-    the likelihood head, else a token classifier."""
+    """(model, training objective or None for the tag loss) for ``spec.head``, from the head table: the
+    causal LM itself for the likelihood head, a token classifier for the classifier head."""
     base = config.base_model or tiny_config(tok, config.tiny)
-    if spec.head == "likelihood":
-        model = causal_lm(base, config.trust_remote_code)
-        objective: Any = functools.partial(likelihood_loss, lm_weight=config.lm_weight, noise=_noise(config))
-    else:
-        model = token_classifier(base, spec.num_labels, config.trust_remote_code, spec.id2label())
-        objective = None
+    kind = head_kind(spec.head)
+    model = kind.build(base, spec, config.trust_remote_code)
+    objective: Any = None
+    if kind.objective is not None:
+        loss = resolve(kind.objective)
+        objective = functools.partial(loss, lm_weight=config.lm_weight, noise=_noise(config))  # type: ignore[arg-type]
     if model.get_input_embeddings().num_embeddings < len(tok):
         model.resize_token_embeddings(len(tok))
     return model, objective
@@ -108,15 +109,14 @@ def _train_head(
     traces, data_name = data
     train, dev = split_by_problem(traces, config.dev_fraction, config.seed)
     head = getattr(config, "head", "classifier")
-    template = StepTemplate.named("newline" if head == "likelihood" else config.separator)
+    template = StepTemplate.named(head_kind(head).template or config.separator)
     tok = _tokenizer(config, train, template)
     spec = PrmSpec(head=head, kind=kind, template=template, tag_id=template.tag_id(tok),
                    max_length=config.max_length, aggregation=config.aggregation, **spec_fields)  # fmt: skip
     model, objective = _model(config, tok, spec)
     model.config.pad_token_id = tok.pad_token_id
     write_spec(model.config, spec)
-    read = LikelihoodConvention if spec.head == "likelihood" else PrmkitConvention
-    convention = read(tok, model.config)  # reads the spec just written
+    convention = CONVENTIONS.get(head_kind(head).convention)(tok, model.config)  # reads the spec just written
     # dev is scored at the length training uses, not the backbone's max_position_embeddings
     convention.max_length = config.max_length
     lengths = {"train": LengthCounts(config.overlong, config.max_length),
@@ -184,7 +184,9 @@ def _train_head(
             "overlong": {k: v.to_dict() for k, v in lengths.items()},
         },
     )
-    save_checkpoint(trainer.model, tok, spec, out, card)
+    save_checkpoint(trainer.model, tok, spec, out)
+    write_process_card(out, card)
+    write_model_card(out, spec, config.base_model)
     _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
     shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed
     overlong = {k: v.to_dict() for k, v in lengths.items()}
@@ -234,8 +236,11 @@ def train_prm(
     scale = config.label_scale
     if scale == "auto":
         scale = "soft" if _soft(traces, config.label_source) else "hard"
-    if config.head == "likelihood" and config.num_classes == 3:
-        raise ValueError("the likelihood head scores steps as right or wrong: use num_classes=2")
+    classes = head_kind(config.head).num_labels
+    if config.num_classes not in classes:
+        raise ValueError(
+            f"the {config.head} head is trained with num_classes in {list(classes)}, found {config.num_classes}"
+        )
     num_classes = 2 if scale == "soft" else config.num_classes
     positive = [1] if num_classes == 2 else [1, 2]
 
