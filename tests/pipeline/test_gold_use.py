@@ -17,7 +17,7 @@ from prmkit.training import pretrain_lm, train_orm, train_prm
 from prmkit.training.data import split_by_problem
 
 RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "world.yaml"
-TINY = {"max_steps": 12, "eval_every": 6, "threads": 1}
+TINY = {"max_steps": 8, "eval_every": 8, "threads": 1}
 
 
 def _weights(folder: Path) -> dict:
@@ -52,7 +52,7 @@ def data():
     from prmkit.labeling.mc import label_mc
     from prmkit.world import WorldPolicy, generate_problems, gold_label, sample_traces
 
-    traces = gold_label(sample_traces(generate_problems(60, seed=3, split="train"), 4, seed=3))
+    traces = gold_label(sample_traces(generate_problems(40, seed=3, split="train"), 4, seed=3))
     labelled, _ = label_mc(traces, WorldPolicy(), rollouts=2, seed=0)
     return labelled
 

@@ -18,7 +18,7 @@ labels: {{methods: [mc], rollouts: 2}}
 train:
   pretrain: {{max_steps: 20, threads: 1}}
   prm: {{max_steps: 10, threads: 1, head: likelihood}}
-  prm_sources: [gold, mc_hard]
+  prm_sources: [gold]
   orm: null
 evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0}}
 """
@@ -43,7 +43,7 @@ def test_a_recipe_with_seeds_runs_once_per_seed_and_reports_intervals(tmp_path) 
         assert (out / f"seed-{seed}" / "report.md").exists()
     sweep = json.loads((out / "sweep.json").read_text())
     f1 = sweep["metrics"]["first-error F1 world-heldout"]
-    assert set(f1) == {"lm (zero-shot)", "prm-gold", "prm-mc_hard"} and all(len(v) == 2 for v in f1.values())
+    assert set(f1) == {"lm (zero-shot)", "prm-gold"} and all(len(v) == 2 for v in f1.values())
     assert len(sweep["metrics"]["best-of-4 accuracy"]["majority vote"]) == 2  # once per seed, not per model
     md = result.report_md.read_text()
     assert result.report_md == out / "report.md" and "## First-error F1" in md
