@@ -171,3 +171,25 @@ def first_error_hist(gold: Sequence[int], predicted: Sequence[int], path: str | 
     ax.set_title("First-error positions")
     ax.legend(fontsize=8)
     return _save(plt, fig, path)
+
+
+def interval_bars(
+    groups: dict[str, dict[str, tuple[float, float, float]]], path: str | Path, title: str, ylabel: str
+) -> Path:
+    """Grouped bars with error bars: ``groups[group][series] = (mean, low, high)``, e.g. first-error F1
+    per subset (groups) and model (series), mean over seeds with its 95 % interval."""
+    plt, fig, ax = _figure(8.0, 4.2)
+    series = list(dict.fromkeys(s for g in groups.values() for s in g))
+    width = 0.8 / max(1, len(series))
+    for k, name in enumerate(series):
+        xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(groups))]
+        cells = [g.get(name, (float("nan"),) * 3) for g in groups.values()]
+        means = [c[0] for c in cells]
+        errs = [[c[0] - c[1] for c in cells], [c[2] - c[0] for c in cells]]
+        ax.bar(xs, means, width, yerr=errs, capsize=2, label=name)
+    ax.set_xticks(range(len(groups)), list(groups), rotation=15, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=7, ncol=2)
+    return _save(plt, fig, path)

@@ -127,8 +127,26 @@ def sweep_report(recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]],
             continue
         models = list(dict.fromkeys(model for m in metrics for model in data[m]))
         rows = [{"model": model, **{m: _cell(data[m].get(model, [])) for m in metrics}} for model in models]
-        report.section(title).tables.append(Table(rows))
+        section = report.section(title)
+        section.tables.append(Table(rows))
+        if title.startswith("First-error F1"):
+            png = out / ("sweep_first_error_by_class.png" if "class" in title else "sweep_first_error.png")
+            _plot(data, metrics, png, title)
+            section.images.append((png.name, f"{title}: mean over seeds, 95 % interval"))
     return report
+
+
+def _plot(data: dict[str, dict[str, list[float]]], metrics: list[str], png: Path, title: str) -> None:
+    from prmkit.evaluation.plots import interval_bars
+
+    groups = {
+        m.removeprefix("first-error F1 ").replace("world-", ""): {
+            model: interval([100 * v for v in values]) for model, values in data[m].items()
+        }
+        for m in metrics
+    }
+    seeds = max(len(v) for m in metrics for v in data[m].values())
+    interval_bars(groups, png, f"{title} ({seeds} seeds)", "F1 (%)")
 
 
 def run_sweep(recipe: Recipe, source: str | None) -> Any:
