@@ -23,7 +23,15 @@ def world_file(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def checkpoint(tmp_path_factory) -> Path:
-    """A random tiny prmkit PRM (2 layers, width 16): loads in well under a second."""
+    """A random tiny prmkit PRM (2 layers, width 16) with the model card training would write beside it
+    (``prmkit.cards`` writes cards; ``make_random_prm`` saves weights, tokenizer and config only): loads in
+    well under a second."""
+    from transformers import AutoConfig
+
+    from prmkit.cards import write_model_card
+    from prmkit.modeling.spec import read_spec
     from prmkit.testing import make_random_prm
 
-    return Path(make_random_prm(tmp_path_factory.mktemp("prm") / "ckpt", layers=2, width=16, heads=2))
+    folder = Path(make_random_prm(tmp_path_factory.mktemp("prm") / "ckpt", layers=2, width=16, heads=2))
+    write_model_card(folder, read_spec(AutoConfig.from_pretrained(folder)), None)
+    return folder

@@ -57,4 +57,4 @@ def test_a_default_with_a_newline_is_shown_readably():
     ]
     assert not raw, raw
     result = CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "240"})
-    assert "[default: (\\n (a newline))]" in result.output
+    assert "(default: '\\n')" in result.output  # the config's default, escaped (prmkit.cli.config)

@@ -24,6 +24,9 @@ from typing import Any
 from prmkit.cards.process_card import ProcessCard, read_process_card, write_process_card
 from prmkit.core.files import atomic_write
 from prmkit.core.protocols import StepScorer
+from prmkit.evaluation.config import WorldEvalSettings
+
+_SETTINGS = WorldEvalSettings()
 
 EVAL_DIR = "card"
 """Folder (beside the card) holding the evaluation results and plots the card shows."""
@@ -174,18 +177,38 @@ def card_for_scorer(
     return readme
 
 
+class CardConfig(WorldEvalSettings):
+    """Write the full process card (README.md = HF model card, process_card.json, plots) from measurements."""
+
+    model: Path
+    """Checkpoint folder with the process_card.json training wrote."""
+    out: Path | None = None
+    """Where README.md, process_card.json and card/ go (default: MODEL)."""
+    refresh: bool = False
+    """Measure again even if MODEL/card/ holds results."""
+    orm: Path | None = None
+    """ORM checkpoint: the best-of-N baseline."""
+    processbench: list[Path] | None = None
+    """ProcessBench files to evaluate too (repeat)."""
+
+
+def run_card(c: CardConfig) -> Path:
+    """``prmkit card``: :func:`card` with these settings; returns the README path."""
+    return card(**c.model_dump(exclude={"processbench"}), processbench=c.processbench or None)
+
+
 def card(
     model: str | Path,
     out: str | Path | None = None,
     refresh: bool = False,
     orm: str | Path | None = None,
     processbench: list[str | Path] | None = None,
-    problems: int = 48,
-    per_problem: int = 32,
-    heldout_problems: int = 24,
-    beam_problems: int = 12,
-    bootstrap: int = 1000,
-    seed: int = 1234,
+    problems: int = _SETTINGS.problems,
+    per_problem: int = _SETTINGS.per_problem,
+    heldout_problems: int = _SETTINGS.heldout_problems,
+    beam_problems: int = _SETTINGS.beam_problems,
+    bootstrap: int = _SETTINGS.bootstrap,
+    seed: int = _SETTINGS.seed,
 ) -> Path:
     """Write the full process card (JSON + README.md with plots) for a checkpoint: ``prmkit card MODEL``.
 

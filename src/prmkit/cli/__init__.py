@@ -13,6 +13,9 @@ so ``prmkit --help`` stays fast.
     serve.py     serve, serve policy                          -> prmkit.serving
     evaluate.py  eval processbench | bon, audit, card         -> prmkit.evaluation / prmkit.cards
     run.py       run RECIPE.yaml                               -> prmkit.pipeline
+
+Every command with a typed config is built by ``config.py`` (flags from the config's fields, ``--config
+FILE`` with file:line errors, flags overriding it); ``common.py`` holds error display and progress.
 """
 
 from __future__ import annotations

@@ -8,97 +8,41 @@ first and flags overriding it. Each command calls the public function of the sam
 from __future__ import annotations
 
 import inspect
-import types
-import typing
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from prmkit.cli.common import console, fail
+from prmkit.cli.config import Layout, config_command
 from prmkit.scoring.forms import SCORER_HELP
 from prmkit.scoring.scorer import OVERLONG_HELP, LengthCounts
 
-_SIMPLE = (str, int, float, bool)
 DATA_HELP = "Traces: prmkit JSONL/Parquet or any format `prmkit convert` detects (PRM800K, Math-Shepherd, ProcessBench, TRL)."
 
-
-def _plain(annotation: Any) -> Any:
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) in (types.UnionType, typing.Union) and len(args) == 1:
-        return _plain(args[0])
-    return annotation if annotation in _SIMPLE else str
-
-
-def _fields(config_cls: type, prefix: str = "") -> list[tuple[str, Any]]:
-    """(dotted name, field) for every leaf field; nested configs are flattened."""
-    from pydantic import BaseModel
-
-    out = []
-    for name, field in config_cls.model_fields.items():
-        ann = field.annotation
-        if isinstance(ann, type) and issubclass(ann, BaseModel):
-            out += _fields(ann, f"{prefix}{name}.")
-        else:
-            out.append((prefix + name, field))
-    return out
+_KW = inspect.Parameter.KEYWORD_ONLY
+TRAIN_ARGS = (
+    inspect.Parameter("data", _KW, annotation=Path, default=typer.Argument(..., help=DATA_HELP)),
+    inspect.Parameter(
+        "output", _KW, annotation=Path, default=typer.Option(..., "-o", "--output", help="Output folder.")
+    ),
+)
+"""What a training command reads and writes beside its config: DATA and ``-o`` (not config fields, so a
+recipe's training section stays reusable across data sets)."""
 
 
-def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, leaf = dotted.split(".")
-    for p in parents:
-        tree = tree.setdefault(p, {})
-    tree[leaf] = value
+def _command(group: typer.Typer, name: str, config_cls: type, run: Any) -> None:
+    """Add ``name DATA -o DIR [flags]`` to ``group``; flags come from ``config_cls`` (nested: ``--tiny-layers``)."""
 
-
-def _command(group: typer.Typer, name: str, config_cls: type, run: Callable[[Path, Path, Any], Any]) -> None:
-    """Add ``name DATA -o DIR [flags]`` to ``group``; flags come from ``config_cls``."""
-    from pydantic import ValidationError
-
-    kw = inspect.Parameter.KEYWORD_ONLY
-    params = [
-        inspect.Parameter("data", kw, annotation=Path, default=typer.Argument(..., help=DATA_HELP)),
-        inspect.Parameter("output", kw, annotation=Path, default=typer.Option(..., "-o", "--output", help="Output folder.")),
-        inspect.Parameter("config", kw, annotation=typing.Optional[Path],  # noqa: UP045 - typer reads it
-                          default=typer.Option(None, "--config", help="A YAML recipe; flags override it.")),
-    ]  # fmt: skip
-    names = {}
-    for dotted, field in _fields(config_cls):
-        arg = dotted.replace(".", "__")
-        names[arg] = dotted
-        flag = "--" + dotted.replace(".", "-").replace("_", "-")
-        kind = _plain(field.annotation)
-        decls = [f"{flag}/--no-{flag[2:]}"] if kind is bool else [flag]
-        help_ = f"{field.description or ''} (default: {field.default!r})"
-        params.append(inspect.Parameter(arg, kw, annotation=typing.Optional[kind],  # noqa: UP045
-                                        default=typer.Option(None, *decls, help=help_, show_default=False)))  # fmt: skip
-
-    def command(**kwargs: Any) -> None:
-        import yaml
-
-        data, output, recipe_path = kwargs.pop("data"), kwargs.pop("output"), kwargs.pop("config")
-        tree = (yaml.safe_load(Path(recipe_path).read_text(encoding="utf-8")) or {}) if recipe_path else {}
-        for arg, value in kwargs.items():
-            if value is not None:
-                _set(tree, names[arg], value)
-        try:
-            cfg = config_cls(**tree)
-        except ValidationError as err:
-            lines = [f"--{'-'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in err.errors()]
-            fail(f"{name}: invalid options\n  " + "\n  ".join(lines))
+    def call(cfg: Any, data: Path, output: Path) -> Any:
         from prmkit.scoring.scorer import OverlongError
 
         try:
-            result = run(data, output, cfg)
+            return run(data, output, cfg)
         except OverlongError as err:
             fail(f"{data}: {err}")
-        typer.echo(yaml.safe_dump(result, sort_keys=False).rstrip())
 
-    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in params}
-    command.__doc__ = " ".join((config_cls.__doc__ or "").split("\n\n")[0].split())
-    group.command(name)(command)
+    config_command(group, name, config_cls, call, Layout(), extra=TRAIN_ARGS)
 
 
 def _pretrain(data: Path, output: Path, cfg: Any) -> Any:
@@ -211,3 +155,29 @@ def register(app: typer.Typer) -> None:
     app.add_typer(train, name="train")
     _command(app, "pretrain", PretrainConfig, _pretrain)
     app.command("score")(score)
+
+
+# ``prmkit rl`` (cli/rl.py, another area's file) still lays out its flags with these three; once it calls
+# :func:`prmkit.cli.config.config_command` (``Layout(section="rl")``, ``extra`` for ``-o``) they can go.
+def _fields(config_cls: type, prefix: str = "") -> list[tuple[str, Any]]:
+    """(dotted name, pydantic field) for every leaf field; nested configs are flattened."""
+    from prmkit.cli.config import nested_config
+
+    out: list[tuple[str, Any]] = []
+    for name, info in config_cls.model_fields.items():
+        sub = nested_config(info.annotation)
+        out += _fields(sub, f"{prefix}{name}.") if sub is not None else [(prefix + name, info)]
+    return out
+
+
+def _plain(annotation: Any) -> Any:
+    """The type typer parses a field as (str where no flag type fits)."""
+    from prmkit.cli.config import flag_type
+
+    return flag_type(annotation)[0] or str
+
+
+def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    from prmkit.cli.config import set_dotted
+
+    set_dotted(tree, dotted, value)

@@ -6,8 +6,8 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``prmkit serve-policy``; its flags come from ``ServePolicyConfig`` like the label commands."""
-    from prmkit.cli.label import config_command
+    """Add ``prmkit serve-policy``; its flags come from ``ServePolicyConfig`` (the one builder)."""
+    from prmkit.cli.config import config_command, named_summary
     from prmkit.serving.policy_server import ServePolicyConfig
 
     def run(cfg: ServePolicyConfig) -> None:
@@ -15,4 +15,4 @@ def register(app: typer.Typer) -> None:
 
         serve_policy(cfg)
 
-    config_command(app, "serve-policy", ServePolicyConfig, run)
+    config_command(app, "serve-policy", ServePolicyConfig, run, help=named_summary(ServePolicyConfig))

@@ -1,67 +1,85 @@
 """CLI commands of the world area: ``prmkit world generate | sample | check | stats`` -> prmkit.world.jobs.
 
-Knobs come from a YAML/JSON recipe (``--world-config`` / ``--policy-config``, fields of WorldConfig /
-PolicyConfig, documented there) and flags override it.
+``generate``, ``sample`` and ``stats`` are built from their typed configs below by
+:func:`prmkit.cli.config.config_command`: one flag per field (the world's and the policy's knobs
+unprefixed, documented in WorldConfig / PolicyConfig), ``--config FILE`` for all of them, and
+``--world-config`` / ``--policy-config`` for a file of one section; flags override both.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 import typer
+from pydantic import BaseModel, ConfigDict, Field
 
 from prmkit.cli.common import console, progress
+from prmkit.cli.config import Layout, config_command
+from prmkit.world.config import PolicyConfig, WorldConfig
 
 world_app = typer.Typer(
     name="world", help="The embedded world: problems, simulated policy, gold checker.", no_args_is_help=True
 )
 
-SPLIT = typer.Option(
-    "train", "--split", help="train, test (same lengths, disjoint graphs) or heldout (longer)."
+Split = Literal["train", "test", "heldout"]
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+# These belong in prmkit.world (world/config.py, beside WorldConfig) so the API takes them too; they
+# are here until that area moves them (world.jobs.generate(config) ...).
+class GenerateConfig(_Config):
+    """Generate seeded word problems (calls prmkit.world.generate)."""
+
+    n: int = 1000
+    """How many problems."""
+    output: Path
+    """Problems file (JSONL)."""
+    seed: int = 0
+    """Same seed, same output on any machine."""
+    split: Split = "train"
+    """train, test (same lengths, disjoint graphs) or heldout (longer)."""
+    world: WorldConfig = Field(default_factory=WorldConfig)
+
+
+class SampleConfig(_Config):
+    """Sample traces from the simulated policy (calls prmkit.world.sample)."""
+
+    problems: Path
+    """Problems file (JSONL) from `prmkit world generate`."""
+    output: Path
+    """Traces file (.jsonl or .parquet)."""
+    per_problem: int = 16
+    """Traces per problem."""
+    seed: int = 0
+    """Same seed, same output on any machine."""
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+
+
+class StatsConfig(_Config):
+    """Print the world's statistics: accuracy, steps, error-kind mix, lucky rate (calls prmkit.world.stats)."""
+
+    n: int = 2000
+    """How many problems."""
+    per_problem: int = 8
+    """Traces sampled per problem for the statistics."""
+    seed: int = 0
+    """Same seed, same output on any machine."""
+    split: Split = "train"
+    """train, test (same lengths, disjoint graphs) or heldout (longer)."""
+    world: WorldConfig = Field(default_factory=WorldConfig)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+
+
+OUTPUT = {"output": ["-o", "--output"]}
+WORLD = Layout(flags=OUTPUT, flat=("world",), section_files={"world": "--world-config"})
+POLICY = Layout(("problems",), OUTPUT, flat=("policy",), section_files={"policy": "--policy-config"})
+STATS = Layout(
+    flat=("world", "policy"), section_files={"world": "--world-config", "policy": "--policy-config"}
 )
-SEED = typer.Option(0, "--seed", help="Same seed, same output on any machine.")
-TEMPERATURE = typer.Option(None, "--temperature", help="Scales every error rate.")
-SYSTEMATIC = typer.Option(
-    None,
-    "--systematic",
-    help="Chance that a problem has a systematic error every sample of it shares (correlated errors; "
-    "default 0: none).",
-)
-SYSTEMATIC_RATE = typer.Option(
-    None,
-    "--systematic-rate",
-    help="Chance that a sample repeats its problem's systematic error (default 0.5).",
-)
-MISCONCEPTIONS = typer.Option(
-    None,
-    "--misconceptions",
-    help="Scales the strength of the policy's misconceptions, wrong beliefs held in every problem "
-    "(default 1; 0 samples as world-1).",
-)
-
-
-def _policy_flags(
-    temperature: float | None,
-    systematic: float | None,
-    systematic_rate: float | None,
-    misconceptions: float | None,
-):
-    return {"temperature": temperature, "systematic": systematic, "systematic_rate": systematic_rate,
-            "misconceptions": misconceptions}  # fmt: skip
-
-
-def _load(path: Path | None, overrides: dict[str, Any], kind: str):
-    """A config from a YAML/JSON file (optional) with the flags that were given laid over it."""
-    import yaml
-
-    from prmkit.world import PolicyConfig, WorldConfig
-
-    data: dict[str, Any] = {}
-    if path is not None:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    return (WorldConfig if kind == "world" else PolicyConfig).model_validate(data)
 
 
 def _print_stats(stats) -> None:
@@ -81,71 +99,39 @@ def _print_stats(stats) -> None:
     console.print(table)
 
 
-@world_app.command("generate")
-def generate_cmd(
-    n: int = typer.Option(1000, "--n", help="How many problems."),
-    output: Path = typer.Option(..., "-o", "--output", help="Problems file (JSONL)."),
-    seed: int = SEED,
-    split: str = SPLIT,
-    world_config: Path | None = typer.Option(
-        None, "--world-config", help="YAML/JSON with WorldConfig fields."
-    ),
-    max_value: int | None = typer.Option(None, "--max-value", help="Operand bound of the table facts."),
-    min_ops: int | None = typer.Option(
-        None, "--min-ops", help="Fewest operations in a train / test problem."
-    ),
-    max_ops: int | None = typer.Option(None, "--max-ops", help="Most operations in a train / test problem."),
-    phrasing_variety: int | None = typer.Option(None, "--phrasing-variety", help="0 (regular) to 2."),
-) -> None:
-    """Generate seeded word problems (calls prmkit.world.generate)."""
+def _generate(c: GenerateConfig) -> None:
     from prmkit.world import generate
 
-    config = _load(
-        world_config,
-        dict(max_value=max_value, min_ops=min_ops, max_ops=max_ops, phrasing_variety=phrasing_variety),
-        "world",
-    )
     with progress() as bar:
-        task = bar.add_task("generate", total=n)
+        task = bar.add_task("generate", total=c.n)
         count = generate(
-            n, output, seed=seed, split=split, config=config, progress=lambda k: bar.advance(task, k)
+            c.n, c.output, seed=c.seed, split=c.split, config=c.world, progress=lambda k: bar.advance(task, k)
         )
-    console.print(f"wrote {count} {split} problems to {output}")
+    console.print(f"wrote {count} {c.split} problems to {c.output}")
 
 
-@world_app.command("sample")
-def sample_cmd(
-    problems: Path = typer.Argument(..., help="Problems file (JSONL) from `prmkit world generate`."),
-    output: Path = typer.Option(..., "-o", "--output", help="Traces file (.jsonl or .parquet)."),
-    per_problem: int = typer.Option(16, "--per-problem", help="Traces per problem."),
-    seed: int = SEED,
-    policy_config: Path | None = typer.Option(
-        None, "--policy-config", help="YAML/JSON with PolicyConfig fields."
-    ),
-    temperature: float | None = TEMPERATURE,
-    systematic: float | None = SYSTEMATIC,
-    systematic_rate: float | None = SYSTEMATIC_RATE,
-    misconceptions: float | None = MISCONCEPTIONS,
-) -> None:
-    """Sample traces from the simulated policy (calls prmkit.world.sample)."""
+def _sample(c: SampleConfig) -> None:
     from prmkit.formats.inputs import read_problems
     from prmkit.world import sample
 
-    config = _load(
-        policy_config, _policy_flags(temperature, systematic, systematic_rate, misconceptions), "policy"
-    )
-    total = len(read_problems(problems))
+    total = len(read_problems(c.problems))
     with progress() as bar:
         task = bar.add_task("sample", total=total)
         count = sample(
-            problems,
-            output,
-            per_problem=per_problem,
-            seed=seed,
-            policy_config=config,
+            c.problems, c.output, per_problem=c.per_problem, seed=c.seed, policy_config=c.policy,
             progress=lambda k: bar.advance(task, k),
-        )
-    console.print(f"wrote {count} traces to {output}")
+        )  # fmt: skip
+    console.print(f"wrote {count} traces to {c.output}")
+
+
+def _stats(c: StatsConfig, json_out: bool) -> None:
+    from prmkit.world import stats
+
+    result = stats(c.n, c.per_problem, c.seed, c.split, c.world, c.policy)
+    if json_out:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        _print_stats(result)
 
 
 @world_app.command("check")
@@ -165,45 +151,17 @@ def check_cmd(
     console.print(f"wrote {stats.traces} gold-labelled traces to {output}")
 
 
-@world_app.command("stats")
-def stats_cmd(
-    n: int = typer.Option(2000, "--n", help="How many problems."),
-    per_problem: int = typer.Option(
-        8, "--per-problem", help="Traces sampled per problem for the statistics."
-    ),
-    seed: int = SEED,
-    split: str = SPLIT,
-    world_config: Path | None = typer.Option(
-        None, "--world-config", help="YAML/JSON with WorldConfig fields."
-    ),
-    policy_config: Path | None = typer.Option(
-        None, "--policy-config", help="YAML/JSON with PolicyConfig fields."
-    ),
-    temperature: float | None = TEMPERATURE,
-    systematic: float | None = SYSTEMATIC,
-    systematic_rate: float | None = SYSTEMATIC_RATE,
-    misconceptions: float | None = MISCONCEPTIONS,
-    json_out: bool = typer.Option(False, "--json", help="Print the statistics as JSON on stdout."),
-) -> None:
-    """Print the world's statistics: accuracy, steps, error-kind mix, lucky rate (calls prmkit.world.stats)."""
-    from prmkit.world import stats
-
-    result = stats(
-        n,
-        per_problem,
-        seed,
-        split,
-        _load(world_config, {}, "world"),
-        _load(
-            policy_config, _policy_flags(temperature, systematic, systematic_rate, misconceptions), "policy"
-        ),
-    )
-    if json_out:
-        typer.echo(result.model_dump_json(indent=2))
-    else:
-        _print_stats(result)
-
-
 def register(app: typer.Typer) -> None:
     """Add ``prmkit world ...`` to the root app."""
+    import inspect
+
+    json_flag = inspect.Parameter(
+        "json_out",
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=bool,
+        default=typer.Option(False, "--json", help="Print the statistics as JSON on stdout."),
+    )
+    config_command(world_app, "generate", GenerateConfig, _generate, WORLD)
+    config_command(world_app, "sample", SampleConfig, _sample, POLICY)
+    config_command(world_app, "stats", StatsConfig, _stats, STATS, extra=[json_flag])
     app.add_typer(world_app)

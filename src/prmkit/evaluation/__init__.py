@@ -11,6 +11,7 @@ predictor (scorer, judge, label source); gold comes from labels (``gold`` on the
 - ``collapse.py``      process collapse (fidelity AUC), lucky answers
 - ``calibration.py``   reliability diagrams, ECE, length bias
 - ``suite.py``         ``evaluate_world``: the whole evaluation of a scorer on fresh world data
+- ``config.py``        the commands' typed configs (eval processbench | bon, audit) and WorldEvalSettings
 - ``gold.py``          gold views of traces (validity, outcome, grouping)
 - ``plots.py``         matplotlib figures (PNG)
 """

@@ -23,12 +23,14 @@ from prmkit.core.protocols import StepScorer
 from prmkit.evaluation import plots
 from prmkit.evaluation.audits import broadcast_last, run_audits, scorer_kind, summary
 from prmkit.evaluation.bon_curves import bon_curves
+from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.evaluation.gaming import beam_gaming
 from prmkit.evaluation.gold import group_by_problem
 from prmkit.evaluation.processbench import evaluate_first_error
 
 SUMMARY_FILE = "eval_summary.json"
 BON_POINTS = (1, 4, 16, 64, 256)
+_SETTINGS = WorldEvalSettings()  # the defaults below are its fields', declared once there
 
 
 class CachedScorer:
@@ -167,15 +169,15 @@ def data_summary(
 def evaluate_world(
     scorer: StepScorer,
     out_dir: str | Path,
-    problems: int = 48,
-    per_problem: int = 32,
-    heldout_problems: int = 24,
+    problems: int = _SETTINGS.problems,
+    per_problem: int = _SETTINGS.per_problem,
+    heldout_problems: int = _SETTINGS.heldout_problems,
     heldout_per_problem: int = 4,
     orm: StepScorer | None = None,
     aggregation: str = "min",
-    bootstrap: int = 1000,
-    seed: int = 1234,
-    beam_problems: int = 12,
+    bootstrap: int = _SETTINGS.bootstrap,
+    seed: int = _SETTINGS.seed,
+    beam_problems: int = _SETTINGS.beam_problems,
     beam_budgets: Sequence[int] = (4, 16),
     policy_config: Any | None = None,
 ) -> dict[str, Any]:

@@ -1,0 +1,147 @@
+"""The typed configs of ``prmkit eval processbench | bon`` and ``prmkit audit``, and the world-evaluation
+settings a process card is measured with: one per command, shared by CLI and API.
+
+Each field is documented once, here: ``--help`` is generated from these docstrings and the defaults are
+these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same fields). ``run_*(config)``
+calls the public function of the same name (:func:`~prmkit.evaluation.processbench.eval_processbench`,
+:func:`~prmkit.evaluation.bon_curves.eval_bon`, :func:`~prmkit.evaluation.audits.audit`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prmkit.scoring.forms import SCORER_HELP
+from prmkit.scoring.scorer import Overlong
+
+DEFAULT_AGGREGATIONS = ("min", "prod", "last", "mean")
+"""The PRM aggregations ``eval bon`` draws curves for. Declared here, where ``--help`` reads it without
+importing numpy; ``bon_curves.DEFAULT_AGGREGATIONS`` should import it from here (tests check they agree)."""
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class WorldEvalSettings(_Config):
+    """How much fresh world data a scorer is measured on (``prmkit card``, ``evaluate_world``)."""
+
+    problems: int = 48
+    """World test problems (best-of-N pools, audits)."""
+    per_problem: int = 32
+    """Samples per test problem."""
+    heldout_problems: int = 24
+    """Longer held-out problems for first-error."""
+    beam_problems: int = 12
+    """Problems solved by beam search (gaming audit); 0 skips it."""
+    bootstrap: int = 1000
+    """Bootstrap resamples of problems for the bands."""
+    seed: int = 1234
+    """Seed of the fresh world data the card measures on."""
+
+
+class ProcessBenchConfig(_Config):
+    """First-error detection: acc_error, acc_correct, F1 per subset; headline = plain mean of subset F1s."""
+
+    files: list[Path]
+    """ProcessBench split files (gsm8k.json ...) or prmkit trace files with gold; one subset per file."""
+    model: str | None = Field(
+        None, description="Predict the first step scoring below the threshold. " + SCORER_HELP
+    )
+    judge: str | None = None
+    """Judge name (world = the simulated judge)."""
+    source: str | None = None
+    """Label source selector whose first error is the prediction."""
+    threshold: float | None = None
+    """Step-score threshold; default: tuned on --dev, else the checkpoint's own, else 0.5."""
+    dev: list[Path] | None = None
+    """Files to tune the threshold on (repeat the flag)."""
+    gold_source: str | None = None
+    """Gold selector (default: gold, then human:processbench)."""
+    out: Path | None = None
+    """Folder for processbench.json, predictions.jsonl, first_error_hist.png."""
+    overlong: Overlong | None = None
+    """A trace longer than a checkpoint takes: error (the default: stop and name it), skip (no
+    prediction), truncate (score the steps that fit; no prediction unless one of them falls below the
+    threshold). Counted."""
+
+
+class EvalBonConfig(_Config):
+    """Accuracy vs N for PRM (each aggregation), ORM, majority, weighted vote and pass@N, with bands."""
+
+    traces: Path
+    """Trace file with many samples per problem (answers checked against the reference)."""
+    prm: str | None = Field(None, description=SCORER_HELP)
+    orm: str | None = Field(None, description=SCORER_HELP)
+    aggregations: list[str] = list(DEFAULT_AGGREGATIONS)
+    """PRM aggregations (repeat the flag)."""
+    vote_aggregation: str = "min"
+    """Aggregation that weighs the PRM-weighted vote."""
+    max_n: int = 256
+    """Largest N (capped by the smallest pool)."""
+    draws: int = 32
+    """Random subsets per problem and N."""
+    bootstrap: int = 1000
+    """Bootstrap resamples of problems for the bands."""
+    confidence: float = 0.95
+    """Width of the bands."""
+    seed: int = 0
+    """Seed of the random subsets and the bootstrap."""
+    out: Path | None = None
+    """Folder for bon.csv, bon.json, bon.png."""
+
+
+class AuditConfig(_Config):
+    """Failure-mode audits: verifier gaming, outcome shift, process collapse, lucky answers, calibration, length."""
+
+    model: str = Field(description=SCORER_HELP)
+    traces: Path
+    """Gold-labelled traces, many per problem (e.g. `prmkit world sample` + check)."""
+    out: Path
+    """Folder for audit.json and the audit plots."""
+    aggregation: str = "min"
+    """How step scores become a trace score (min, prod, last, mean, geomean)."""
+    threshold: float | None = None
+    """Score below which a step counts as wrong; default: the checkpoint's own (tuned on dev when it was
+    trained), else 0.5."""
+    max_n: int = 64
+    """Largest N of the best-of-N audits."""
+    draws: int = 16
+    """Random subsets of N samples per problem and N."""
+    seed: int = 0
+    """Seed of the random subsets."""
+    source: str = "gold"
+    """Gold selector."""
+    broadcast: Literal["auto", "last", "none"] = "auto"
+    """last: every step gets the trace's last score (ORM); auto: for ORM checkpoints; none."""
+
+
+def run_processbench(c: ProcessBenchConfig) -> Any:
+    """``prmkit eval processbench``: the first-error result of :func:`eval_processbench`."""
+    from prmkit.evaluation.processbench import eval_processbench
+
+    return eval_processbench(
+        c.files, c.model, c.judge, c.source, c.threshold, c.dev or None, c.gold_source, c.out, c.overlong
+    )
+
+
+def run_eval_bon(c: EvalBonConfig) -> Any:
+    """``prmkit eval bon``: the best-of-N curves of :func:`eval_bon`."""
+    from prmkit.evaluation.bon_curves import eval_bon
+
+    return eval_bon(
+        c.traces, c.prm, c.orm, c.aggregations, c.vote_aggregation, c.max_n, c.draws, c.bootstrap,
+        c.confidence, c.seed, c.out,
+    )  # fmt: skip
+
+
+def run_audit(c: AuditConfig) -> dict[str, Any]:
+    """``prmkit audit``: the report of :func:`audit`."""
+    from prmkit.evaluation.audits import audit
+
+    return audit(
+        c.model, c.traces, c.out, c.aggregation, c.threshold, c.max_n, c.draws, c.seed, c.source, c.broadcast
+    )

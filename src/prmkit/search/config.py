@@ -1,0 +1,112 @@
+"""The typed configs of ``prmkit bon | vote | beam | resample``: one per command, shared by CLI and API.
+
+Each field is documented once, here: ``--help`` is generated from these docstrings and the defaults are
+these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same fields). ``run_*(config)``
+calls the search job of the same name in :mod:`prmkit.search.jobs`, so ``prmkit bon ...`` and
+``run_bon(BonConfig(...))`` are the same run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prmkit.policies.options import PolicyOptions
+from prmkit.scoring.forms import SCORER_HELP
+
+
+class SearchOptions(BaseModel):
+    """What every search command reads, writes and samples with."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    problems: Path
+    """Problem file (JSONL), or a trace file whose distinct problems are used."""
+    out: Path
+    """Per-problem results (JSONL): answer, correct, score, compute."""
+    scorer: str = Field(description=SCORER_HELP)
+    aggregation: str = "min"
+    """Per-step scores -> one number: min, prod, last, mean, geomean."""
+    seed: int = 0
+    """Seed of problem 0; problem k uses seed + k."""
+    limit: int | None = None
+    """Use only the first LIMIT problems."""
+    traces_out: Path | None = None
+    """Also write the chosen traces here (JSONL or .parquet)."""
+    policy: PolicyOptions = Field(default_factory=PolicyOptions)
+    """Which policy samples the solutions."""
+
+
+class Sampled(SearchOptions):
+    """The searches that draw N samples per problem (resample grows one solution within a budget)."""
+
+    n: int = 16
+    """Samples per problem (beam: candidate steps per round)."""
+
+
+class BonConfig(Sampled):
+    """Best-of-N: sample N solutions per problem and keep the one with the best aggregated step score."""
+
+
+class VoteConfig(Sampled):
+    """Majority vote over N samples (answers grouped by equivalence), PRM-weighted with --scorer."""
+
+    scorer: str | None = Field(
+        None, description="Weight votes by this scorer (omit: plain majority). " + SCORER_HELP
+    )  # type: ignore[assignment]
+
+
+class BeamConfig(Sampled):
+    """PRM-guided step-level beam search (or DVTS with --dvts)."""
+
+    beam_width: int = 4
+    """Next steps sampled per kept prefix (M); N/M are kept."""
+    max_depth: int = 40
+    """Most rounds; open beams are then finished by rollout."""
+    diverse: bool = False
+    """Diverse verifier tree search: N/M independent subtrees."""
+
+
+class ResampleConfig(SearchOptions):
+    """Reject-and-resample: regenerate from the first step the PRM doubts, within a step budget."""
+
+    threshold: float | None = None
+    """Steps scoring below it are resampled; default: the checkpoint's own, else 0.5."""
+    budget: int = 64
+    """Most steps generated per problem."""
+
+
+def run_bon(c: BonConfig) -> dict[str, Any]:
+    """``prmkit bon``: :func:`prmkit.search.jobs.bon` with these settings; returns the summary."""
+    from prmkit.search.jobs import bon
+
+    return bon(c.problems, c.scorer, c.out, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out)
+
+
+def run_vote(c: VoteConfig) -> dict[str, Any]:
+    """``prmkit vote``: :func:`prmkit.search.jobs.vote` with these settings; returns the summary."""
+    from prmkit.search.jobs import vote
+
+    return vote(c.problems, c.out, c.scorer, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out)
+
+
+def run_beam(c: BeamConfig) -> dict[str, Any]:
+    """``prmkit beam``: :func:`prmkit.search.jobs.beam` with these settings; returns the summary."""
+    from prmkit.search.jobs import beam
+
+    return beam(
+        c.problems, c.scorer, c.out, c.n, c.beam_width, c.max_depth, c.aggregation, c.diverse, c.seed,
+        c.policy, c.limit, c.traces_out,
+    )  # fmt: skip
+
+
+def run_resample(c: ResampleConfig) -> dict[str, Any]:
+    """``prmkit resample``: :func:`prmkit.search.jobs.resample` with these settings; returns the summary."""
+    from prmkit.search.jobs import resample
+
+    return resample(
+        c.problems, c.scorer, c.out, c.threshold, c.budget, c.aggregation, c.seed, c.policy, c.limit,
+        c.traces_out,
+    )  # fmt: skip
