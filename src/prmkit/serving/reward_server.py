@@ -4,7 +4,7 @@ Endpoints (OpenAPI page at ``/docs``):
 
 - ``POST /score``      prmkit's own: per-step scores and the aggregate for a batch of traces
 - ``POST /get_reward`` OpenRLHF's remote reward shape: ``{query, prompts, labels}`` -> ``{rewards, scores, extra_logs}``
-- ``POST /pooling``    vLLM's answer for a served PRM: ``data[i].data = [[p_neg, p_pos], ...]`` per step tag
+- ``POST /pooling``    vLLM's (``serving.pooling``): STEP pooling on the request's tokens, one row per step tag
 - ``GET /health``, ``GET /metrics`` (Prometheus text)
 
 All scoring goes through one :class:`~prmkit.serving.batching.DynamicBatcher`, so concurrent requests
@@ -17,6 +17,7 @@ and the option that sets it (docs/serving.md lists them).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 import uuid
@@ -34,6 +35,18 @@ from prmkit.serving.batching import STEP_COST, TRACE_COST, DynamicBatcher, Queue
 from prmkit.serving.config import ServerConfig
 from prmkit.serving.guard import Guard
 from prmkit.serving.metrics import Metrics
+from prmkit.serving.pooling import (
+    PoolingError,
+    PoolingScorer,
+    check_ids,
+    encode_rows,
+    make_jobs,
+    raw_texts,
+    refused_fields,
+    step_pooling,
+    token_inputs,
+    tokenize,
+)
 from prmkit.serving.schemas import (
     ErrorResponse,
     PoolingItem,
@@ -111,8 +124,15 @@ def _check_sizes(traces: Sequence[Trace], config: ServerConfig) -> None:
 def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAPI:
     """A FastAPI app serving ``scorer``; run it with uvicorn (see :func:`serve`)."""
     config = config or ServerConfig()
+    pooler, not_pooled = None, None
+    try:
+        pooling_spec = step_pooling(scorer, config.step_tag)
+    except PoolingError as err:  # a causal LM with no step-tag classes: every other endpoint still works
+        pooling_spec, not_pooled = None, str(err)
+    if pooling_spec is not None:
+        pooler = PoolingScorer(scorer, pooling_spec)
     batcher = DynamicBatcher(
-        scorer,
+        pooler or scorer,
         batching=config.batching,
         max_batch_traces=config.max_batch_traces,
         max_wait_ms=config.max_wait_ms,
@@ -203,19 +223,62 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
 
     @app.post("/pooling", response_model=PoolingResponse, responses=ERRORS)
     async def pooling(req: PoolingRequest) -> PoolingResponse:
-        """vLLM-compatible: the text before each step tag is a step; one ``[p_neg, p_pos]`` per tag."""
-        inputs = [req.input] if isinstance(req.input, str) else req.input
-        _check_raw(inputs, config)
-        traces = [_pooling_trace(text, step_tag, config, i) for i, text in enumerate(inputs)]
-        rows = await score_all(traces)
-        data = [PoolingItem(index=i, data=[[1.0 - p, p] for p in r]) for i, r in enumerate(rows)]
+        """vLLM's ``/pooling`` (``task: token_classify``): for a checkpoint, STEP pooling on the request's
+        token ids, one row per step-tag token; for a scorer with no tokens, the text before each tag is a step."""
+        try:
+            if (why := refused_fields(req) or not_pooled) is not None:
+                raise PoolingError(why)
+            if pooler is None:
+                rows, tokens, width = await _text_pooling(req), 0, 2
+            else:
+                (rows, tokens), width = await _step_pooling(req, pooler), pooler.pooling.width
+        except PoolingError as err:
+            raise HTTPException(422, str(err)) from None
         return PoolingResponse(
-            id=f"pool-{uuid.uuid4().hex}",
+            id=f"pool-{req.request_id or uuid.uuid4().hex}",
             created=int(time.time()),
             model=req.model or model_name,
-            data=data,
-            usage=PoolingUsage(),
+            data=[PoolingItem(index=i, data=encode_rows(r, width, req)) for i, r in enumerate(rows)],
+            usage=PoolingUsage(prompt_tokens=tokens, total_tokens=tokens),
         )
+
+    async def _step_pooling(req: PoolingRequest, pooler: PoolingScorer) -> tuple[list[list[float]], int]:
+        """Limits first (texts in characters, ids in tokens), then tokenizing off the event loop, then
+        the tokens counted against the model's length before the request joins the queue."""
+        ids = token_inputs(req)
+        if ids is not None:
+            _check_count(len(ids), config)
+            check_ids(ids, pooler.pooling, model_name)
+            texts = await asyncio.to_thread(lambda: [pooler.pooling.tokenizer.decode(r) for r in ids])
+        else:
+            _check_raw(raw_texts(req), config)
+            ids, texts = await asyncio.to_thread(tokenize, req, pooler.pooling)
+            check_ids(ids, pooler.pooling, model_name)
+        jobs = make_jobs(ids, texts, use_activation=req.use_activation is not False)
+        cost = sum(trace_cost(j) for j in jobs)
+        if cost > config.max_queue_chars:
+            raise HTTPException(
+                413,
+                f"request costs {cost} characters (text plus {TRACE_COST} per input); the queue holds at "
+                f"most {config.max_queue_chars} (--max-queue-chars); split the batch",
+            )
+        try:
+            rows = await batcher.score(jobs)
+        except ValueError as err:
+            raise HTTPException(422, f"cannot pool this request: {err}") from None
+        return rows, sum(len(r) for r in ids)
+
+    async def _text_pooling(req: PoolingRequest) -> list[list[float]]:
+        """A scorer with no tokens (the world's oracle, a remote server): steps end at each tag in the text."""
+        if req.messages is not None or token_inputs(req) is not None or req.use_activation is False:
+            raise PoolingError(
+                f"/pooling: {model_name} is not a checkpoint, so it has no tokens, chat template or "
+                "logits; send text 'input' only (the text before each step tag is a step)"
+            )
+        inputs = raw_texts(req)
+        _check_raw(inputs, config)
+        rows = await score_all([_pooling_trace(text, step_tag, config, i) for i, text in enumerate(inputs)])
+        return [[x for p in r for x in (1.0 - p, p)] for r in rows]
 
     return app
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class TraceIn(BaseModel):
@@ -52,31 +52,110 @@ class RewardResponse(BaseModel):
     extra_logs: dict[str, list[float]]
 
 
+VLLM_VERSION = "0.33.0"
+"""The vLLM release whose ``/pooling`` request and response this server mirrors, field for field
+(``vllm/entrypoints/pooling/pooling/protocol.py`` and ``.../base/protocol.py`` of that wheel)."""
+
+POOLING_TASKS = ("embed", "classify", "token_embed", "token_classify", "plugin", "embed&token_classify")
+"""vLLM 0.33.0's ``PoolingTask`` values; a PRM served for STEP pooling answers ``token_classify`` only."""
+REMOVED_TASKS = {
+    "score": "`score` task was removed; use `classify` instead.",
+    "encode": "`encode` task was removed; use `token_embed` or `token_classify` instead.",
+}
+"""vLLM's own messages for the task names it refuses before validation."""
+
+
+class ChatTextPart(BaseModel):
+    """A text part of a chat message's content (vLLM joins a message's text parts with newlines)."""
+
+    type: Literal["text"]
+    text: str
+
+
+class ChatMessage(BaseModel):
+    """One chat message as vLLM's ``messages`` takes it (text content only: no images, audio, tools)."""
+
+    role: str
+    content: str | list[ChatTextPart] | None = None
+    name: str | None = None
+
+
 class PoolingRequest(BaseModel):
-    """vLLM's ``/pooling`` request for a token-classification (PRM) model; step tags mark step ends."""
+    """vLLM 0.33.0's ``/pooling`` body: ``PoolingCompletionRequest`` (``input``) and ``PoolingChatRequest``
+    (``messages``) in one model, with every field of both. Unknown fields are ignored, as vLLM ignores
+    them; fields prmkit does not implement are refused by name when set (docs/serving.md lists them)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     model: str | None = None
-    input: str | list[str]
-    task: Literal["token_classify"] | None = "token_classify"
-    encoding_format: Literal["float"] = "float"
+    user: str | None = None
+    input: list[int] | list[list[int]] | str | list[str] | None = None
+    """Text, texts, token ids or lists of token ids; give this or ``messages``."""
+    messages: list[ChatMessage] | None = None
+    """One conversation, rendered with the checkpoint's chat template (one result)."""
+    add_special_tokens: bool | None = None
+    """Default True for ``input`` (BOS etc. added), False for ``messages`` (the template adds them)."""
+    add_generation_prompt: bool = False
+    continue_final_message: bool = False
+    chat_template: str | None = None
+    chat_template_kwargs: dict[str, Any] | None = None
+    media_io_kwargs: dict[str, dict[str, Any]] | None = None
+    mm_processor_kwargs: dict[str, Any] | None = None
+    truncate_prompt_tokens: int | None = Field(default=None, ge=-1)
+    padding: Literal["max_length", "do_not_pad"] | None = None
+    truncation_side: Literal["left", "right"] | None = None
+    request_id: str | None = None
+    priority: int = Field(default=0, ge=-(2**63), le=2**63 - 1)
+    cache_salt: str | None = Field(default=None, min_length=1, max_length=1024)
+    task: Literal[POOLING_TASKS] | None = None  # type: ignore[valid-type]
+    """None or ``token_classify`` (the task this server pools for)."""
+    encoding_format: Literal["float", "base64", "bytes", "bytes_only"] = "float"
+    embed_dtype: Literal["float32", "float16", "bfloat16", "fp8_e4m3", "fp8_e5m2"] = "float32"
+    """base64 only: the dtype the rows are written in."""
+    endianness: Literal["native", "big", "little"] = "native"
+    """base64 only: byte order of the written rows."""
+    dimensions: int | None = None
+    use_activation: bool | None = None
+    """None or True: softmax over the classes (sigmoid for one class); False: the raw logits."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed(cls, data: Any) -> Any:
+        """vLLM's ``reject_removed_pooling_parameters``: the same fields refused with the same words."""
+        if isinstance(data, dict):
+            if "normalize" in data:
+                raise ValueError("Parameter `normalize` was removed; use `use_activation` instead.")
+            task = data.get("task")
+            if isinstance(task, str) and task in REMOVED_TASKS:
+                raise ValueError(REMOVED_TASKS[task])
+        return data
 
 
 class PoolingItem(BaseModel):
+    """vLLM's ``PoolingResponseData``."""
+
     index: int
-    object: Literal["pooling"] = "pooling"
-    data: list[list[float]]
-    """One ``[p_negative, p_positive]`` pair per step tag, as vLLM's STEP pooler returns them."""
+    object: str = "pooling"
+    data: list[list[float]] | list[float] | str
+    """One row per step-tag token (``[p_class_0, p_class_1, ...]``, or logits); a base64 string of the
+    flattened rows with ``encoding_format: base64``."""
 
 
 class PoolingUsage(BaseModel):
+    """vLLM's ``UsageInfo``: prompt tokens of every input; a pooling request generates none."""
+
     prompt_tokens: int = 0
     total_tokens: int = 0
-    completion_tokens: int = 0
+    completion_tokens: int | None = 0
+    prompt_tokens_details: dict[str, Any] | None = None
+    completion_tokens_details: dict[str, Any] | None = None
 
 
 class PoolingResponse(BaseModel):
+    """vLLM's ``PoolingResponse``."""
+
     id: str
-    object: Literal["list"] = "list"
+    object: str = "list"
     created: int
     model: str
     data: list[PoolingItem]
