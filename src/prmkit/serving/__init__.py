@@ -9,6 +9,7 @@
 - ``batching.py``       ``DynamicBatcher``: requests arriving together share one forward pass; a queue
   bounded in traces, estimated cost and waiting time answers 503 (``QueueFull``) instead of piling up
 - ``schemas.py``        request and response bodies (errors included, for the OpenAPI page)
+- ``pooling.py``        vLLM STEP pooling for ``/pooling``: the rows at the step tag, on the ids sent
 - ``steps.py``          ``StepSplit``: how completion text becomes steps
 - ``metrics.py``        ``/metrics`` through ``prometheus_client``
 - ``remote.py``         the old import path of ``RemoteScorer`` and ``load_any_scorer`` (now
