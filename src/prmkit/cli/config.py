@@ -144,7 +144,11 @@ def attribute_docs(cls: type) -> dict[str, str]:
     import textwrap
 
     docs: dict[str, str] = {}
+    from pydantic import BaseModel
+
     for klass in reversed(cls.__mro__):
+        if not (issubclass(klass, BaseModel) and klass is not BaseModel):
+            continue  # only the config classes themselves (pydantic's own source is large and slow to read)
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
         except (OSError, TypeError, SyntaxError):
