@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from prmkit.labeling.binary_search import label_search
+from prmkit.labeling.binary_search import label_binary_search
 from prmkit.labeling.mc import label_mc
 from prmkit.labeling.report import score_source
 from prmkit.world import WorldPolicy, generate_problems, gold_label, sample_traces
@@ -33,7 +33,7 @@ def run_all(traces, seed: int) -> list[Row]:
         rows.append(("mc (per step)", n, "-", s["rollouts"], acc, time.perf_counter() - t0))
     for n, batch in ((4, 1), (8, 1), (8, 2)):
         t0 = time.perf_counter()
-        out, _, s = label_search(traces, policy, rollouts=n, batch=batch, seed=seed)
+        out, _, s = label_binary_search(traces, policy, rollouts=n, batch=batch, seed=seed)
         acc = score_source(out, "binary_search", "gold")["first_error"]["accuracy"]
         rows.append(("binary search", n, str(batch), s["rollouts"], acc, time.perf_counter() - t0))
     return rows

@@ -73,7 +73,7 @@ def test_a_short_run_writes_policy_monitors_and_card(tiny_lm: Path, tmp_path: Pa
     assert card["monitors"]["last"] == points[-1]
     # world-oracle as the PRM is the world's checker paying every step: gold in training, counted
     (use,) = card["gold_use"]
-    assert use["use"] == "training_labels" and use["traces"] == 16 and use["labels"] > 0
+    assert use["use"] == "rl_reward" and use["traces"] == 16 and use["labels"] > 0
     assert "Where gold was used" in (tmp_path / "README.md").read_text()
     log = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
     assert [h["step"] for h in log if "process/step_reward" in h] == [1, 2]

@@ -44,10 +44,11 @@ class GoldUse(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    use: Literal["corpus_filter", "training_labels", "dev_selection"]
+    use: Literal["corpus_filter", "training_labels", "dev_selection", "rl_reward"]
     """``corpus_filter``: the LM was pretrained only on traces gold passed; ``training_labels``: the
     model learned from gold step labels; ``dev_selection``: the best checkpoint and the score threshold
-    were chosen by first-error F1 against gold on dev traces (like a small hand-labelled dev set)."""
+    were chosen by first-error F1 against gold on dev traces (like a small hand-labelled dev set);
+    ``rl_reward``: a policy was trained against a reward the gold checker paid."""
     source: str
     """The label source read (``gold``, ``gold:world:prefix``...)."""
     traces: int
@@ -63,6 +64,7 @@ class GoldUse(BaseModel):
             "corpus_filter": "pretraining corpus filtered on",
             "training_labels": "trained on",
             "dev_selection": "checkpoint and threshold chosen on",
+            "rl_reward": "RL reward paid by",
         }[self.use]
         via = " (its backbone's pretraining)" if self.via == "backbone" else ""
         return f"{what} {self.source} labels: {self.labels:,} step labels on {self.traces:,} traces{via}"

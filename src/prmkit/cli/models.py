@@ -155,29 +155,3 @@ def register(app: typer.Typer) -> None:
     app.add_typer(train, name="train")
     _command(app, "pretrain", PretrainConfig, _pretrain)
     app.command("score")(score)
-
-
-# ``prmkit rl`` (cli/rl.py, another area's file) still lays out its flags with these three; once it calls
-# :func:`prmkit.cli.config.config_command` (``Layout(section="rl")``, ``extra`` for ``-o``) they can go.
-def _fields(config_cls: type, prefix: str = "") -> list[tuple[str, Any]]:
-    """(dotted name, pydantic field) for every leaf field; nested configs are flattened."""
-    from prmkit.cli.config import nested_config
-
-    out: list[tuple[str, Any]] = []
-    for name, info in config_cls.model_fields.items():
-        sub = nested_config(info.annotation)
-        out += _fields(sub, f"{prefix}{name}.") if sub is not None else [(prefix + name, info)]
-    return out
-
-
-def _plain(annotation: Any) -> Any:
-    """The type typer parses a field as (str where no flag type fits)."""
-    from prmkit.cli.config import flag_type
-
-    return flag_type(annotation)[0] or str
-
-
-def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
-    from prmkit.cli.config import set_dotted
-
-    set_dotted(tree, dotted, value)

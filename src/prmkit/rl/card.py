@@ -3,7 +3,7 @@
 ``policy_card.json`` (and a ``README.md`` rendering it) records the reward, the PRM and a pointer to its
 process card, the budget in optimiser steps, the seeds, the first and last monitor points with any
 Goodhart warning, and every way gold reached the policy, as :class:`~prmkit.cards.process_card.GoldUse`
-records (the PRM cards' own): ``training_labels`` for the ``gold_process`` reward (the world's checker
+records (the PRM cards' own): ``rl_reward`` for the ``gold_process`` reward (the world's checker
 paid every step), and the uses π0 and the PRM declare, inherited (``via``: ``backbone`` for π0,
 ``prm`` for the reward model). The monitors' gold is evaluation, not a use.
 """
@@ -44,7 +44,7 @@ def gold_uses(config: RlConfig, gold_steps: int) -> list[GoldUse]:
     if uses_gold(config):
         completions = config.steps * config.batch * config.group_size
         uses.append(
-            GoldUse(use="training_labels", source="gold:world-oracle", traces=completions, labels=gold_steps)
+            GoldUse(use="rl_reward", source="gold:world-oracle", traces=completions, labels=gold_steps)
         )
     return uses
 
