@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.policies.options import JudgeOptions, PolicyOptions
 from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
 from prmkit.world.config import PolicyConfig, WorldConfig
@@ -138,26 +139,13 @@ class TrainSection(_Section):
         return PrmConfig.model_validate({**self.prm.model_dump(), **run.prm, "label_source": run.source})
 
 
-class EvaluateSection(_Section):
-    """Fresh world data every model is measured on (first-error F1, best-of-N, audits, cards)."""
+class EvaluateSection(WorldEvalSettings):
+    """Fresh world data every model is measured on (first-error F1, best-of-N, audits, cards): the
+    settings of ``prmkit card`` (:class:`~prmkit.evaluation.config.WorldEvalSettings`), and these."""
 
-    problems: int = Field(48, ge=3)
-    """Test problems for best-of-N pools and audits (the first third tunes the first-error threshold)."""
-    per_problem: int = Field(64, ge=1)
-    """Samples per test problem: the largest N of the best-of-N curves."""
-    heldout_problems: int = Field(200, ge=1)
-    """Longer-than-training problems for first-error generalisation (4 traces each). Few held-out traces
-    are error-free (about 7 % with world-2's policy), and first-error F1 needs them: 200 problems give
-    about 50, where 24 gave 3 and made one trace swing the held-out F1 by 30 points."""
-    bootstrap: int = Field(500, ge=10)
-    """Bootstrap resamples for the best-of-N confidence bands."""
-    beam_problems: int = Field(8, ge=0)
-    """Problems solved by PRM-guided beam search for the verifier-gaming audit (0 skips it)."""
-    seed: int = 1234
-    """Seed of the evaluation data (distinct from training's)."""
     policy: PolicyConfig = PolicyConfig()
     """The simulated policy whose samples are judged (best-of-N pools, first-error traces, beam search)."""
-    processbench: list[Path] = []
+    processbench: list[Path] = Field(default_factory=list)
     """ProcessBench files (JSON arrays) to evaluate every model on as well, at its world-tuned threshold."""
     zero_shot: bool = True
     """Also evaluate the pretrained LM itself as a verifier, with no step labels (a step's score is its
