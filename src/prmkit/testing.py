@@ -20,7 +20,6 @@ def make_random_prm(directory: str | Path, layers: int = 2, width: int = 64, hea
     """
     import torch
 
-    from prmkit.cards import write_model_card
     from prmkit.modeling.backbone import TinyConfig, tiny_config, token_classifier
     from prmkit.modeling.checkpoint import save_checkpoint
     from prmkit.modeling.spec import PrmSpec
@@ -38,6 +37,5 @@ def make_random_prm(directory: str | Path, layers: int = 2, width: int = 64, hea
     model = token_classifier(tiny_config(tokenizer, TinyConfig(layers=layers, width=width, heads=heads)), 2)
     template = StepTemplate()
     spec = PrmSpec(template=template, tag_id=template.tag_id(tokenizer))
-    save_checkpoint(model, tokenizer, spec, directory)
-    write_model_card(directory, spec, None)  # as training writes it, so the folder reads as prmkit's
+    save_checkpoint(model, tokenizer, spec, directory)  # weights, tokenizer, config: no cards
     return str(directory)

@@ -85,3 +85,18 @@ def test_cli_check_lists_stages_and_errors_exit_2(tmp_path):
     bad = runner.invoke(app, ["run", str(write(tmp_path, "labels:\n  rolouts: 8\n")), "--check"])
     assert bad.exit_code == 2
     assert "did you mean 'rollouts'" in bad.output
+
+
+def test_every_labeller_gets_its_own_config_from_the_labels_section(tmp_path):
+    """The shared settings go to the labellers whose configs have them (a filter has no rollouts or job
+    folder); ``options`` change one labeller only; a name no labeller has is refused with the closest."""
+    recipe = load_recipe(
+        write(tmp_path, "labels:\n  rollouts: 3\n  options:\n    binary_search: {batch: 4}\n")
+    )
+    files = {"input": tmp_path / "in.jsonl", "output": tmp_path / "out.jsonl", "work_dir": tmp_path / "job"}
+    configs = {name: recipe.labels.config(name, files) for name in recipe.labels.methods}
+    assert configs["mc"].rollouts == 3 and configs["binary_search"].batch == 4
+    assert configs["consensus"].mode == "first_error" and not hasattr(configs["consensus"], "work_dir")
+    assert "did you mean 'binary_search'" in errors(tmp_path, "labels:\n  methods: [mc, binary_searh]\n")
+    assert "consensus needs 'judge'" in errors(tmp_path, "labels:\n  methods: [mc, consensus]\n")
+    assert "batchh" in errors(tmp_path, "labels:\n  options:\n    binary_search: {batchh: 4}\n")

@@ -68,10 +68,14 @@ class LabelsSection(_Section):
 
     @model_validator(mode="after")
     def _methods_are_registered(self) -> LabelsSection:
+        from prmkit.core.registry import RegistryError
         from prmkit.labeling.labellers import labeller
 
         for name in [*self.methods, *self.options]:
-            labeller(name)  # an unknown name: one line with the closest registered one
+            try:
+                labeller(name)
+            except RegistryError as err:  # a located recipe error with the closest registered name
+                raise ValueError(err.args[0]) from None
         for name, given in self.options.items():
             fields = labeller(name).config.model_fields
             unknown = [k for k in given if k not in fields]
@@ -94,7 +98,8 @@ class LabelsSection(_Section):
         shared: dict[str, Any] = {"seed": self.seed, "rollouts": self.rollouts, "mode": self.consensus_mode}
         shared |= self.rollout_policy.model_dump() | self.judge.model_dump()
         fields = cls.model_fields
-        values = {k: v for k, v in shared.items() if k in fields} | files | self.options.get(name, {})
+        given = shared | files  # a filter has no rollouts and no job folder: each config takes its own
+        values = {k: v for k, v in given.items() if k in fields} | self.options.get(name, {})
         return cls(**values)
 
 

@@ -67,7 +67,8 @@ def _label(name: str) -> Run:
     def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
         from prmkit.labeling.labellers import labeller
 
-        src = next((deps[m] / LABELS for m in labeller(name).reads if m in deps), deps["problems"] / TRACES)
+        read = next((m for m in labeller(name).reads if m in deps), None)
+        src = deps[read] / LABELS if read is not None else deps["problems"] / TRACES
         files = {"input": src, "output": out / LABELS, "work_dir": out / "job"}
         cfg = r.labels.config(name, files)
         return labeller(name).run(cfg)
