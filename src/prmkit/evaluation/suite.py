@@ -102,21 +102,6 @@ def first_error_by_class(first_error: Any, traces: Sequence[Trace]) -> dict[str,
     return out
 
 
-def last_step_share(traces: Sequence[Trace], scores: Sequence[Sequence[float]], n: int) -> float | None:
-    """Process-to-outcome shift: among best-of-``n`` picks by the minimum step score (the first ``n``
-    samples of each problem), the share whose lowest-scoring step is the last one. A PRM that has drifted
-    toward judging outcomes puts its verdict on the final step (Qwen's "Lessons": 42-55 % for MC-trained
-    PRMs); a process verifier spreads it over the steps."""
-    picks = []
-    for idx in group_by_problem(traces).values():
-        pool = [scores[i] for i in idx[:n] if len(scores[i]) > 1]
-        if pool:
-            picks.append(max(pool, key=min))
-    if not picks:
-        return None
-    return sum(1 for s in picks if min(range(len(s)), key=s.__getitem__) == len(s) - 1) / len(picks)
-
-
 def beam_on_world(
     scorer: StepScorer,
     out: Path,
@@ -246,9 +231,6 @@ def evaluate_world(
         "first_error": first_error.to_dict(),
         "first_error_by_class": by_class,
         "bon": {"params": bon.params, "rows": bon_summary(bon), "orm": orm.name if orm is not None else None},
-        "last_step_share": {
-            str(n): last_step_share(test, prm_scores, n) for n in BON_POINTS if 1 < n <= per_problem
-        },
         "audits": audits,
         "beam_gaming": beam,
         "files": files,

@@ -93,8 +93,12 @@ def collect(per_seed: dict[int, dict[str, dict[str, Any]]]) -> dict[str, dict[st
                 elif row["method"] in ("majority", "orm", "oracle") and (metric, row["method"]) not in shared:
                     shared.add((metric, row["method"]))
                     add(metric, BON_ROWS[row["method"]], row["accuracy"])
-            for n, share in (s.get("last_step_share") or {}).items():
-                add(f"final-step minimum share N={n}", model, share)
+            # process-to-outcome shift: the audit's share of best-of-N picks whose lowest step is the last
+            add(
+                "final-step minimum share of best-of-N picks",
+                model,
+                (s.get("audits") or {}).get("outcome_shift_share"),
+            )
         if "label_report" in results:
             for source, m in results["label_report"]["summary"]["sources"].items():
                 add("label first-error accuracy (training traces)", source, m["first_error"]["accuracy"])
