@@ -343,8 +343,8 @@ def report(title: str, results: dict, clients: list[int]) -> list[dict]:
 def main() -> None:
     import torch
 
-    from prmkit.serving.config import ServerConfig
     from prmkit.scoring import load_scorer
+    from prmkit.serving.config import ServerConfig
     from prmkit.serving.reward_server import serving_batch_tokens
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

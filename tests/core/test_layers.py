@@ -10,14 +10,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
-PENDING: set[tuple[str, str]] = {
-    # Upward imports in files other sessions are editing (issue 17); each line goes when its import does.
-    ("prmkit.serving.rl", "prmkit.rl.openrlhf"),  # serving/rl.py: the old import path of the RL adapters
-    ("prmkit.serving.rl", "prmkit.rl.rewards"),
-    ("prmkit.serving.rl", "prmkit.rl.verl"),
-}
-"""Known violations, listed here (never in the contract) so that any *new* one fails at once."""
-
 _HOP = re.compile(r"^- (prmkit[\w.]*) -> (prmkit[\w.]*) \(l\.[\d, ]+\)$", re.M)
 
 
@@ -30,13 +22,8 @@ def test_packages_import_only_the_layers_below_them() -> None:
         text=True,
         timeout=120,
     )
-    found = set(_HOP.findall(run.stdout))
-    assert run.returncode == 0 or found, (
-        f"lint-imports could not check the contract:\n{run.stdout}{run.stderr}"
+    found = sorted(set(_HOP.findall(run.stdout)))
+    assert not found, "upward imports (see [tool.importlinter] in pyproject.toml):\n" + "\n".join(
+        f"  {a} -> {b}" for a, b in found
     )
-    new = sorted(found - PENDING)
-    assert not new, "upward imports (see [tool.importlinter] in pyproject.toml):\n" + "\n".join(
-        f"  {a} -> {b}" for a, b in new
-    )
-    fixed = sorted(PENDING - found)
-    assert not fixed, "fixed, so delete from PENDING: " + ", ".join(f"{a} -> {b}" for a, b in fixed)
+    assert run.returncode == 0, f"lint-imports could not check the contract:\n{run.stdout}{run.stderr}"

@@ -75,8 +75,8 @@ def test_trl_grpo_trainer_runs_with_prmkit_reward(random_prm: str, tmp_path: Pat
     from trl import GRPOConfig, GRPOTrainer
 
     from prmkit.modeling.backbone import TinyConfig, tiny_config
+    from prmkit.rl import trl_reward
     from prmkit.scoring import load_scorer
-    from prmkit.serving.rl import trl_reward
 
     tokenizer = AutoTokenizer.from_pretrained(random_prm)
     torch.manual_seed(0)

@@ -9,16 +9,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from prmkit.rl import trl_reward
+from prmkit.rl.openrlhf import openrlhf_rewards, reward_func
+from prmkit.rl.rewards import reward_name
+from prmkit.rl.verl import PrmkitRewardManager, compute_score
 from prmkit.scoring.aggregate import aggregate
 from prmkit.serving.reward_server import ServerConfig, create_app
-from prmkit.serving.rl import (
-    PrmkitRewardManager,
-    compute_score,
-    openrlhf_rewards,
-    reward_func,
-    reward_name,
-    trl_reward,
-)
 from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server
 

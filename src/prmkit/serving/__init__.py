@@ -12,10 +12,9 @@
 - ``pooling.py``        vLLM STEP pooling for ``/pooling``: the rows at the step tag, on the ids sent
 - ``steps.py``          ``StepSplit``: how completion text becomes steps
 - ``metrics.py``        ``/metrics`` through ``prometheus_client``
-- ``remote.py``         the old import path of ``RemoteScorer`` and ``load_any_scorer`` (now
-  ``prmkit.scoring.remote`` and ``prmkit.scoring.load_scorer``), kept until ``rl`` switches
-- ``rl.py``             ``trl_reward`` (TRL GRPO/RLOO), ``compute_score`` and ``PrmkitRewardManager`` (verl),
-  ``reward_func`` / ``openrlhf_rewards`` (OpenRLHF)
+
+The RL adapters (TRL, verl, OpenRLHF) live in :mod:`prmkit.rl`; the HTTP client of this server,
+``RemoteScorer``, in :mod:`prmkit.scoring.remote` (``prmkit.scoring.load_scorer`` reads a server URL).
 - ``policy_server.py``  ``prmkit serve-policy``: any prmkit policy behind ``/v1/completions`` and a judge
   behind ``/v1/chat/completions`` (critic format), plus ``/v1/models`` and ``/health``, so endpoint
   pipelines (vLLM / SGLang shaped) can be tested against the embedded world with no GPU
