@@ -23,7 +23,9 @@ def test_binary_search_matches_gold_with_a_third_of_mc_rollouts(traces, fe_accur
 
 def test_kept_rollouts_are_labelled_traces_that_agree_with_gold(traces_world_1, fe_accuracy, world_1):
     traces = traces_world_1
-    _, kept, summary = label_binary_search(traces[:90], world_1, rollouts=8, batch=2, seed=1, keep_rollouts=True)
+    _, kept, summary = label_binary_search(
+        traces[:90], world_1, rollouts=8, batch=2, seed=1, keep_rollouts=True
+    )
     assert summary["kept_rollout_traces"] == len(kept) > 50
     assert {k.metadata["rollout_of"] for k in kept} <= {t.id for t in traces[:90]}
     gold = gold_label([k.model_copy(deep=True) for k in kept])

@@ -96,7 +96,9 @@ def test_trl_grpo_trainer_runs_with_prmkit_reward(random_prm: str, tmp_path: Pat
             seen.append(len(traces))
             return scorer.score(traces)
 
-    reward = trl_reward(Counting(), aggregation="min", unfinished_reward=None)  # a random policy never answers
+    reward = trl_reward(
+        Counting(), aggregation="min", unfinished_reward=None
+    )  # a random policy never answers
     args = GRPOConfig(
         output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, num_generations=4,
         max_completion_length=16, learning_rate=1e-2, use_cpu=True, report_to="none", logging_steps=1,
