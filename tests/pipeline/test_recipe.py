@@ -100,3 +100,27 @@ def test_every_labeller_gets_its_own_config_from_the_labels_section(tmp_path):
     assert "did you mean 'binary_search'" in errors(tmp_path, "labels:\n  methods: [mc, binary_searh]\n")
     assert "consensus needs 'judge'" in errors(tmp_path, "labels:\n  methods: [mc, consensus]\n")
     assert "batchh" in errors(tmp_path, "labels:\n  options:\n    binary_search: {batchh: 4}\n")
+
+
+def test_prm_runs_plan_their_own_settings_and_the_size_they_borrow(tmp_path):
+    """``train.prm_runs``: a PRM with changed settings (here the likelihood head beside the default
+    classifier), and one trained on a random subset as large as another source's (MC on as many traces
+    as consensus kept); a mistake in a run's settings is located like any other."""
+    text = (
+        "train:\n  prm_sources: [gold]\n  prm_runs:\n"
+        "    - {name: gold-likelihood, source: gold, prm: {head: likelihood}}\n"
+        "    - {name: mc-subset, source: mc_hard, size_of: consensus}\n"
+    )
+    recipe = load_recipe(write(tmp_path, text))
+    stages = {s.name: s for s in plan(recipe)}
+    assert stages["prm-gold-likelihood"].settings["prm"]["head"] == "likelihood"
+    assert stages["prm-gold"].settings["head"] == "classifier"  # the recipe's shared prm settings
+    assert stages["prm-mc-subset"].deps == ["pretrain", "judge", "consensus"]
+    assert stages["prm-mc-subset"].settings["size_of"] == "consensus" and "eval-prm-mc-subset" in stages
+    msg = errors(tmp_path, text.replace("head: likelihood", "hed: likelihood"))
+    assert ":4: train.prm_runs.0.hed: expected a known setting" in msg
+    msg = errors(tmp_path, text.replace("{head: likelihood}", "{head: nope}"))
+    assert (
+        ":4: train.prm_runs.0.head: expected input should be 'classifier' or 'likelihood', found 'nope'"
+        in msg
+    )

@@ -22,7 +22,9 @@ class Labeller:
     name: str
     """Its one name: CLI command (``prmkit label NAME``), recipe ``labels.methods`` entry, stage name."""
     produces: tuple[str, ...]
-    """The label sources it writes (what ``train.prm_sources`` may name)."""
+    """The label sources it writes (what ``train.prm_sources`` may name). A method's name is one of the
+    core model's provenance methods (``LABEL_METHODS``); a plugin writes under one of them with its own
+    actor and names the source ``method:actor`` (e.g. ``model:my-verifier``)."""
     config: type
     """Its typed config (``prmkit label NAME --help`` is generated from it)."""
     run: Callable[..., dict[str, Any]]
@@ -52,7 +54,8 @@ def labeller(name: str) -> Labeller:
 
 
 def producer(source: str) -> str | None:
-    """The method that writes label source ``source`` (its method part, ``mc_hard:...`` -> ``mc``), or
-    None for sources no labeller makes (gold, human, imported)."""
+    """The method that writes label source ``source`` (the source itself, else its method part:
+    ``mc_hard:...`` -> ``mc``), or None for sources no labeller makes (gold, human, imported)."""
     method = source.partition(":")[0]
-    return next((n for n in LABELLERS.names() if method in labeller(n).produces), None)
+    exact = next((n for n in LABELLERS.names() if source in labeller(n).produces), None)
+    return exact or next((n for n in LABELLERS.names() if method in labeller(n).produces), None)

@@ -190,7 +190,7 @@ class Recipe(_Section):
             made |= set(labeller(name).produces)
         wanted = [*self.train.prm_sources, *(r.source for r in self.train.prm_runs)]
         wanted += [r.size_of for r in self.train.prm_runs if r.size_of]
-        missing = [s for s in wanted if s.partition(":")[0] not in made]
+        missing = [s for s in wanted if s not in made and s.partition(":")[0] not in made]
         if missing:
             raise ValueError(
                 f"train.prm_sources {missing} are not made by this recipe (made: {sorted(made)})"
