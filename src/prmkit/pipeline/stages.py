@@ -139,9 +139,9 @@ def _prm(source: str) -> Run:
     return run
 
 
-def _prm_run(index: int) -> Run:
+def _prm_run(index: int, data_stage: str, size_stage: str | None) -> Run:
     """A ``train.prm_runs`` entry: its own settings, and with ``size_of`` a random subset of its source's
-    traces as large as that other source's."""
+    traces as large as that other source's; the stages whose files carry them are the plan's choice."""
 
     def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
         import random
@@ -151,12 +151,12 @@ def _prm_run(index: int) -> Run:
 
         spec = r.train.prm_runs[index]
         cfg = r.train.prm_config(spec).model_copy(update=_base(deps))
-        data = deps[data_for(spec.source, list(deps))]
+        data = deps[data_stage]
         traces = read_traces(data / (TRACES if data.name.startswith("problems-") else LABELS))
         if spec.size_of is None:
             return train_prm(traces, out / MODEL, cfg)
         labelled = [t for t in traces if any(s.label(spec.source) for s in t.steps)]
-        other = deps[data_for(spec.size_of, list(deps))]
+        other = deps[size_stage or data_stage]
         n = sum(1 for t in read_traces(other / LABELS) if any(s.label(spec.size_of) for s in t.steps))
         subset = random.Random(cfg.seed).sample(labelled, min(n, len(labelled)))
         return {**train_prm(subset, out / MODEL, cfg), "subset": {"traces": len(subset), "of": len(labelled)}}
@@ -226,11 +226,11 @@ def plan(r: Recipe) -> list[Stage]:
         models.append(name)
     for i, spec in enumerate(r.train.prm_runs):
         name = "prm-" + spec.name
-        reads = [data_for(spec.source, available)]
-        if spec.size_of and data_for(spec.size_of, available) not in reads:
-            reads.append(data_for(spec.size_of, available))
+        data = data_for(spec.source, available)
+        sized = data_for(spec.size_of, available) if spec.size_of else None
+        reads = [data] + ([sized] if sized and sized != data else [])
         settings = {"prm": r.train.prm_config(spec).model_dump(mode="json"), "size_of": spec.size_of}
-        stages.append(Stage(name, [*backbone, *reads], settings, _prm_run(i), "train"))
+        stages.append(Stage(name, [*backbone, *reads], settings, _prm_run(i, data, sized), "train"))
         models.append(name)
     if r.train.orm is not None:
         stages.append(
