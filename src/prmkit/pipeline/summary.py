@@ -79,12 +79,14 @@ CLASS_LEGEND = (
 
 
 def _class_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    from prmkit.world.misconceptions import ERROR_CLASSES
+
     rows = []
     for model, r in evals.items():
         by = r["summary"].get("first_error_by_class") or {}
         row: dict[str, Any] = {"model": model}
         for subset, classes in by.items():
-            for c in ("misconception", "slip", "other"):
+            for c in ERROR_CLASSES:
                 if c in classes:
                     row[f"{subset} {c}"] = _pct(classes[c]["f1"])
         if len(row) > 1:
