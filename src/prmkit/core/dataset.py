@@ -99,7 +99,7 @@ def write_traces(path: str | Path, traces: Iterable[Trace]) -> int:
 
 # --- Hugging Face datasets -------------------------------------------------------------------------
 
-_JSON_FIELDS = ("metadata", "params")
+_JSON_FIELDS = ("metadata", "params", "tools")
 
 
 def _encode(obj: Any) -> Any:
@@ -141,12 +141,33 @@ def _features():  # imported lazily: `datasets` is slow to import
         "provenance": provenance,
         "metadata": Value("string"),
     }
-    step = {"text": Value("string"), "kind": Value("string"), "labels": [label], "metadata": Value("string")}
+    call = {
+        "name": Value("string"),
+        "arguments": Value("string"),
+        "id": Value("string"),
+        "metadata": Value("string"),
+    }
+    observation = {
+        "content": Value("string"),
+        "role": Value("string"),
+        "call_id": Value("string"),
+        "name": Value("string"),
+        "metadata": Value("string"),
+    }
+    step = {
+        "text": Value("string"),
+        "kind": Value("string"),
+        "labels": [label],
+        "tool_calls": [call],
+        "observations": [observation],
+        "metadata": Value("string"),
+    }
     problem = {
         "id": Value("string"),
         "text": Value("string"),
         "answer": Value("string"),
         "source": Value("string"),
+        "tools": Value("string"),
         "metadata": Value("string"),
     }
     return Features(
@@ -188,7 +209,7 @@ def _decoded_rows(path: Path) -> Iterator[tuple[int, Any]]:
         try:
             yield row_number, _decode(row)
         except (ValueError, RecursionError) as err:
-            expected = "JSON text in metadata and params columns"
+            expected = "JSON text in metadata, params and tools columns"
             yield row_number, Issue(str(path), row_number, "(record)", expected, short(str(err), 60), "json")
 
 

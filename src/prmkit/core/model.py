@@ -134,12 +134,59 @@ def matches(provenance: Provenance, source: str) -> bool:
     return not actor or provenance.actor == actor
 
 
+class ToolCall(_Model):
+    """One function call in an agent's step, as OpenAI-style chat logs hold it.
+
+    ``arguments`` is the JSON text exactly as the agent wrote it, not a parsed object: malformed
+    arguments are an agent's error to be judged (and written back byte for byte), not a file error.
+    """
+
+    name: str
+    arguments: str = "{}"
+    id: str | None = None
+    """The call id that the tool's result names (``tool_call_id``)."""
+    metadata: Metadata = Field(default_factory=dict)
+
+    def parsed_arguments(self) -> dict[str, Any] | None:
+        """The arguments as a JSON object, or None when they are not one (malformed, or a list)."""
+        import json
+
+        try:
+            value = json.loads(self.arguments)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+class Observation(_Model):
+    """What came back after a step and before the next: a tool's result, or another party's turn.
+
+    Observations belong to the context of the *next* step: a model judges a step on what the agent knew
+    when it took it, so a call is scored before its result is seen (see :mod:`prmkit.core.render`).
+    """
+
+    content: str
+    role: Literal["tool", "user"] = "tool"
+    """``tool``: a tool's result; ``user``: a user's turn (a simulated user in tau-bench style tasks)."""
+    call_id: str | None = None
+    """The id of the :class:`ToolCall` this result answers."""
+    name: str | None = None
+    """The tool's name, when the log records it."""
+    metadata: Metadata = Field(default_factory=dict)
+
+
 class Step(_Model):
-    """One step of a trace. ``kind`` lets agent trajectories (tool calls, observations) share the model."""
+    """One step of a trace: a reasoning step, or one assistant message of an agent trajectory.
+
+    An agent's step may hold text and tool calls; the results that came back before its next step are
+    its ``observations``. ``kind`` says which: ``tool_call`` when the step calls tools.
+    """
 
     text: str
     kind: StepKind = "reasoning"
     labels: list[Label] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    observations: list[Observation] = Field(default_factory=list)
     metadata: Metadata = Field(default_factory=dict)
 
     def label(self, source: str) -> Label | None:
@@ -154,6 +201,8 @@ class Problem(_Model):
     text: str
     answer: str | None = None
     source: str | None = None
+    tools: list[Metadata] = Field(default_factory=list)
+    """The tools an agent may call, as JSON schemas (OpenAI's ``tools`` list); empty for math problems."""
     metadata: Metadata = Field(default_factory=dict)
 
 

@@ -42,10 +42,12 @@ def derive_seed(job_seed: int, *parts: object) -> int:
 
 
 def prefix_key(problem_id: str, steps: Sequence[Step]) -> str:
-    """The content key of a prefix: equal for the same problem and step texts, whichever trace holds it."""
+    """The content key of a prefix: equal for the same problem and step contents, whichever trace holds it."""
     h = hashlib.sha256(problem_id.encode())
     for step in steps:
         h.update(b"\x00" + step.text.encode())
+        if step.tool_calls or step.observations:  # an agent step: its calls and their results count too
+            h.update(step.model_dump_json(include={"tool_calls", "observations"}).encode())
     return f"{len(steps)}-{h.hexdigest()[:20]}"
 
 

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from prmkit.core.render import step_inputs
+
 BOS, EOS, PAD = "<|bos|>", "<|eos|>", "<|pad|>"
 STEP_TAG = "<|step|>"
 """prmkit's default step tag: one dedicated token after every step, never produced by ordinary text."""
@@ -62,8 +64,9 @@ def trace_texts(traces: Iterable[Any]) -> Iterable[str]:
         if trace.problem.id not in seen:
             seen.add(trace.problem.id)
             yield trace.problem.text
-        for step in trace.steps:
-            yield step.text
+        yield from step_inputs(trace.steps)
+        if trace.steps and trace.steps[-1].observations:  # results after the last step (no next step)
+            yield from (o.content for o in trace.steps[-1].observations)
 
 
 def save_tokenizer(tokenizer: Any, path: str | Path) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from prmkit.core.model import Continuation, Problem, Step
+from prmkit.core.render import render_observation, step_inputs
 
 DEFAULT_ANSWER_PATTERN = r"(?i)(?:the\s+(?:final\s+)?answer\s+is|####)\s*:?\s*\$?\s*(.+?)\s*\$?\s*\.?\s*$"
 
@@ -54,7 +55,10 @@ class StepFormat(BaseModel):
     def prompt(self, problem: Problem, prefix: Sequence[Step]) -> str:
         """The string a text policy continues: the problem header, then each step and a separator."""
         head = self.prompt_template.replace("{problem}", problem.text)
-        return head + "".join(step.text + self.step_separator for step in prefix)
+        text = head + "".join(text + self.step_separator for text in step_inputs(prefix))
+        if prefix and prefix[-1].observations:  # an agent continues after seeing its last call's results
+            text += "".join(render_observation(o) + self.step_separator for o in prefix[-1].observations)
+        return text
 
     def answer_in(self, step_text: str) -> str | None:
         """The final answer stated in one step, or None."""

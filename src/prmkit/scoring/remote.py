@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from prmkit.core.model import Trace
+from prmkit.core.render import step_inputs
 
 
 class RemoteScoringError(OSError):
@@ -23,7 +24,7 @@ class RemoteScoringError(OSError):
 
 
 def _payload(traces: Sequence[Trace]) -> dict[str, Any]:
-    return {"traces": [{"problem": t.problem.text, "steps": [s.text for s in t.steps]} for t in traces]}
+    return {"traces": [{"problem": t.problem.text, "steps": step_inputs(t.steps)} for t in traces]}
 
 
 def _rows(response: httpx.Response) -> list[list[float]]:

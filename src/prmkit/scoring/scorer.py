@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from prmkit.core.model import Trace
+from prmkit.core.render import step_inputs
 from prmkit.modeling.template import Encoded
 
 Overlong = Literal["error", "skip", "truncate"]
@@ -134,7 +135,7 @@ class ModelScorer:
         (None: skipped); see :func:`fit`."""
         out: list[Encoded | None] = []
         for t in traces:
-            enc = self.convention.encode(t.problem.text, [s.text for s in t.steps])
+            enc = self.convention.encode(t.problem.text, step_inputs(t.steps))
             if len(enc.tag_positions) != len(t.steps):
                 raise ValueError(
                     f"trace {t.id}: {len(t.steps)} steps but {len(enc.tag_positions)} read positions "

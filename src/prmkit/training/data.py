@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from prmkit.core.model import Trace
+from prmkit.core.render import step_inputs
 from prmkit.modeling.template import Encoded, StepTemplate, encode_trace
 from prmkit.scoring.scorer import LengthCounts, Overlong, fit
 
@@ -80,7 +81,7 @@ def make_examples(
     counts = counts if counts is not None else LengthCounts(overlong, max_length)
     sep = template.separator_ids(tokenizer)
     for trace, tgt in zip(traces, targets, strict=True):
-        steps = [s.text for s in trace.steps]
+        steps = step_inputs(trace.steps)
         full = encode_trace(tokenizer, template, trace.problem.text, steps, separator=sep)
         enc = fit(trace, full, max_length, overlong, counts, "--max-length", "training trace")
         if enc is None:
@@ -106,7 +107,7 @@ def fit_traces(
     error), a skipped one is left out. Dev evaluation scores these, so it never meets a trace too long."""
     out = []
     for t in traces:
-        enc = fit(t, encode(t.problem.text, [s.text for s in t.steps]), max_length, overlong, counts,
+        enc = fit(t, encode(t.problem.text, step_inputs(t.steps)), max_length, overlong, counts,
                   "--max-length", what)  # fmt: skip
         if enc is None:
             continue
