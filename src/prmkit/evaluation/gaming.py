@@ -14,7 +14,7 @@ one step are left out (their minimum is trivially final).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -181,14 +181,18 @@ def beam_gaming(
     beam_width: int = 4,
     aggregation: str = "min",
     seed: int = 0,
+    gold_label: Callable[[list[Trace]], list[Trace]] | None = None,
 ) -> dict[str, Any]:
     """The Goodhart reading of PRM-guided beam search at rising budgets ``n`` (world problems: gold exists).
 
-    Each budget runs :func:`prmkit.search.beam.beam_search`; the chosen traces are gold-labelled by the
-    world's checker and re-scored, then read like best-of-N picks (:func:`gaming_from_selections`).
+    Each budget runs :func:`prmkit.search.beam.beam_search`; the chosen traces are gold-labelled by
+    ``gold_label`` (the problems' world's checker; default the arithmetic world's) and re-scored, then
+    read like best-of-N picks (:func:`gaming_from_selections`).
     """
     from prmkit.search.beam import beam_search
-    from prmkit.world import gold_label
+
+    if gold_label is None:
+        from prmkit.world import gold_label
 
     levels = []
     for n in budgets:

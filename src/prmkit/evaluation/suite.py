@@ -50,16 +50,17 @@ class CachedScorer:
 
 
 def world_traces(
-    problems: int, per_problem: int, seed: int, split: str, policy_config: Any | None = None
+    problems: int,
+    per_problem: int,
+    seed: int,
+    split: str,
+    policy_config: Any | None = None,
+    world: str = "world",
 ) -> list[Trace]:
-    """Fresh gold-labelled world traces of ``split`` (trace ids made unique per split)."""
-    from prmkit.world import WorldPolicy, generate_problems, gold_label, sample_traces
+    """Fresh gold-labelled traces of ``split`` from the embedded world named ``world`` (ids unique per split)."""
+    from prmkit.policies.worlds import world as world_named
 
-    items = generate_problems(problems, seed=seed, split=split)
-    traces = gold_label(sample_traces(items, per_problem, seed=seed, policy=WorldPolicy(policy_config)))
-    for t in traces:
-        t.id = f"{split}/{t.id}"
-    return traces
+    return world_named(world).traces(problems, per_problem, seed, split, policy_config)
 
 
 def bon_summary(result: Any, points: Sequence[int] = BON_POINTS) -> list[dict[str, Any]]:
@@ -110,13 +111,17 @@ def beam_on_world(
     aggregation: str,
     seed: int,
     policy_config: Any | None = None,
+    world: str = "world",
 ) -> dict[str, Any]:
     """The beam-search Goodhart reading on fresh test problems, with its plot."""
-    from prmkit.world import WorldPolicy, generate_problems
+    from prmkit.policies.worlds import world as world_named
 
-    beam_set = generate_problems(problems, seed=seed + 1, split="test")
-    policy = WorldPolicy(policy_config)
-    beam = beam_gaming(beam_set, policy, scorer, budgets, aggregation=aggregation, seed=seed)
+    w = world_named(world)
+    beam_set = w.generate_problems(problems, seed=seed + 1, split="test")
+    beam = beam_gaming(
+        beam_set, w.policy(policy_config), scorer, budgets, aggregation=aggregation, seed=seed,
+        gold_label=w.gold_label,
+    )  # fmt: skip
     plots.goodhart(
         beam["rows"], out / "audit_beam.png", x="pressure", title="Verifier gaming under beam search"
     )
@@ -124,15 +129,21 @@ def beam_on_world(
 
 
 def data_summary(
-    test: list[Trace], heldout: list[Trace], per_problem: int, heldout_per_problem: int, seed: int
+    test: list[Trace],
+    heldout: list[Trace],
+    per_problem: int,
+    heldout_per_problem: int,
+    seed: int,
+    world: str = "world",
 ) -> dict[str, Any]:
     """What the measurements covered (the card derives "not tested on" from it)."""
-    from prmkit.world import WORLD_VERSION
+    from prmkit.policies.worlds import world as world_named
 
     both = test + heldout
     steps = [len(t.steps) for t in both]
     return {
-        "world_version": WORLD_VERSION,
+        "world": world,
+        "world_version": world_named(world).version,
         "policies": sorted({t.generator or "unknown" for t in both}),
         "test": {
             "problems": len(group_by_problem(test)),
@@ -165,11 +176,13 @@ def evaluate_world(
     beam_problems: int = _SETTINGS.beam_problems,
     beam_budgets: Sequence[int] = (4, 16),
     policy_config: Any | None = None,
+    world: str = "world",
 ) -> dict[str, Any]:
-    """Measure ``scorer`` on fresh world data; writes results and plots to ``out_dir``, returns the summary.
+    """Measure ``scorer`` on fresh data of the embedded world named ``world``; writes results and plots
+    to ``out_dir``, returns the summary.
 
-    ``policy_config`` (a :class:`prmkit.world.PolicyConfig`) sets the simulated policy whose samples
-    are judged; None is the world's default policy.
+    ``policy_config`` (that world's policy config, e.g. :class:`prmkit.world.PolicyConfig`) sets the
+    simulated policy whose samples are judged; None is the world's default policy.
     """
     from prmkit.core.progress import progress
 
@@ -181,8 +194,8 @@ def evaluate_world(
         def done(next_part: str) -> None:
             bar.update(task, advance=1, description=f"evaluate: {next_part}")
 
-        test = world_traces(problems, per_problem, seed, "test", policy_config)
-        heldout = world_traces(heldout_problems, heldout_per_problem, seed, "heldout", policy_config)
+        test = world_traces(problems, per_problem, seed, "test", policy_config, world)
+        heldout = world_traces(heldout_problems, heldout_per_problem, seed, "heldout", policy_config, world)
         done("first-error F1 (scoring every trace)")
         first_error, dev_problems = first_error_on_world(cached, test, heldout)
         first_error.write(out)
@@ -194,7 +207,7 @@ def evaluate_world(
             test, prm_scores, orm_scores, bootstrap=bootstrap, seed=seed, vote_aggregation=aggregation
         )
         bon.write_csv(out / "bon.csv")
-        plots.bon_curves(bon.rows, out / "bon.png", title=f"Best-of-N on world test ({problems} problems)")
+        plots.bon_curves(bon.rows, out / "bon.png", title=f"Best-of-N on {world} test ({problems} problems)")
         done("failure-mode audits")
         audit_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores
         threshold = first_error.threshold or 0.5
@@ -211,7 +224,9 @@ def evaluate_world(
         audits, beam = summary(report), None
         if beam_problems:
             done("beam search (verifier gaming)")
-            beam = beam_on_world(scorer, out, beam_problems, beam_budgets, aggregation, seed, policy_config)
+            beam = beam_on_world(
+                scorer, out, beam_problems, beam_budgets, aggregation, seed, policy_config, world
+            )
             report["plots"]["beam"] = "audit_beam.png"
             audits |= {
                 "beam_gap_at_max_budget": beam["rows"][-1]["gap"],
@@ -226,7 +241,7 @@ def evaluate_world(
     files |= {"bon_plot": "bon.png", "audit": "audit.json", "audit_plots": report["plots"]}
     result = {
         "scorer": scorer.name,
-        "data": data_summary(test, heldout, per_problem, heldout_per_problem, seed)
+        "data": data_summary(test, heldout, per_problem, heldout_per_problem, seed, world)
         | {"dev_problems": dev_problems},
         "first_error": first_error.to_dict(),
         "first_error_by_class": by_class,

@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.policies.options import JudgeOptions, PolicyOptions
+from prmkit.policies.worlds import WORLDS, is_world_name, world
 from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
 from prmkit.world.config import PolicyConfig, WorldConfig
 
@@ -25,25 +26,57 @@ class _Section(BaseModel):
 class ProblemsSection(_Section):
     """Where the training problems and their sampled traces come from."""
 
-    source: Literal["world"] | Path = "world"
-    """``world`` generates problems; a path reads a prmkit trace file (problems with reference answers
-    and traces to label) instead, and the world-only stages (gold labels) are skipped."""
+    source: str | Path = "world"
+    """An embedded world's name (``world``: arithmetic word problems; ``agentworld``: tool-using agent
+    tasks; see ``prmkit.policies.worlds``) generates problems; a path reads a prmkit trace file (problems
+    with reference answers and traces to label) instead, and the world-only stages (gold labels) are
+    skipped."""
     n: int = Field(400, ge=2)
     """World problems in the training set."""
     per_problem: int = Field(8, ge=1)
     """Traces sampled per problem by the world policy."""
     seed: int = 0
     """Seed of problem generation and sampling."""
-    world: WorldConfig = WorldConfig()
-    """Knobs of the problem generator (see ``prmkit world generate``)."""
-    policy: PolicyConfig = PolicyConfig()
-    """Error rates of the simulated policy that writes the traces."""
+    world: SerializeAsAny[BaseModel] = WorldConfig()
+    """Knobs of the world's problem generator (``prmkit world generate`` / ``prmkit agentworld
+    generate``): the fields of the config of the world ``source`` names."""
+    policy: SerializeAsAny[BaseModel] = PolicyConfig()
+    """Error rates of the world's simulated policy that writes the traces (that world's policy config)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _world_configs(cls, data: Any) -> Any:
+        """``world`` and ``policy`` are read as the configs of the world ``source`` names."""
+        if isinstance(data, dict):
+            data = dict(data)
+            name = data.get("source", "world")
+            w = world(name if is_world_name(name) else "world")
+            for key, config in (("world", w.config), ("policy", w.policy_config)):
+                value = data.get(key)
+                data[key] = value if isinstance(value, config) else config.model_validate(value or {})
+        return data
+
+    @field_validator("source", mode="before")
+    @classmethod
+    def _world_or_file(cls, value: Any) -> Any:
+        if isinstance(value, str) and is_world_name(value):
+            return value
+        if isinstance(value, str) and "/" not in value and "." not in value:
+            raise ValueError(
+                f"{value!r} is neither an embedded world ({', '.join(WORLDS.names())}) nor a file path"
+            )
+        return Path(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _file_exists(self) -> ProblemsSection:
         if isinstance(self.source, Path) and not self.source.exists():
             raise ValueError(f"problems file {str(self.source)!r} does not exist")
         return self
+
+    @property
+    def world_name(self) -> str | None:
+        """The embedded world the problems come from, or None for a file."""
+        return self.source if isinstance(self.source, str) else None
 
 
 class LabelsSection(_Section):
@@ -148,8 +181,9 @@ class EvaluateSection(WorldEvalSettings):
     """Fresh world data every model is measured on (first-error F1, best-of-N, audits, cards): the
     settings of ``prmkit card`` (:class:`~prmkit.evaluation.config.WorldEvalSettings`), and these."""
 
-    policy: PolicyConfig = PolicyConfig()
-    """The simulated policy whose samples are judged (best-of-N pools, first-error traces, beam search)."""
+    policy: SerializeAsAny[BaseModel] = PolicyConfig()
+    """The simulated policy whose samples are judged (best-of-N pools, first-error traces, beam search):
+    the policy config of the recipe's world (``problems.source``; the arithmetic world's for a file)."""
     processbench: list[Path] = Field(default_factory=list)
     """ProcessBench files (JSON arrays) to evaluate every model on as well, at its world-tuned threshold."""
     zero_shot: bool = True
@@ -181,11 +215,41 @@ class Recipe(_Section):
     evaluation data stays), each into ``output_dir/seed-<s>``, then one report with mean and 95 % interval
     over seeds (``prmkit.pipeline.sweep``). Empty: one run with the seeds the sections give."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _evaluation_policy(cls, data: Any) -> Any:
+        """``evaluate.policy`` is read as the policy config of the world the problems come from."""
+        if not isinstance(data, dict):
+            return data
+        problems = data.get("problems") or {}
+        source = problems.get("source", "world") if isinstance(problems, dict) else problems.source
+        config = world(source if is_world_name(source) else "world").policy_config
+        evaluate = data.get("evaluate")
+        if evaluate is None or isinstance(evaluate, dict):
+            evaluate = dict(evaluate or {})
+            value = evaluate.get("policy")
+            evaluate["policy"] = value if isinstance(value, config) else config.model_validate(value or {})
+            data = {**data, "evaluate": evaluate}
+        return data
+
+    @model_validator(mode="after")
+    def _backends_fit_the_world(self) -> Recipe:
+        """Rollouts and judging by one world's simulated policy on another world's problems are refused."""
+        name = self.problems.world_name
+        for what, backend in (("labels.rollout_policy.policy", self.labels.rollout_policy.policy),
+                              ("labels.judge.judge", self.labels.judge.judge)):  # fmt: skip
+            if name and is_world_name(backend) and backend != name:
+                raise ValueError(
+                    f"{what} is {backend!r} but the problems come from {name!r}: use {name!r} "
+                    "(or a model or endpoint)"
+                )
+        return self
+
     @model_validator(mode="after")
     def _sources_are_made(self) -> Recipe:
         from prmkit.labeling.labellers import labeller
 
-        made = {"gold"} if self.problems.source == "world" else set()
+        made = {"gold"} if self.problems.world_name else set()
         for name in self.labels.methods:
             made |= set(labeller(name).produces)
         wanted = [*self.train.prm_sources, *(r.source for r in self.train.prm_runs)]

@@ -37,7 +37,7 @@ def _problems(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
     from prmkit.formats.inputs import read_traces
 
     p = r.problems
-    if p.source != "world":
+    if p.world_name is None:
         traces = read_traces(p.source)
         write_traces(out / TRACES, traces)
         return {
@@ -45,17 +45,18 @@ def _problems(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
             "problems": len({t.problem.id for t in traces}),
             "source": str(p.source),
         }
-    from prmkit.world import check, generate, sample
+    from prmkit.policies.worlds import world
 
-    generate(p.n, out / "problems.jsonl", seed=p.seed, split="train", config=p.world)
-    sample(
+    w = world(p.world_name)
+    w.generate(p.n, out / "problems.jsonl", seed=p.seed, split="train", config=p.world)
+    w.sample(
         out / "problems.jsonl",
         out / "sampled.jsonl",
         per_problem=p.per_problem,
         seed=p.seed,
         policy_config=p.policy,
     )
-    stats = check(out / "sampled.jsonl", out / TRACES)
+    stats = w.check(out / "sampled.jsonl", out / TRACES)
     (out / "sampled.jsonl").unlink()
     return {"problems": p.n, "traces": p.n * p.per_problem, "world_stats": stats.model_dump(mode="json")}
 
@@ -192,6 +193,7 @@ def _evaluate(model_stage: str) -> Run:
             model_dir, scorer, orm=orm, refresh=True, problems=e.problems,
             per_problem=e.per_problem, heldout_problems=e.heldout_problems, bootstrap=e.bootstrap,
             seed=e.seed, beam_problems=e.beam_problems, policy_config=e.policy,
+            world=r.problems.world_name or "world",
             processbench=[str(p) for p in e.processbench] or None,
         )  # fmt: skip
         return json.loads((model_dir / "card" / SUMMARY_FILE).read_text())
@@ -210,7 +212,7 @@ def plan(r: Recipe) -> list[Stage]:
         reads = [m for m in labeller(name).reads if m in methods][:1] or ["problems"]
         stages.append(Stage(name, reads, label_settings, _label(name), "label"))
     labelled = [s.name for s in stages if s.kind == "label"]
-    if r.problems.source == "world" and labelled:
+    if r.problems.world_name and labelled:
         stages.append(Stage("label_report", ["problems", *labelled], {}, _label_report, "report"))
     backbone: list[str] = []
     if r.train.pretrain is not None:
@@ -237,7 +239,7 @@ def plan(r: Recipe) -> list[Stage]:
             Stage("orm", [*backbone, "problems"], r.train.orm.model_dump(mode="json"), _orm, "train")
         )
         models.append("orm")
-    ev = r.evaluate.model_dump(mode="json")
+    ev = r.evaluate.model_dump(mode="json") | {"world": r.problems.world_name or "world"}
     if backbone and r.evaluate.zero_shot:
         models.insert(0, "pretrain")
     for m in models:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,25 +71,15 @@ def _evals(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {_name(name[5:]): r for name, r in results.items() if name.startswith("eval-")}
 
 
-CLASS_LEGEND = (
-    "Split by the class of the gold first error: *misconception* (a wrong belief the policy holds in every "
-    "problem, such as 7 * 8 = 54: likely to an LM trained on its samples), *slip* (a random arithmetic "
-    "error), *other* (wrong quantity or operation, skipped step, early answer...). Each cell is the F1 on the "
-    "traces with that class of first error plus every error-free trace."
-)
-
-
-def _class_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    from prmkit.world.misconceptions import ERROR_CLASSES
-
+def _class_rows(evals: dict[str, dict[str, Any]], classes: Sequence[str]) -> list[dict[str, Any]]:
     rows = []
     for model, r in evals.items():
         by = r["summary"].get("first_error_by_class") or {}
         row: dict[str, Any] = {"model": model}
-        for subset, classes in by.items():
-            for c in ERROR_CLASSES:
-                if c in classes:
-                    row[f"{subset} {c}"] = _pct(classes[c]["f1"])
+        for subset, found in by.items():
+            for c in classes:
+                if c in found:
+                    row[f"{subset} {c}"] = _pct(found[c]["f1"])
         if len(row) > 1:
             rows.append(row)
     return rows
@@ -208,7 +199,11 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
     if warnings:
         report.section("Warnings").text.extend(warnings)
     head = report.section("What this run shows")
-    where = "the embedded world" if recipe.problems.source == "world" else f"`{recipe.problems.source}`"
+    from prmkit.policies.worlds import world
+
+    name = recipe.problems.world_name
+    w = world(name or "world")  # a file's traces are still measured on the arithmetic world
+    where = f"the embedded world `{name}`" if name else f"`{recipe.problems.source}`"
     backbone = (
         "one shared pretrained tiny backbone" if recipe.train.pretrain else "the backbones the recipe names"
     )
@@ -221,8 +216,10 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
         head.tables.append(Table(_first_error_rows(evals), "First-error prediction on fresh world data (%)"))
         head.text.append(FIRST_ERROR_LEGEND)
         if any(r["summary"].get("first_error_by_class") for r in evals.values()):
-            head.tables.append(Table(_class_rows(evals), "First-error F1 by error class (%)"))
-            head.text.append(CLASS_LEGEND)
+            head.tables.append(
+                Table(_class_rows(evals, w.error_classes), "First-error F1 by error class (%)")
+            )
+            head.text.append(w.class_legend)
         main = next((m for m in evals if m != LM), next(iter(evals)))
         summary = evals[main]["summary"]
         head.tables.append(Table(_bon_rows(summary), f"Best-of-N accuracy (%) with {main}, [95 % band]"))

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from prmkit.core.protocols import Judge, Policy
 from prmkit.policies import load_judge, load_policy
 from prmkit.policies.text import DEFAULT_ANSWER_PATTERN, StepFormat
+from prmkit.policies.worlds import WORLDS
 
 
 class _Options(BaseModel):
@@ -24,7 +25,8 @@ class PolicyOptions(_Options):
     """Which policy draws the rollouts."""
 
     policy: str = "world"
-    """Rollout backend: world (simulated), hf (a local causal-LM folder) or endpoint (OpenAI-compatible)."""
+    """Rollout backend: world or agentworld (an embedded world's simulated policy), hf (a local causal-LM
+    folder) or endpoint (OpenAI-compatible)."""
     model: str | None = None
     """hf: the model folder; endpoint: the model name the server serves."""
     url: str | None = None
@@ -94,8 +96,8 @@ class PolicyOptions(_Options):
                 temperature=self.temperature,
                 max_new_tokens=self.max_new_tokens,
             )
-        if self.policy == "world":
-            return load_policy("world", temperature=self.temperature)
+        if self.policy in WORLDS:  # an embedded world's simulated policy: its errors scale with temperature
+            return load_policy(self.policy, temperature=self.temperature)
         return load_policy(self.policy)
 
 
@@ -103,7 +105,8 @@ class JudgeOptions(_Options):
     """Which judge reads the traces."""
 
     judge: str = "world"
-    """Judge backend: world (simulated, noisy) or endpoint (an OpenAI-compatible chat model)."""
+    """Judge backend: world or agentworld (an embedded world's simulated, noisy judge) or endpoint (an
+    OpenAI-compatible chat model)."""
     judge_model: str | None = None
     """endpoint: the model name the server serves."""
     judge_url: str | None = None
@@ -127,8 +130,8 @@ class JudgeOptions(_Options):
 
     def build_judge(self, seed: int = 0) -> Judge:
         """The judge these options name; ``seed`` drives a sampled judge (world noise, endpoint sampling)."""
-        if self.judge == "world":
-            return load_judge("world", seed=seed)
+        if self.judge in WORLDS:  # an embedded world's simulated judge: its noise is seeded
+            return load_judge(self.judge, seed=seed)
         if self.judge != "endpoint":
             return load_judge(self.judge)
         kwargs = {}
