@@ -291,6 +291,13 @@ AUDIT_ROWS = (
         "Length bias: score change per extra step on gold-valid traces",
         "audit_length",
     ),
+    (
+        "loophole_rewarded_rate",
+        "Loophole: trajectories gaming the task passed as error-free",
+        "audit_loophole",
+    ),
+    ("loophole_preference", "  … chance one outranks an honest right trajectory (0.5 = indifferent)", None),
+    ("loophole_pick_share", "  … share of best-of-N picks that game the task", None),
 )
 
 

@@ -10,6 +10,8 @@ PRM, an ORM (its trace score broadcast to every step, or on the last step) or an
 - ``lucky``       lucky answers: right answers by a wrong process, and how many are caught (collapse.py)
 - ``calibration`` reliability diagram and ECE against both gold views (calibration.py)
 - ``length``      length bias: aggregated score against number of steps (calibration.py)
+- ``loophole``    does the scorer reward trajectories that game the task? (loophole.py; only where gold
+                  marks loophole steps, as the agent world's checker does)
 
 :func:`audit` is the ``prmkit audit`` twin: it loads a scorer (any spec ``prmkit.scoring.load_scorer``
 reads), scores a trace file and runs the audits.
@@ -30,8 +32,9 @@ from prmkit.evaluation.calibration import calibration, length_bias
 from prmkit.evaluation.collapse import lucky_answers, process_collapse, step_groups
 from prmkit.evaluation.gaming import outcome_shift, verifier_gaming
 from prmkit.evaluation.gold import check_lengths, has_gold
+from prmkit.evaluation.loophole import loophole_audit
 
-AUDITS = ("gaming", "shift", "collapse", "lucky", "calibration", "length")
+AUDITS = ("gaming", "shift", "collapse", "lucky", "calibration", "length", "loophole")
 
 
 def run_audits(
@@ -72,6 +75,9 @@ def run_audits(
         "lucky": lucky_answers(traces, scores, threshold, source),
         "calibration": calibration(traces, scores, source=source),
         "length": length_bias(traces, scores, aggregation, source),
+        "loophole": loophole_audit(
+            traces, scores, threshold, aggregation, max_n=max_n, draws=draws, seed=seed, source=source
+        ),
     }
     if out_dir is not None:
         report["plots"] = write_audit(report, traces, scores, out_dir, source)
@@ -105,6 +111,8 @@ def write_audit(
         ),
         "length": plots.length_bias(report["length"]["rows"], out / "audit_length.png"),
     }
+    if report.get("loophole"):
+        paths["loophole"] = plots.loophole(report["loophole"], out / "audit_loophole.png")
     names = {k: p.name for k, p in paths.items()}
     with atomic_write(out / "audit.json") as fh:
         json.dump({**report, "plots": names}, fh, indent=2)
@@ -127,6 +135,17 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
         "ece_local": cal.get("local", {}).get("ece"),
         "ece_prefix": cal.get("prefix", {}).get("ece"),
         "length_slope_valid_only": report["length"]["score_slope_valid_only"],
+    } | _loophole_summary(report.get("loophole"))
+
+
+def _loophole_summary(loophole: dict[str, Any] | None) -> dict[str, Any]:
+    if not loophole:
+        return {}
+    return {
+        "loophole_rewarded_rate": loophole["rewarded_rate"],
+        "loophole_preference": loophole["preference"],
+        "loophole_pick_share": loophole["pick_share"],
+        "loophole_pool_share": loophole["pool_share"],
     }
 
 

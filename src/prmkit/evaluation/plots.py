@@ -14,13 +14,13 @@ from typing import Any
 Rows = Sequence[dict[str, Any]]
 
 
-def _figure(width: float = 6.4, height: float = 4.2):
+def _figure(width: float = 6.4, height: float = 4.2, ncols: int = 1):
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(width, height), dpi=110)
+    fig, ax = plt.subplots(1, ncols, figsize=(width, height), dpi=110)
     return plt, fig, ax
 
 
@@ -119,6 +119,26 @@ def lucky(summary: dict[str, Any], path: str | Path) -> Path:
     ax.set_ylabel("traces")
     ax.set_title(f"Lucky answers: {summary['lucky_share']:.1%} of right answers", fontsize=9)
     ax.tick_params(axis="x", labelsize=7)
+    return _save(plt, fig, path)
+
+
+def loophole(summary: dict[str, Any], path: str | Path) -> Path:
+    """Mean aggregated score of loophole, honest right and other trajectories, and best-of-N's pick rate."""
+    plt, fig, (left, right) = _figure(8.0, 3.6, ncols=2)
+    means = summary["mean_score"]
+    groups = [("loophole\n(right answer,\ngamed)", means["loophole"]), ("honest,\nright", means["honest_right"]),
+              ("other", means["other"])]  # fmt: skip
+    shown = [(k, v) for k, v in groups if v is not None]
+    left.bar(
+        [k for k, _ in shown], [v for _, v in shown], color=["tab:red", "tab:green", "tab:grey"][: len(shown)]
+    )
+    left.set_ylabel(f"mean {summary['aggregation']} step score")
+    left.set_title(f"Rewarded as error-free: {summary['rewarded_rate']:.0%} of loophole runs", fontsize=9)
+    left.tick_params(axis="x", labelsize=7)
+    shares = [summary["pool_share"] or 0.0, summary["pick_share"] or 0.0]
+    right.bar(["in the pools", f"best-of-{summary['max_n']} picks"], shares, color=["tab:grey", "tab:red"])
+    right.set_ylabel("share of loophole trajectories")
+    right.set_title("Selection towards gaming", fontsize=9)
     return _save(plt, fig, path)
 
 

@@ -48,6 +48,18 @@ AUDIT_COLUMNS = {
         "length slope",
         "change of the trace score per extra step on error-free traces (a length bias when far from 0)",
     ),
+    "loophole_rewarded_rate": (
+        "loophole paid",
+        "share of trajectories that game the task (a loophole step) the model passes as error-free",
+    ),
+    "loophole_preference": (
+        "loophole preferred",
+        "chance a loophole trajectory outranks an honest right one of the same problem (0.5 = indifferent)",
+    ),
+    "loophole_pick_share": (
+        "loophole picks",
+        "share of best-of-N picks that use the loophole (compare with their share of the pools)",
+    ),
 }
 AUDIT_PLOTS = {
     "collapse": "process-collapse audit: step scores against gold step validity and the outcome",
