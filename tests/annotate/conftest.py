@@ -27,7 +27,7 @@ from sqlalchemy import update
 from prmkit.annotate import auth
 from prmkit.annotate.models import users
 from prmkit.annotate.store import Store
-from prmkit.core.model import Label, Problem, Provenance, Step, Trace
+from prmkit.core.model import Label, Observation, Problem, Provenance, Step, ToolCall, Trace
 
 GOLD = Provenance(method="gold", actor="world:local")
 
@@ -44,6 +44,83 @@ def make_trace(
         id=f"p-{tid}", text=problem or f"Problem {tid}: Sam has 3 apples and buys 4 more.", answer="7"
     )
     return Trace(id=tid, problem=prob, steps=steps, final_answer="7")
+
+
+HOSTILE_OBSERVATION = (
+    "<script>window.pwned = 1</script>Population: $x$ = 2,102,650 <img src=x onerror=alert(1)>"
+)
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Look a fact up in the encyclopedia.",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+        },
+    },
+    {"name": "calculator", "description": "Evaluate an arithmetic expression <exactly>.",
+     "parameters": {"properties": {"expression": {}, "precision": {}}, "required": ["expression"]}},
+]  # fmt: skip
+
+
+def agent_trace(tid: str = "agent-0", gold: list[int] | None = None) -> Trace:
+    """A five-step agent trajectory made by hand: search, search (a hostile result, the tool's name left
+    out so only the call id names it), a malformed calculator call, the retry (with a user's turn after
+    it) and the answer. Step and call metadata stand in for a world's truth an annotator must not see."""
+    steps = [
+        Step(
+            text="I need the capital of France first.",
+            kind="tool_call",
+            tool_calls=[ToolCall(name="search", arguments='{"query": "capital of France"}', id="c1")],
+            observations=[
+                Observation(content="Paris is the capital of France.", call_id="c1", name="search")
+            ],
+        ),
+        Step(
+            text="",
+            kind="tool_call",
+            tool_calls=[ToolCall(name="search", arguments='{"query":"population of Paris"}', id="c2")],
+            observations=[Observation(content=HOSTILE_OBSERVATION, call_id="c2")],
+        ),
+        Step(
+            text="Doubling it with the calculator.",
+            kind="tool_call",
+            tool_calls=[
+                ToolCall(
+                    name="calculator",
+                    arguments='{"expression": "2*2102650"',
+                    id="c3",
+                    metadata={"error": "args"},
+                )
+            ],
+            observations=[Observation(content="error: arguments are not valid JSON", call_id="c3")],
+            metadata={"error_kind": "malformed_arguments"},
+        ),
+        Step(
+            text="Retrying with valid arguments.",
+            kind="tool_call",
+            tool_calls=[
+                ToolCall(
+                    name="calculator", arguments='{"expression": "2 * 2102650", "precision": 1.10}', id="c4"
+                )
+            ],
+            observations=[
+                Observation(content="4205300", call_id="c4", name="calculator"),
+                Observation(content="Please give just the number.", role="user"),
+            ],
+        ),
+        Step(text="The answer is 4205300."),
+    ]
+    if gold is not None:
+        for step, r in zip(steps, gold, strict=True):
+            step.labels.append(Label(rating=r, provenance=GOLD))
+    prob = Problem(
+        id=f"p-{tid}",
+        text="What is twice the population of the capital of France?",
+        answer="4205300",
+        tools=TOOLS,
+    )
+    return Trace(id=tid, problem=prob, steps=steps, final_answer="4205300")
 
 
 @pytest.fixture

@@ -34,9 +34,10 @@ from prmkit.annotate.agreement import agreement
 from prmkit.annotate.auth import User
 from prmkit.annotate.limits import Limits, LoginThrottle
 from prmkit.annotate.qc import annotator_items, annotator_stats, flagged_steps
-from prmkit.annotate.render import math_html
+from prmkit.annotate.render import math_html, observation_summary, tool_call, tool_list
 from prmkit.annotate.store import HERE, Store
 from prmkit.core.errors import short
+from prmkit.core.render import is_agentic
 
 COOKIE = "prmkit_session"
 LOGIN_CSRF = "prmkit_login_csrf"
@@ -177,6 +178,10 @@ def _templates() -> Jinja2Templates:
         loader=FileSystemLoader(str(HERE / "templates")), autoescape=select_autoescape(["html"], default=True)
     )
     env.filters["math"] = math_html
+    env.filters["tool_call"] = tool_call
+    env.filters["observation_summary"] = observation_summary
+    env.filters["tool_list"] = tool_list
+    env.tests["agentic"] = is_agentic
     env.filters["duration"] = lambda ms: f"{ms / 1000:.0f} s" if ms < 60_000 else f"{ms / 60_000:.1f} min"
     return Jinja2Templates(env=env)
 
@@ -339,7 +344,8 @@ def _login_routes(
 
 
 def _public_state(state: dict[str, Any]) -> dict[str, Any]:
-    """What an annotator may see of an assignment: texts and their own ratings, never gold or model labels."""
+    """What an annotator may see of an assignment: texts, tool calls and observations, and their own
+    ratings; never gold or model labels, nor step metadata."""
     trace = state["trace"]
     return {
         "id": state["id"],
@@ -351,6 +357,10 @@ def _public_state(state: dict[str, Any]) -> dict[str, Any]:
         "answer": trace.problem.answer,
         "steps": [s.text for s in trace.steps],
         "ratings": state["ratings"],
+        # agent steps, parallel to "steps"; their metadata is left out (a world may keep its truth there)
+        "tools": trace.problem.tools,
+        "tool_calls": [[c.model_dump(exclude={"metadata"}) for c in s.tool_calls] for s in trace.steps],
+        "observations": [[o.model_dump(exclude={"metadata"}) for o in s.observations] for s in trace.steps],
     }
 
 

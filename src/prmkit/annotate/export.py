@@ -8,6 +8,9 @@ annotator wrote go in the Label's metadata (``flagged``, ``human_completion``), 
 PRM800K export goes through :mod:`prmkit.formats` (``write(path, traces, "prm800k")``): one line per
 finished assignment, phase-2 shaped (the pre-generated steps, labelled up to where the annotator
 stopped), with ``labeler``, ``total_time`` (ms), ``finish_reason`` and the QC / screening flags.
+
+Agent trajectories keep their tool calls, observations and the problem's tools unchanged in the core
+export (the trace is the one loaded); the PRM800K export refuses them, since its lines cannot hold them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from prmkit.annotate.store import Store, utc
 from prmkit.core.dataset import write_traces
 from prmkit.core.errors import InputError, Issue
 from prmkit.core.model import Label, Provenance, Trace
+from prmkit.core.render import is_agentic
 
 APP_VERSION = "prmkit.annotate/1"
 
@@ -180,5 +184,12 @@ def export_prm800k(store: Store, out: str | Path, include_gold: bool = True) -> 
     from prmkit.formats import write
 
     traces = prm800k_traces(store, include_gold=include_gold)
+    agents = [t.id for t in traces if is_agentic(t.steps)]
+    if agents:  # a PRM800K line has no place for calls or results: refuse rather than drop them
+        raise ValueError(
+            f"--format prm800k: expected math solutions, found {len(agents)} agent trajectories with tool "
+            f"calls or observations (first: {agents[0]!r}) that PRM800K lines cannot hold; "
+            "export them with --format prmkit, which keeps them"
+        )
     write(out, traces, "prm800k")
     return len(traces)

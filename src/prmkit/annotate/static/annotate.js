@@ -176,16 +176,26 @@
     }
   }
 
+  // An agent step's results (observations) are closed <details>: "o" opens or closes the current step's.
+  function toggleResults() {
+    const boxes = Array.from(steps[cursor].querySelectorAll("details.obs"));
+    const open = !boxes.every((d) => d.open);
+    boxes.forEach((d) => { d.open = open; });
+  }
+
   const KEYS = { "1": -1, "-": -1, "2": 0, "0": 0, "3": 1, "+": 1, "=": 1 };
   document.addEventListener("keydown", (ev) => {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const inText = ev.target instanceof HTMLTextAreaElement || ev.target instanceof HTMLInputElement;
     if (inText) { if (ev.key === "Escape") ev.target.blur(); return; }
+    // Enter or space on a focused <summary> opens it; it must not also submit the item
+    if (ev.target instanceof HTMLElement && ev.target.tagName === "SUMMARY" && (ev.key === "Enter" || ev.key === " ")) return;
     if (ev.key in KEYS) { rate(KEYS[ev.key]); ev.preventDefault(); }
     else if (ev.key === "j") move(cursor + 1);
     else if (ev.key === "k") move(cursor - 1);
     else if (ev.key === "f") flag();
     else if (ev.key === "u") undo();
+    else if (ev.key === "o") toggleResults();
     else if (ev.key === "w" && !readonly) { steps[cursor].querySelector("textarea").focus(); ev.preventDefault(); }
     else if (ev.key === "Enter") { const r = verdict(); if (r && !$("submit").disabled) finish(r); }
   });
@@ -193,6 +203,8 @@
   steps.forEach((li, i) => {
     // blur after a click, so a later Enter submits instead of pressing the focused button again
     li.querySelectorAll("button.rate").forEach((b) => b.addEventListener("click", () => { b.blur(); cursor = i; rate(Number(b.dataset.value)); }));
+    // blur a clicked <summary> too (it opens all the same), for the same reason
+    li.querySelectorAll("summary").forEach((sm) => sm.addEventListener("click", () => sm.blur()));
     const fb = li.querySelector("button.flag");
     fb.addEventListener("click", () => { fb.blur(); cursor = i; flag(); });
     li.addEventListener("click", () => { if (cursor !== i) move(i); });
