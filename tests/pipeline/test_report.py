@@ -45,3 +45,14 @@ def test_report_has_no_warnings_section_when_every_run_went_as_planned(tmp_path)
     results = {"prm-gold": _trained(500, 500, False, start=0.6, best=0.9)}
     report = build_report(Recipe(), results, tmp_path, None)
     assert "Warnings" not in [s.title for s in report.sections]
+
+
+def test_report_warns_when_training_traces_were_too_long(tmp_path):
+    over = {"policy": "skip", "limit": 512, "skipped": 7, "truncated": 0, "steps_cut": 0, "first": ["t1"]}
+    fine = {**over, "skipped": 0}
+    run = _trained(500, 500, False, start=0.6, best=0.9)
+    run["summary"]["overlong"] = {"train": over, "dev": fine}
+    report = build_report(Recipe(), {"prm-gold": run}, tmp_path, None)
+    (warning,) = report.sections[0].text
+    assert warning.startswith("**Warning (prm-gold):** train traces longer than its 512 tokens")
+    assert "7 left out" in warning and "--overlong skip" in warning

@@ -120,8 +120,9 @@ class ProcessCard(BaseModel):
 def training_warnings(training: dict[str, Any], metrics: dict[str, Any] | None = None) -> list[str]:
     """Plain-language warnings about a training run: it stopped before the steps it planned (a time cap
     cut it, so the model is not the one its config describes, and a slower machine would get another),
-    or it ended no better on dev than it started (its labels taught nothing dev can measure). Read by the
-    card and the run report, so both say the same."""
+    or it ended no better on dev than it started (its labels taught nothing dev can measure), or traces
+    longer than its limit were left out or cut (``training["overlong"]``). Read by the card and the run
+    report, so both say the same."""
     out = []
     if training.get("stopped_early"):
         out.append(
@@ -136,6 +137,13 @@ def training_warnings(training: dict[str, Any], metrics: dict[str, Any] | None =
             f"training ended no better on dev than it started (first-error F1 {first:.3f} at step 0, "
             f"{best:.3f} at the best checkpoint): its labels taught nothing dev can measure"
         )
+    for split, counts in (training.get("overlong") or {}).items():
+        if counts.get("skipped") or counts.get("truncated"):
+            out.append(
+                f"{split} traces longer than its {counts['limit']} tokens (--overlong {counts['policy']}): "
+                f"{counts['skipped']} left out, {counts['truncated']} cut short ({counts['steps_cut']} steps "
+                f"unread), so it learnt from (or was tuned on) fewer traces than it was given"
+            )
     return out
 
 

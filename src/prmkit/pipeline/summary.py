@@ -198,7 +198,8 @@ def _warnings(trained: dict[str, dict[str, Any]]) -> list[str]:
         f"**Warning ({name}):** {w}."
         for name, s in trained.items()
         for w in training_warnings(
-            s["training"], {"dev": s.get("dev"), "dev_at_start": s.get("dev_at_start")}
+            {**s["training"], "overlong": s.get("overlong")},
+            {"dev": s.get("dev"), "dev_at_start": s.get("dev_at_start")},
         )
     ]
 
