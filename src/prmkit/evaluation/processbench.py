@@ -345,25 +345,52 @@ def source_prediction(trace: Trace, source: str, threshold: float) -> Prediction
 
 
 def predict(
-    sets: Mapping[str, Sequence[Trace]], predictor: Predictor, threshold: float
+    sets: Mapping[str, Sequence[Trace]], predictor: Predictor, threshold: float, show_progress: bool = False
 ) -> dict[str, list[Prediction]]:
-    """Predicted first error (None: no prediction) and its status for every trace of every subset."""
+    """Predicted first error (None: no prediction) and its status for every trace of every subset.
+
+    Traces are scored in chunks of :data:`CHUNK` (judged one by one), so ``show_progress`` can show a bar
+    that moves while thousands of long traces are scored on a CPU or judged over HTTP."""
+    from contextlib import nullcontext
+
+    from prmkit.core.progress import progress
+
     out: dict[str, list[Prediction]] = {}
-    for name, traces in sets.items():
-        if isinstance(predictor, str):
-            out[name] = [source_prediction(t, predictor, threshold) for t in traces]
-        elif isinstance(predictor, StepScorer):
-            scores = predictor.score(list(traces))
-            out[name] = [
-                _scored_prediction(s, len(t.steps), threshold) for t, s in zip(traces, scores, strict=True)
-            ]
-        elif isinstance(predictor, Judge):
-            out[name] = [judge_prediction(predictor.judge(t.problem, t.steps), len(t.steps)) for t in traces]
-        else:
-            raise TypeError(
-                f"a predictor is a StepScorer, a Judge or a label source; found {type(predictor).__name__}"
-            )
+    with progress() if show_progress else nullcontext() as bar:
+        task = bar.add_task("eval: predicting", total=sum(map(len, sets.values()))) if bar else None
+
+        def advance(name: str, n: int) -> None:
+            if bar is not None:
+                bar.update(task, advance=n, description=f"eval: {name}")
+
+        for name, traces in sets.items():
+            if isinstance(predictor, str):
+                out[name] = [source_prediction(t, predictor, threshold) for t in traces]
+                advance(name, len(traces))
+            elif isinstance(predictor, StepScorer):
+                out[name] = []
+                for start in range(0, len(traces), CHUNK):
+                    chunk = list(traces[start : start + CHUNK])
+                    scores = predictor.score(chunk)
+                    out[name] += [
+                        _scored_prediction(s, len(t.steps), threshold)
+                        for t, s in zip(chunk, scores, strict=True)
+                    ]
+                    advance(name, len(chunk))
+            elif isinstance(predictor, Judge):
+                out[name] = []
+                for t in traces:
+                    out[name].append(judge_prediction(predictor.judge(t.problem, t.steps), len(t.steps)))
+                    advance(name, 1)
+            else:
+                raise TypeError(
+                    f"a predictor is a StepScorer, a Judge or a label source; found {type(predictor).__name__}"
+                )
     return out
+
+
+CHUNK = 64
+"""Traces scored per call of the scorer (which batches inside a call): the progress bar's step."""
 
 
 def _scored_prediction(scores: Sequence[float], steps: int, threshold: float) -> Prediction:
@@ -402,8 +429,10 @@ def evaluate_first_error(
     threshold: float | None = None,
     dev: Mapping[str, Sequence[Trace]] | None = None,
     gold_source: str | None = None,
+    show_progress: bool = False,
 ) -> FirstErrorResult:
-    """ProcessBench metrics of ``predictor`` on each named subset of traces (see the module docstring)."""
+    """ProcessBench metrics of ``predictor`` on each named subset of traces (see the module docstring);
+    ``show_progress``: a bar over the traces predicted (see :func:`predict`)."""
     all_traces = [t for ts in sets.values() for t in ts]
     gold_source = gold_source or gold_source_of(all_traces)
     missing = [t.id for t in all_traces if not has_gold(t, gold_source)]
@@ -413,7 +442,7 @@ def evaluate_first_error(
             "first-error evaluation needs gold (world: gold_label; ProcessBench: its label field)"
         )
     used, origin = resolve_threshold(predictor, threshold, dev, gold_source)
-    preds = predict(sets, predictor, 0.5 if used is None else used)
+    preds = predict(sets, predictor, 0.5 if used is None else used, show_progress)
     subsets, predictions = [], []
     for name, traces in sets.items():
         gold = [t.first_error(gold_source) for t in traces]
@@ -503,7 +532,7 @@ def eval_processbench(
     sets = load_sets(files)
     dev_sets = load_sets(dev) if dev else None
     predictor = load_predictor(model, judge, source, overlong)
-    result = evaluate_first_error(sets, predictor, threshold, dev_sets, gold_source)
+    result = evaluate_first_error(sets, predictor, threshold, dev_sets, gold_source, show_progress=True)
     result.params["files"] = [str(f) for f in files]
     if out is not None:
         result.write(out)
