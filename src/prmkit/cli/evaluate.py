@@ -1,7 +1,9 @@
-"""CLI commands of the evaluate area: ``prmkit eval processbench | bon``, ``prmkit audit``, ``prmkit card``.
+"""CLI commands of the evaluate area: ``prmkit eval processbench | agentprocessbench | bon``, ``prmkit audit``,
+``prmkit card``.
 
 Each command calls the public function of the same name and options:
-``prmkit.evaluation.processbench.eval_processbench``, ``prmkit.evaluation.bon_curves.eval_bon``,
+``prmkit.evaluation.processbench.eval_processbench``,
+``prmkit.evaluation.agentprocessbench.eval_agentprocessbench``, ``prmkit.evaluation.bon_curves.eval_bon``,
 ``prmkit.evaluation.audits.audit`` and ``prmkit.cards.card.card``.
 """
 
@@ -17,7 +19,7 @@ from prmkit.cli.config import Layout, config_command
 
 eval_app = typer.Typer(
     name="eval",
-    help="Evaluate step scorers: first-error F1 (ProcessBench), best-of-N curves.",
+    help="Evaluate step scorers: first-error F1 (ProcessBench), AgentProcessBench, best-of-N curves.",
     no_args_is_help=True,
 )
 OUT = {"out": ["-o", "--out"]}
@@ -32,6 +34,21 @@ def _processbench(cfg: Any) -> None:
         fail(str(err))
     console.print(result.table(), markup=False, highlight=False)
     console.print(f"threshold: {result.threshold} ({result.threshold_from})")
+
+
+def _agentprocessbench(cfg: Any) -> None:
+    from prmkit.evaluation.config import run_agentprocessbench
+
+    try:
+        result = run_agentprocessbench(cfg)
+    except ValueError as err:  # a malformed record (file:line), no gold, files that do not pair up
+        fail(str(err))
+    # soft_wrap: the official table is compared line for line with the script's, so never wrapped
+    console.print(result.official_table(), markup=False, highlight=False, soft_wrap=True)
+    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
+    if result.threshold_from != "not used":
+        band = f", neutral below {result.neutral_below}" if result.neutral_below is not None else ""
+        console.print(f"threshold: {result.threshold} ({result.threshold_from}){band}")
 
 
 def _bon(cfg: Any) -> None:
@@ -63,11 +80,18 @@ def _card(cfg: Any) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``eval`` (processbench, bon), ``audit`` and ``card`` to the root app."""
+    """Add ``eval`` (processbench, agentprocessbench, bon), ``audit`` and ``card`` to the root app."""
     from prmkit.cards.card import CardConfig
-    from prmkit.evaluation.config import AuditConfig, EvalBonConfig, ProcessBenchConfig
+    from prmkit.evaluation.config import (
+        AgentProcessBenchConfig,
+        AuditConfig,
+        EvalBonConfig,
+        ProcessBenchConfig,
+    )
 
     config_command(eval_app, "processbench", ProcessBenchConfig, _processbench, Layout(("files",), OUT))
+    apb = Layout(("files",), OUT)
+    config_command(eval_app, "agentprocessbench", AgentProcessBenchConfig, _agentprocessbench, apb)
     bon_flags = OUT | {"aggregations": "--aggregation"}
     config_command(eval_app, "bon", EvalBonConfig, _bon, Layout(("traces",), bon_flags))
     app.add_typer(eval_app)

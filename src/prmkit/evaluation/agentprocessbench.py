@@ -298,6 +298,8 @@ class AgentProcessBenchResult:
     """ProcessBench's metrics over all records pooled (micro, like ``avg``)."""
     f1_mean: float | None
     """ProcessBench's headline: the plain mean of the dataset F1s (those defined)."""
+    score_metric: str = "step_micro_acc"
+    """The AVG metric the official table prints as ``FINAL_SCORE`` (one of :data:`SCORE_METRICS`)."""
     gold_source: str | None = None
     threshold: float | None = None
     threshold_from: str = "not used"
@@ -312,14 +314,17 @@ class AgentProcessBenchResult:
             d.pop("predictions")
         for row, c in zip((*d["datasets"], d["avg"]), (*self.datasets, self.avg), strict=True):
             row.update(c.metrics())
+        d["final_score"] = self.avg.metrics()[self.score_metric]
         for part in (*d["first_error"], d["first_error_avg"]):
             undefined = math.isnan(part["f1_official"])
             part["f1_official"] = None if undefined else part["f1_official"]
             part["f1_official_undefined"] = undefined
         return d
 
-    def official_table(self, run_name: str = "prmkit", score_metric: str = "step_micro_acc") -> str:
-        """The table ``eval/compare.py`` prints for one run, character for character."""
+    def official_table(self, run_name: str | None = None, score_metric: str | None = None) -> str:
+        """The table ``eval/compare.py`` prints for one run, character for character (run name: the
+        predictor's; score metric: the result's)."""
+        run_name, score_metric = run_name or self.predictor, score_metric or self.score_metric
         if score_metric not in SCORE_METRICS:
             raise ValueError(
                 f"score_metric: expected one of {', '.join(SCORE_METRICS)}, found {score_metric!r}"
@@ -546,6 +551,7 @@ def eval_agentprocessbench(
     gold_source: str | None = None,
     out: str | Path | None = None,
     overlong: Overlong | None = None,
+    score_metric: str = "step_micro_acc",
 ) -> AgentProcessBenchResult:
     """AgentProcessBench's metrics (the ``prmkit eval agentprocessbench`` twin).
 
@@ -553,8 +559,10 @@ def eval_agentprocessbench(
     reference file, same order) the records are compared as the official script does, no model. Else
     ``files`` are read as traces (``prmkit.formats.read``) and exactly one of ``model`` (any scorer
     spec), ``judge`` or ``source`` predicts their labels. ``out``: folder for agentprocessbench.json and
-    predictions.jsonl.
+    predictions.jsonl. ``score_metric``: the AVG metric reported as the final score.
     """
+    if score_metric not in SCORE_METRICS:
+        raise ValueError(f"score_metric: expected one of {', '.join(SCORE_METRICS)}, found {score_metric!r}")
     if predictions:
         used = {"model": model, "judge": judge, "source": source, "threshold": threshold,
                 "neutral_below": neutral_below, "gold_source": gold_source, "overlong": overlong}  # fmt: skip
@@ -563,9 +571,14 @@ def eval_agentprocessbench(
             raise ValueError(f"predictions: compare files with no predictor; leave out {', '.join(given)}")
         result = compare_files(files, predictions)
     else:
+        if (model, judge, source) == (None, None, None):
+            raise ValueError(
+                "give --predictions FILE (compare files) or one predictor: --model, --judge, --source"
+            )
         predictor = load_predictor(model, judge, source, overlong)
         result = evaluate_traces(load_sets(files), predictor, threshold, neutral_below, gold_source)
         result.params = {"files": [str(f) for f in files]}
+    result.score_metric = score_metric
     if out is not None:
         result.write(out)
     return result

@@ -1,9 +1,10 @@
-"""The typed configs of ``prmkit eval processbench | bon`` and ``prmkit audit``, and the world-evaluation
-settings a process card is measured with: one per command, shared by CLI and API.
+"""The typed configs of ``prmkit eval processbench | agentprocessbench | bon`` and ``prmkit audit``, and the
+world-evaluation settings a process card is measured with: one per command, shared by CLI and API.
 
 Each field is documented once, here: ``--help`` is generated from these docstrings and the defaults are
 these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same fields). ``run_*(config)``
 calls the public function of the same name (:func:`~prmkit.evaluation.processbench.eval_processbench`,
+:func:`~prmkit.evaluation.agentprocessbench.eval_agentprocessbench`,
 :func:`~prmkit.evaluation.bon_curves.eval_bon`, :func:`~prmkit.evaluation.audits.audit`).
 """
 
@@ -73,6 +74,39 @@ class ProcessBenchConfig(_Config):
     threshold). Counted."""
 
 
+class AgentProcessBenchConfig(_Config):
+    """AgentProcessBench's step_micro_acc, step_exact_acc and firsterroracc per dataset and AVG, as its
+    eval/compare.py computes them, beside first-error F1; with --predictions, a comparison of files."""
+
+    files: list[Path]
+    """Reference files: AgentProcessBench JSONL (hotpotqa.jsonl ...) or prmkit trace files with gold; one
+    dataset per file, named by its stem."""
+    predictions: list[Path] | None = None
+    """Compare with no model: AgentProcessBench-format predictions (<dataset>__<run>.jsonl), one per
+    reference file in the same order (repeat the flag)."""
+    model: str | None = Field(
+        None,
+        description="Rate each step -1 below the threshold, else +1 (0 up to --neutral-below). "
+        + SCORER_HELP,
+    )
+    judge: str | None = None
+    """Judge name whose step ratings are the prediction."""
+    source: str | None = None
+    """Label source selector whose step ratings are the prediction."""
+    threshold: float | None = None
+    """Step-score threshold; default: the checkpoint's own, else 0.5."""
+    neutral_below: float | None = None
+    """A model's scores from the threshold up to this value are rated 0 (default: no neutral band)."""
+    gold_source: str | None = None
+    """Gold selector (default: gold, then imported:agentprocessbench, human:agentprocessbench)."""
+    score_metric: Literal["step_micro_acc", "step_exact_acc", "first_neg1_idx_acc"] = "step_micro_acc"
+    """The AVG metric reported as FINAL_SCORE (the official script's --score_metric)."""
+    out: Path | None = None
+    """Folder for agentprocessbench.json and predictions.jsonl."""
+    overlong: Overlong | None = None
+    """A trace longer than a checkpoint takes: error (the default), skip, truncate (as eval processbench)."""
+
+
 class EvalBonConfig(_Config):
     """Accuracy vs N for PRM (each aggregation), ORM, majority, weighted vote and pass@N, with bands."""
 
@@ -130,6 +164,16 @@ def run_processbench(c: ProcessBenchConfig) -> Any:
     return eval_processbench(
         c.files, c.model, c.judge, c.source, c.threshold, c.dev or None, c.gold_source, c.out, c.overlong
     )
+
+
+def run_agentprocessbench(c: AgentProcessBenchConfig) -> Any:
+    """``prmkit eval agentprocessbench``: the result of :func:`eval_agentprocessbench`."""
+    from prmkit.evaluation.agentprocessbench import eval_agentprocessbench
+
+    return eval_agentprocessbench(
+        c.files, c.predictions or None, c.model, c.judge, c.source, c.threshold, c.neutral_below,
+        c.gold_source, c.out, c.overlong, c.score_metric,
+    )  # fmt: skip
 
 
 def run_eval_bon(c: EvalBonConfig) -> Any:
