@@ -1,5 +1,5 @@
-"""CLI commands of the evaluate area: ``prmkit eval processbench | agentprocessbench | bon``, ``prmkit audit``,
-``prmkit card``.
+"""CLI commands of the evaluate area: ``prmkit eval processbench | agentprocessbench | bon``,
+``prmkit audit``, ``prmkit card``.
 
 Each command calls the public function of the same name and options:
 ``prmkit.evaluation.processbench.eval_processbench``,

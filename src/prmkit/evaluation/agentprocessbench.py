@@ -125,7 +125,8 @@ def first_negative(labels: Mapping[str, int]) -> int:
 
 
 def record_key(record: Mapping[str, Any], dataset: str, where: str) -> str:
-    """A record's key: ``ti:N`` (total_index, or the dataset offset + query*5 + sample), ``qs:Q:S``, ``rid:ID``."""
+    """A record's key: ``ti:N`` (total_index, or the dataset's offset + query * 5 + sample), else ``qs:Q:S``,
+    else ``rid:ID``."""
     total = int_label(record.get("total_index"))
     if total is not None:
         return f"ti:{total}"
