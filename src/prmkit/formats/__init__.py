@@ -13,6 +13,8 @@ Files:
 - ``math_shepherd.py`` Math-Shepherd ``input``/``label`` with the ``ки`` tag (byte-exact round trip)
 - ``processbench.py``  ProcessBench JSON arrays (byte-exact round trip)
 - ``trl.py``           TRL stepwise supervision, written as TRL's own converters write it
+- ``chat.py``          OpenAI-style chat logs (messages, tool calls, tools); the message mapping of agent formats
+- ``agentprocessbench.py`` AgentProcessBench agent trajectories with step labels (byte-exact round trip)
 - ``native.py``        prmkit's own JSONL / Parquet (lossless)
 - ``detect.py``        format detection from content
 - ``convert.py``       read, write, convert, validate (the public API; CLI twins in prmkit.cli.data)
@@ -44,6 +46,8 @@ FORMATS.register("prm800k", "prmkit.formats.prm800k:FORMAT")
 FORMATS.register("math_shepherd", "prmkit.formats.math_shepherd:FORMAT")
 FORMATS.register("processbench", "prmkit.formats.processbench:FORMAT")
 FORMATS.register("trl", "prmkit.formats.trl:FORMAT")
+FORMATS.register("agentprocessbench", "prmkit.formats.agentprocessbench:FORMAT")
+FORMATS.register("chat", "prmkit.formats.chat:FORMAT")
 FORMATS.register("prmkit", "prmkit.formats.native:FORMAT")
 
 __all__ = [

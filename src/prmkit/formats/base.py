@@ -275,6 +275,35 @@ def key_order_if_unusual(raw: dict, built: dict) -> list[str] | None:
     return None if list(raw) == list(built) else list(raw)
 
 
+def note_agent_steps(items: Iterable[Trace | Problem], report: WriteReport) -> None:
+    """Say in ``report`` what a text-only writer drops of agent trajectories: calls, observations, tools.
+
+    Every writer of a format that holds step text only calls this, so a trajectory converted to PRM800K,
+    Math-Shepherd, ProcessBench or TRL never loses its tool calls silently: the loss is a line of the
+    conversion report (``lost``) and a count of the traces it touched (``notes``).
+    """
+    calls = observations = flattened = with_tools = 0
+    for item in items:
+        problem = item.problem if isinstance(item, Trace) else item
+        with_tools += bool(problem.tools)
+        if isinstance(item, Trace):
+            n_calls = sum(len(s.tool_calls) for s in item.steps)
+            n_obs = sum(len(s.observations) for s in item.steps)
+            calls, observations, flattened = (
+                calls + n_calls,
+                observations + n_obs,
+                flattened + bool(n_calls or n_obs),
+            )
+    if flattened:
+        report.lost.append(
+            f"tool calls ({calls}) and observations ({observations}) of agent steps: {report.format} holds "
+            "step text only (agentprocessbench, chat and prmkit keep them)"
+        )
+        report.notes["agent_steps_flattened"] += flattened
+    if with_tools:
+        report.lost.append(f"the tool schemas (Problem.tools) of {with_tools} trace(s) or problem(s)")
+
+
 def take_options(fmt: str, options: dict[str, Any], allowed: dict[str, Any]) -> dict[str, Any]:
     """Resolve a writer's options against its defaults; an option it does not understand is an error."""
     unknown = sorted(set(options) - set(allowed))

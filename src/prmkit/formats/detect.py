@@ -10,6 +10,8 @@ Used when ``--from`` is omitted; the caller says which format was detected. Rule
 | ``input`` and ``label``                                     | math_shepherd |
 | ``prompt``, ``completions``, ``labels``                     | trl           |
 | ``id``, ``problem`` (a trace) or ``id``, ``text`` (a problem) | prmkit      |
+| ``messages`` and ``question``                               | agentprocessbench |
+| ``messages``                                                | chat          |
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"prompt", "completions", "labels"}), "trl"),
     (frozenset({"id", "problem"}), "prmkit"),
     (frozenset({"id", "text"}), "prmkit"),
+    (frozenset({"messages", "question"}), "agentprocessbench"),
+    (frozenset({"messages"}), "chat"),
 )
 
 
@@ -56,7 +60,7 @@ def detect_format(path: str | Path) -> str:
         keys = set(rec)
     fmt = match(keys)
     if fmt is None:
-        known = "prm800k, math_shepherd, processbench, trl, prmkit"
+        known = "prm800k, math_shepherd, processbench, trl, agentprocessbench, chat, prmkit"
         found = f"keys {sorted(keys)}"
         raise InputError(
             [

@@ -31,6 +31,7 @@ from prmkit.formats.base import (
     check_choice,
     digest,
     dump_rows,
+    note_agent_steps,
     read_records,
     take_options,
     unique_ids,
@@ -209,6 +210,7 @@ def write(path: str | Path, traces: list[Trace], **options: Any) -> WriteReport:
     opts["neutral"] = resolve_neutral(opts["neutral"], "first_error")
     check_choice("neutral", opts["neutral"], NEUTRAL)
     report = WriteReport(format=NAME, path=str(path), traces=len(traces), lost=list(LOST), options=opts)
+    note_agent_steps(traces, report)
     rows = []
     for trace in traces:
         if TAG in trace.problem.text or any(TAG in s.text for s in trace.steps):

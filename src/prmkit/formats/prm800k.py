@@ -36,6 +36,7 @@ from prmkit.formats.base import (
     digest,
     dump_rows,
     key_order_if_unusual,
+    note_agent_steps,
     ordered,
     read_records,
     take_options,
@@ -431,6 +432,7 @@ def write(path: str | Path, items: list[Trace] | list[Problem], **options: Any) 
     else:
         rows = [to_record(t, opts["source"]) for t in items]  # type: ignore[arg-type]
         report.lost = list(LOST)
+    note_agent_steps(items, report)
     report.written = dump_rows(path, rows)
     return report
 

@@ -31,6 +31,7 @@ from prmkit.formats.base import (
     RecordChecker,
     WriteReport,
     check_choice,
+    note_agent_steps,
     ordered,
     read_records,
     take_options,
@@ -157,6 +158,7 @@ def write(path: str | Path, traces: list[Trace], **options: Any) -> WriteReport:
     )
     check_choice("neutral", opts["neutral"], NEUTRAL)
     report = WriteReport(format=NAME, path=str(path), traces=len(traces), lost=list(LOST), options=opts)
+    note_agent_steps(traces, report)
     records = []
     for trace in traces:
         source = opts["source"] or (SOURCE if SOURCE in trace.sources() else pick_source(trace, None))

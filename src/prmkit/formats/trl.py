@@ -41,6 +41,7 @@ from prmkit.formats.base import (
     check_choice,
     digest,
     dump_rows,
+    note_agent_steps,
     read_records,
     take_options,
     unique_ids,
@@ -263,6 +264,7 @@ def write(path: str | Path, traces: list[Trace], **options: Any) -> WriteReport:
     check_choice("scores", opts["scores"], ("column", "labels"))
     sources = resolve_sources(traces, opts["source"])
     report = WriteReport(format=NAME, path=str(path), traces=len(traces), lost=list(LOST), options=opts)
+    note_agent_steps(traces, report)
     rows = [row for trace, src in zip(traces, sources, strict=True) for row in _row(trace, src, opts, report)]
     report.options = {**opts, "source": _used(sources)}
     report.written = dump_rows(path, rows, ensure_ascii=False)
