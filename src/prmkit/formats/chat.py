@@ -324,19 +324,18 @@ def _block(ck: RecordChecker, rec: dict, index: list[int], steps: list[Step]) ->
             return {}
     by_index = dict(zip(index, steps, strict=True))
     for key, labels in block.get("labels", {}).items():
-        step = by_index.get(int(key)) if key.isdigit() else None
-        if step is None or not isinstance(labels, list):
-            ck.issue(
-                f"{BLOCK}.labels.{key}",
-                "an assistant message's index and a list of labels",
-                short(labels),
-                "range",
-            )
+        step = by_index.get(int(key)) if key.isascii() and key.isdigit() else None
+        if step is None:
+            ck.issue(f"{BLOCK}.labels.{key}", "the index of an assistant message", short(key), "range")
             continue
-        try:
-            step.labels.extend(Label.model_validate(lab, strict=True) for lab in labels)
-        except ValidationError as err:
-            ck.issues.extend(issues_from_validation(err, ck.file, ck.line, f"{BLOCK}.labels.{key}."))
+        if not isinstance(labels, list):
+            ck.issue(f"{BLOCK}.labels.{key}", "a list of labels", short(labels), "type")
+            continue
+        for n, lab in enumerate(labels):
+            try:
+                step.labels.append(Label.model_validate(lab, strict=True))
+            except ValidationError as err:
+                ck.issues.extend(issues_from_validation(err, ck.file, ck.line, f"{BLOCK}.labels.{key}[{n}]."))
     return block
 
 
