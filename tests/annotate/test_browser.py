@@ -1,10 +1,12 @@
 """A real browser (headless Chromium through Playwright) annotates with the keyboard against a real
 server (which is killed and restarted under it: the rating made meanwhile is kept and sent later); the
 database holds the ratings, export gives the right labels, and both pages are saved as screenshots
-under tmp_path (annotator.png, lead.png)."""
+under tmp_path (annotator.png, lead.png). An agent trajectory is rated the same way, its tool calls
+and results shown (annotate-agent.png)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from prmkit.annotate.assign import assign_items
 from prmkit.annotate.export import export_traces
 from prmkit.annotate.store import Store
 
-from .conftest import make_trace
+from .conftest import HOSTILE_OBSERVATION, agent_trace, make_trace
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
@@ -164,4 +166,77 @@ def test_keyboard_annotation_in_a_real_browser(tmp_path: Path, live_server, gold
     assert (tmp_path / "annotator.png").stat().st_size > 10_000 and (
         tmp_path / "lead.png"
     ).stat().st_size > 10_000
+    store.close()
+
+
+@pytest.mark.slow
+def test_an_agent_trajectory_in_a_real_browser(tmp_path: Path, live_server) -> None:
+    """Tool calls shown, results collapsed until opened (by a click and by ``o``), a hostile result shown
+    as text, every assistant message rated with keys and clicks; the stored labels and the export match.
+    With PRMKIT_SCREENSHOTS=DIR the page is also saved as DIR/annotate-agent.png (the docs' picture)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    db = f"sqlite:///{tmp_path / 'labels.db'}"
+    store = Store(db)
+    work.load_items(store, [agent_trace()])
+    auth.add_user(store, "alice", password="alice-pw")
+    assign_items(store, ["alice"])
+    alice = auth.User("alice", "annotator")
+    (aid,) = [a["id"] for a in work.queue(store, alice)]
+    server = live_server(db)
+    server.start()
+    shot = tmp_path / "annotate-agent.png"
+    saved = "#step-{} .saved[data-ok=true]"
+
+    with sync_api.sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        _login(page, server.url, "alice", "alice-pw")
+        page.wait_for_url(f"**/annotate/{aid}")
+        assert page.is_hidden("#tools dl") and page.is_hidden("#obs-0-0 .obs-content")  # all collapsed
+        assert "search: Paris is the capital of France." in page.inner_text("#obs-0-0 summary")
+        page.click("#obs-0-0 summary")  # a click opens a result ...
+        page.wait_for_selector("#obs-0-0 .obs-content", state="visible")
+        page.click("#stop-first")  # rate past the first bad step: every message gets a rating
+        kb = page.keyboard
+        kb.press("3")  # step 1: great
+        page.wait_for_selector(saved.format(0))
+        kb.press("o")  # ... and so does "o", for the current step (2: the hostile result)
+        page.wait_for_selector("#obs-1-0 .obs-content", state="visible")
+        hostile = page.inner_text("#obs-1-0 .obs-content")
+        assert hostile == HOSTILE_OBSERVATION  # shown as text: markup and TeX exactly as written
+        assert page.locator("#steps script, #steps img, .observations .math").count() == 0
+        kb.press("3")  # step 2: great
+        page.wait_for_selector(saved.format(1))
+        assert "malformed" in page.inner_text("#call-2-0") and '"2*2102650"' in page.inner_text(
+            "#call-2-0 pre"
+        )
+        page.click("#step-2 button.rate.bad")  # step 3, the malformed call: bad, by mouse
+        page.wait_for_selector(saved.format(2))
+        assert '  "precision": 1.10\n' in page.inner_text("#call-3-0 pre")  # pretty, numbers as written
+        page.click("#step-3 button.rate.great")
+        page.wait_for_selector(saved.format(3))
+        page.click("#obs-3-1 summary")  # the user's turn (a click in step 4 makes it the current step)
+        kb.press("j")
+        kb.press("2")  # step 5, the answer: okay
+        page.wait_for_selector(saved.format(4))
+        page.click("#tools summary")
+        page.wait_for_selector("#tools dl", state="visible")
+        page.wait_for_selector("#submit:not([disabled])")
+        assert "first error at step 3" in page.inner_text("#verdict")
+        page.screenshot(path=str(shot), full_page=True)
+        kb.press("Enter")
+        page.wait_for_selector("text=Queue finished")
+        browser.close()
+
+    if os.environ.get("PRMKIT_SCREENSHOTS"):
+        shutil.copy(shot, Path(os.environ["PRMKIT_SCREENSHOTS"]) / shot.name)
+    state = work.assignment_state(store, alice, aid)
+    assert state["status"] == "done" and state["finish_reason"] == "found_error"
+    assert {i: r["rating"] for i, r in state["ratings"].items()} == {0: 1, 1: 1, 2: -1, 3: 1, 4: 0}
+    (got,) = export_traces(store)
+    assert got.ratings("human:alice") == [1, 1, -1, 1, 0] and got.first_error("human:alice") == 2
+    original = agent_trace()
+    assert [s.tool_calls for s in got.steps] == [s.tool_calls for s in original.steps]
+    assert [s.observations for s in got.steps] == [s.observations for s in original.steps]
+    assert shot.stat().st_size > 10_000
     store.close()

@@ -186,7 +186,8 @@
   const KEYS = { "1": -1, "-": -1, "2": 0, "0": 0, "3": 1, "+": 1, "=": 1 };
   document.addEventListener("keydown", (ev) => {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-    const inText = ev.target instanceof HTMLTextAreaElement || ev.target instanceof HTMLInputElement;
+    // a clicked checkbox ("stop at the first bad step") keeps the focus but takes no typing: keys still rate
+    const inText = ev.target instanceof HTMLTextAreaElement || (ev.target instanceof HTMLInputElement && ev.target.type !== "checkbox");
     if (inText) { if (ev.key === "Escape") ev.target.blur(); return; }
     // Enter or space on a focused <summary> opens it; it must not also submit the item
     if (ev.target instanceof HTMLElement && ev.target.tagName === "SUMMARY" && (ev.key === "Enter" || ev.key === " ")) return;
@@ -203,14 +204,14 @@
   steps.forEach((li, i) => {
     // blur after a click, so a later Enter submits instead of pressing the focused button again
     li.querySelectorAll("button.rate").forEach((b) => b.addEventListener("click", () => { b.blur(); cursor = i; rate(Number(b.dataset.value)); }));
-    // blur a clicked <summary> too (it opens all the same), for the same reason
-    li.querySelectorAll("summary").forEach((sm) => sm.addEventListener("click", () => sm.blur()));
     const fb = li.querySelector("button.flag");
     fb.addEventListener("click", () => { fb.blur(); cursor = i; flag(); });
     li.addEventListener("click", () => { if (cursor !== i) move(i); });
     const ta = li.querySelector("textarea");
     ta.addEventListener("change", () => { if (!readonly) send("rewrite", { step: i, text: ta.value }, i); });
   });
+  // blur a clicked <summary> (results, tools) too: it opens all the same, and Enter then submits
+  document.querySelectorAll("summary").forEach((sm) => sm.addEventListener("click", () => sm.blur()));
   if ($("submit")) $("submit").addEventListener("click", () => { const r = verdict(); if (r) finish(r); });
   if ($("bad-problem")) $("bad-problem").addEventListener("click", () => finish("bad_problem"));
   if ($("give-up")) $("give-up").addEventListener("click", () => finish("give_up"));
