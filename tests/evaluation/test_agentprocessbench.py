@@ -32,6 +32,7 @@ from prmkit.evaluation.agentprocessbench import (
     reference_records,
     timestamp,
 )
+from prmkit.formats import read
 
 runner = CliRunner()
 
@@ -360,9 +361,13 @@ def test_a_scorer_on_agent_trajectories_counted_by_hand():
 
 
 def test_step_keys_name_message_indices():
-    as_messages = evaluate_traces(trace_sets(), TableScorer(), 0.5, 0.7, step_key=lambda t, i: str(2 + 2 * i))
+    def message_keys(trace):
+        return [str(2 + 2 * i) for i in range(len(trace.steps))]
+
+    as_messages = evaluate_traces(trace_sets(), TableScorer(), 0.5, 0.7, step_keys=message_keys)
     by_position = evaluate_traces(trace_sets(), TableScorer(), 0.5, 0.7)
     assert as_messages.to_dict()["avg"] == by_position.to_dict()["avg"]
+    assert as_messages.first_error == by_position.first_error  # first errors compared as keys on both sides
     row = next(r for r in as_messages.predictions if r["id"] == "A")
     assert row["reference"] == {"2": 1, "4": 1, "6": -1, "8": -1} and row["gold_first_error"] == 6
 
@@ -407,3 +412,58 @@ def test_cli_scores_trajectories(tmp_path):
     assert saved["threshold_from"] == "default"
     none = runner.invoke(app, ["eval", "agentprocessbench", *files])
     assert none.exit_code != 0 and "give --predictions FILE" in none.output
+
+
+def test_written_predictions_give_the_script_the_same_numbers(tmp_path):
+    refs, preds = write_files(tmp_path)
+    first = compare_files(refs, preds)
+    first.write(tmp_path / "out")
+    written = [tmp_path / "out" / "official" / f"{d}__prmkit.jsonl" for d in DATASETS]
+    again = compare_files(refs, written)
+    keep = ("missing_or_failed", "step_matches", "step_total", "exact_matches", "first_error_matches")
+    for a, b in zip((*first.datasets, first.avg), (*again.datasets, again.avg), strict=True):
+        assert [getattr(a, k) for k in keep] == [getattr(b, k) for k in keep]
+    assert again.avg.pred_records == first.avg.pred_records - 1  # total_index 99 is not the reference's
+
+
+def apb_record(total: int, labels: dict[str, int]) -> dict:
+    """A small AgentProcessBench record: system, user, then assistant steps calling a tool (each with
+    its result), then an answer; labels on the assistant messages (indices 2, 4, ...)."""
+    messages = [{"role": "system", "content": "Answer with tools."}, {"role": "user", "content": "Who?"}]
+    n = len(labels)
+    for i in range(n - 1):
+        call = {"id": f"call-{i}", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        messages.append({"role": "tool", "name": "search", "content": f"r{i}", "tool_call_id": f"call-{i}"})
+    messages.append({"role": "assistant", "content": "<answer>Adelaide</answer>"})
+    tool = {"type": "function", "function": {"name": "search", "description": "s", "parameters": {}}}
+    return {
+        "total_index": total, "query_index": total // 5, "sample_index": total % 5, "question": "Who?",
+        "data_source": "searchR1_hotpotqa", "ground_truth": {"target": ["Adelaide"]},
+        "answer_text": "Adelaide",
+        "messages": messages, "tool_metrics": {}, "tools": [tool], "step_labels": labels, "final_label": 1,
+    }  # fmt: skip
+
+
+def test_a_scorer_on_agentprocessbench_files_agrees_with_the_comparison(tmp_path):
+    pytest.importorskip("prmkit.formats.agentprocessbench")
+    ref = tmp_path / "hotpotqa.jsonl"
+    records = [apb_record(0, {"2": 1, "4": 1, "6": -1}), apb_record(1, {"2": 1, "4": 0})]
+    ref.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records))
+
+    class ByLength:
+        name = "by-length"
+
+        def score(self, traces):  # a longer trajectory's last step looks wrong to it
+            return [[0.9] * (len(t.steps) - 1) + [0.1 if len(t.steps) > 2 else 0.6] for t in traces]
+
+    result = evaluate_traces({"hotpotqa": list(read(ref))}, ByLength(), threshold=0.5, neutral_below=0.7)
+    assert result.gold_source == "imported:agentprocessbench"
+    rows = {r["id"]: r for r in result.predictions}
+    assert [r["predicted"] for r in rows.values()] == [{"2": 1, "4": 1, "6": -1}, {"2": 1, "4": 0}]
+    assert result.avg.step_matches == result.avg.step_total == 5
+    assert [r["predicted_first_error"] for r in rows.values()] == [6, -1]  # message indices
+    assert result.first_error_avg.f1 == 1.0
+    result.write(tmp_path / "out")
+    compared = compare_files([ref], [tmp_path / "out" / "official" / "hotpotqa__prmkit.jsonl"])
+    assert compared.avg == result.avg

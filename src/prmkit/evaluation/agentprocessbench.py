@@ -79,8 +79,11 @@ SCORE_METRICS = ("step_micro_acc", "step_exact_acc", "first_neg1_idx_acc")
 GOLD_SOURCES = ("gold", "imported:agentprocessbench", "human:agentprocessbench")
 """Where trace gold is looked for, in order: a world's checker, then AgentProcessBench's labels."""
 
-StepKey = Callable[[Trace, int], str]
-"""The key of step ``i`` of a trace in a ``step_labels`` dict (AgentProcessBench: its message index)."""
+StepKeys = Callable[[Trace], list[str]]
+"""The key of each step of a trace in a ``step_labels`` dict: an integer as text, increasing along the
+trace (AgentProcessBench: the message index), so the smallest key labelled -1 is the first error."""
+KEY_FIELDS = ("total_index", "query_index", "sample_index", "record_id")
+"""The fields a record is keyed by; a prediction written for the official script carries them."""
 
 
 def int_label(value: Any) -> int | None:
@@ -215,6 +218,8 @@ class Pair:
     """``ok``; ``unlabelled`` (no prediction), ``unparseable`` (a failed annotation) or ``overlong``."""
     first_error: int | None = None
     """The predicted first error for F1 (None: no prediction); by default the predicted dict's."""
+    fields: dict[str, Any] = field(default_factory=dict)
+    """The record's key fields (:data:`KEY_FIELDS`), so a prediction can be written for the script."""
 
     def __post_init__(self) -> None:
         if self.first_error is None and self.status == "ok":
@@ -275,14 +280,15 @@ def compare_pairs(path: str | Path, dataset: str, predictions: str | Path) -> tu
     pairs = []
     for key, (n, ref) in reference_records(path, dataset).items():
         reference = normalise_labels(ref.get("step_labels"), f"{path}:{n}: step_labels")
+        fields = {k: ref[k] for k in KEY_FIELDS if k in ref}
         if key not in preds:
-            pairs.append(Pair(key, reference, {}, "unlabelled"))
+            pairs.append(Pair(key, reference, {}, "unlabelled", fields=fields))
             continue
         m, pred = preds[key]
         predicted = normalise_labels(pred.get("step_labels"), f"{predictions}:{m}: step_labels")
         comment = pred.get("comment")
         failed = isinstance(comment, str) and comment.strip().startswith(FAILED)
-        pairs.append(Pair(key, reference, predicted, "unparseable" if failed else "ok"))
+        pairs.append(Pair(key, reference, predicted, "unparseable" if failed else "ok", fields=fields))
     return pairs, len(preds)
 
 
@@ -366,8 +372,9 @@ class AgentProcessBenchResult:
         return "\n".join(lines)
 
     def write(self, out_dir: str | Path) -> Path:
-        """Write ``agentprocessbench.json`` and ``predictions.jsonl`` (per record: reference, predicted
-        labels, status and first errors) to ``out_dir``."""
+        """Write ``agentprocessbench.json``, ``predictions.jsonl`` (per record: reference, predicted
+        labels, status and first errors) and, for each dataset whose records carry their key fields,
+        ``official/<dataset>__prmkit.jsonl``: the predictions as the official script reads them."""
         from prmkit.core.files import atomic_write
 
         out = Path(out_dir)
@@ -375,7 +382,28 @@ class AgentProcessBenchResult:
             json.dump(self.to_dict(), fh, indent=2, allow_nan=False)
         with atomic_write(out / "predictions.jsonl") as fh:
             fh.writelines(json.dumps(p, ensure_ascii=False) + "\n" for p in self.predictions)
+        for dataset, lines in official_predictions(self.predictions).items():
+            with atomic_write(out / "official" / f"{dataset}__prmkit.jsonl") as fh:
+                fh.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
         return out / "agentprocessbench.json"
+
+
+def official_predictions(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Prediction records in the benchmark's form (key fields, ``step_labels``), per dataset, for the
+    datasets whose every record has key fields. A missing prediction stays missing; a failed one is
+    written with the ``llm_annotate_failed:`` comment, so the script counts both as prmkit did."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        mine = [r for r in rows if r["dataset"] == dataset]
+        if not all(r["fields"] for r in mine):
+            continue
+        out[dataset] = [
+            {**r["fields"], "step_labels": r["predicted"]}
+            | ({"comment": f"{FAILED} (prmkit: failed annotation)"} if r["status"] == "unparseable" else {})
+            for r in mine
+            if r["status"] != "unlabelled"
+        ]
+    return out
 
 
 def _pct(x: float | None) -> str:
@@ -391,8 +419,9 @@ def evaluate_pairs(
     subsets = [_first_error(n, pairs[n]) for n in names]
     pooled = _first_error("AVG", [p for n in names for p in pairs[n]])
     rows = [
-        {"dataset": n, "id": p.id, "status": p.status, "reference": p.reference, "predicted": p.predicted,
-         "gold_first_error": first_negative(p.reference), "predicted_first_error": p.first_error}
+        {"dataset": n, "id": p.id, "fields": p.fields, "status": p.status, "reference": p.reference,
+         "predicted": p.predicted, "gold_first_error": first_negative(p.reference),
+         "predicted_first_error": p.first_error}
         for n in names for p in pairs[n]
     ]  # fmt: skip
     return AgentProcessBenchResult(
@@ -443,12 +472,25 @@ def compare_files(
     return result
 
 
-def message_key(trace: Trace, i: int) -> str:
-    """Step ``i``'s AgentProcessBench key: its message index when the reader kept one, else its position
-    (the metrics are the same either way: both orders agree, and gold and prediction share the key)."""
-    meta = trace.steps[i].metadata
-    index = meta.get("message_index", meta.get("agentprocessbench", {}).get("message_index"))
-    return str(index) if isinstance(index, int) and not isinstance(index, bool) else str(i)
+def message_keys(trace: Trace) -> list[str]:
+    """Each step's AgentProcessBench key: its message index when the trace came from a chat-style file
+    (the prompt messages are kept by the reader), else its position. The metrics are the same either way
+    (the two orders agree, and gold and prediction share the key); the index names the steps as the
+    benchmark does, in ``predictions.jsonl`` and the files written for the official script."""
+    prompt = trace.metadata.get("chat", {}).get("prompt")
+    if isinstance(prompt, list):
+        try:
+            from prmkit.formats.chat import step_index
+        except ImportError:  # a prmkit without the chat format: positions
+            return [str(i) for i in range(len(trace.steps))]
+        return [str(i) for i in step_index(prompt, trace.steps)]
+    return [str(i) for i in range(len(trace.steps))]
+
+
+def trace_fields(trace: Trace) -> dict[str, Any]:
+    """The record key fields the AgentProcessBench reader kept (none for other traces)."""
+    kept = trace.metadata.get("agentprocessbench", {}).get("fields", {})
+    return {k: kept[k] for k in KEY_FIELDS if k in kept}
 
 
 def rate(scores: Sequence[float], threshold: float, neutral_below: float | None = None) -> list[int]:
@@ -468,9 +510,9 @@ def trace_pairs(
     threshold: float,
     neutral_below: float | None,
     gold_source: str,
-    step_key: StepKey = message_key,
+    step_keys: StepKeys = message_keys,
 ) -> list[Pair]:
-    """Gold labels and the predictor's labels of each trace, keyed by ``step_key``."""
+    """Gold labels and the predictor's labels of each trace, keyed by ``step_keys``."""
     if isinstance(predictor, str):
         ratings = [t.ratings(predictor, threshold) for t in traces]
         firsts = [source_prediction(t, predictor, threshold) for t in traces]
@@ -488,9 +530,12 @@ def trace_pairs(
         )
     pairs = []
     for t, row, (first, status) in zip(traces, ratings, firsts, strict=True):
-        reference = {step_key(t, i): r for i, r in enumerate(t.ratings(gold_source)) if r is not None}
-        predicted = {step_key(t, i): r for i, r in enumerate(row) if r is not None}
-        pairs.append(Pair(t.id, reference, predicted, status, first))
+        keys = step_keys(t)
+        reference = {keys[i]: r for i, r in enumerate(t.ratings(gold_source)) if r is not None}
+        predicted = {keys[i]: r for i, r in enumerate(row) if r is not None}
+        if first is not None and first != -1:  # a position, compared with the reference's first key
+            first = key if (key := int_label(keys[first])) is not None else first
+        pairs.append(Pair(t.id, reference, predicted, status, first, trace_fields(t)))
     return pairs
 
 
@@ -518,7 +563,7 @@ def evaluate_traces(
     threshold: float | None = None,
     neutral_below: float | None = None,
     gold_source: str | None = None,
-    step_key: StepKey = message_key,
+    step_keys: StepKeys = message_keys,
 ) -> AgentProcessBenchResult:
     """The metrics of ``predictor`` on each named dataset of gold-labelled traces (module docstring)."""
     all_traces = [t for ts in sets.values() for t in ts]
@@ -533,7 +578,7 @@ def evaluate_traces(
     used, origin = resolve_threshold(predictor, threshold, None, gold_source)
     cut = 0.5 if used is None else used
     pairs = {
-        n: trace_pairs(ts, predictor, cut, neutral_below, gold_source, step_key) for n, ts in sets.items()
+        n: trace_pairs(ts, predictor, cut, neutral_below, gold_source, step_keys) for n, ts in sets.items()
     }
     result = evaluate_pairs(pairs, {n: len(ts) for n, ts in sets.items()}, predictor_name(predictor))
     result.gold_source, result.threshold, result.threshold_from = gold_source, used, origin
