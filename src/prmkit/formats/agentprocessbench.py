@@ -180,7 +180,7 @@ def _parse(rec: dict, ck: RecordChecker) -> Trace | None:
         steps=steps,
         final_answer=f.get("answer_text"),
         answer_correct=None if final is None else final == 1,
-        metadata={chat.KEY: {"prompt": prompt}},
+        metadata=chat.prompt_meta(prompt, f["question"]),
     )
     meta: dict[str, Any] = {
         "fields": {k: rec[k] for k in rec if k in (*INDICES, "tool_metrics") or k not in KEYS}

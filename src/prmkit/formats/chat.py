@@ -16,9 +16,9 @@ difference from what the writer would build, so reading then writing gives the f
 The JSON layout (separators, ASCII escapes) is judged from the file's first line and kept too.
 
 A chat log holds no labels. What it cannot hold (ids, labels with their provenance, outcome, final
-answer, generator, other formats' metadata) is written under one top-level ``"prmkit"`` key, only when a
-trace has any of it, and read back from there: prmkit -> chat -> prmkit loses nothing but step kinds and
-step metadata of other formats.
+answer, generator, a step kind other than the derived one, other formats' metadata) is written under one
+top-level ``"prmkit"`` key, only when a trace has any of it, and read back from there: prmkit -> chat ->
+prmkit loses nothing.
 
 Errors, all located (``file:line: field: expected ..., found ...``): an unknown role; a tool message whose
 ``tool_call_id`` names no earlier call; arguments that are not a string (malformed JSON *text* is the
@@ -63,7 +63,8 @@ STYLES: tuple[dict[str, Any], ...] = (
     {"separators": [",", ":"], "ensure_ascii": True},
 )
 """JSON layouts a log may use; the first that reproduces a file's first line is the file's."""
-LOST = ["step kinds (derived from tool calls when read back) and step metadata of other formats"]
+LOST: list[str] = []
+"""Nothing: what the messages cannot hold goes in the ``prmkit`` block."""
 
 
 # --- raw details: what a writer needs besides the model to give a JSON object back exactly ----------------
@@ -264,6 +265,14 @@ def _observation_dict(obs: Observation) -> dict:
     return out
 
 
+def prompt_meta(prompt: list, text: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``chat`` metadata of a trace: ``meta`` plus its prompt unless it is the one a writer would make."""
+    meta = dict(meta or {})
+    if prompt != [{"role": "user", "content": text}]:
+        meta = {"prompt": prompt, **meta}
+    return {KEY: meta} if meta else {}
+
+
 def prompt_messages(trace: Trace) -> list:
     """The messages before the first step: as read, else one user message holding the problem's text."""
     prompt = trace.metadata.get(KEY, {}).get("prompt")
@@ -318,7 +327,7 @@ def _block(ck: RecordChecker, rec: dict, index: list[int], steps: list[Step]) ->
     block = ck.get(rec, BLOCK, dict, "an object (what prmkit wrote beside the chat)")
     if block is RecordChecker.BAD:
         return {}
-    for key in ("problem", "labels", "metadata"):
+    for key in ("problem", "labels", "steps", "metadata"):
         if key in block and not isinstance(block[key], dict):
             ck.issue(f"{BLOCK}.{key}", "an object", short(block[key]), "type")
             return {}
@@ -336,6 +345,28 @@ def _block(ck: RecordChecker, rec: dict, index: list[int], steps: list[Step]) ->
                 step.labels.append(Label.model_validate(lab, strict=True))
             except ValidationError as err:
                 ck.issues.extend(issues_from_validation(err, ck.file, ck.line, f"{BLOCK}.labels.{key}[{n}]."))
+    position = {i: k for k, i in enumerate(index)}
+    for key, extra in block.get("steps", {}).items():
+        k = position.get(int(key)) if key.isascii() and key.isdigit() else None
+        if k is None or not isinstance(extra, dict):
+            ck.issue(
+                f"{BLOCK}.steps.{key}",
+                "an assistant message's index -> {kind, metadata}",
+                short(key),
+                "range",
+            )
+            continue
+        try:
+            steps[k] = Step.model_validate(
+                {
+                    **steps[k].model_dump(),
+                    **extra,
+                    "metadata": {**steps[k].metadata, **extra.get("metadata", {})},
+                },
+                strict=True,
+            )
+        except ValidationError as err:
+            ck.issues.extend(issues_from_validation(err, ck.file, ck.line, f"{BLOCK}.steps.{key}."))
     return block
 
 
@@ -351,7 +382,7 @@ def _parse(rec: dict, ck: RecordChecker) -> Trace | None:
     derived = f"{NAME}-{digest(_dumps(messages))}"
     text = first_user_text(prompt)
     pb = block.get("problem", {})
-    meta: dict[str, Any] = {"prompt": prompt}
+    meta: dict[str, Any] = {}
     if "id" not in block:  # the id is the content's: written back without a prmkit block
         meta["derived_id"] = derived
     record = keep(rec, _record(messages, tools, block))
@@ -372,7 +403,7 @@ def _parse(rec: dict, ck: RecordChecker) -> Trace | None:
                 "problem": problem,
                 "steps": steps,
                 **fields,
-                "metadata": {**block.get("metadata", {}), KEY: meta},
+                "metadata": {**block.get("metadata", {}), **prompt_meta(prompt, problem.text, meta)},
             },
             strict=True,
         )
@@ -395,7 +426,7 @@ def read(path: str | Path, skip_invalid: bool = False) -> ReadResult:
     style = json_style(path, STYLES[0])
     for trace in traces:
         if style != STYLES[0]:
-            trace.metadata[KEY]["style"] = style
+            trace.metadata.setdefault(KEY, {})["style"] = style
     return ReadResult(unique_ids(traces), format=NAME, path=str(path), skipped=report)
 
 
@@ -405,6 +436,21 @@ def _labels(trace: Trace, index: list[int]) -> dict[str, list]:
         for i, step in zip(index, trace.steps, strict=True)
         if step.labels
     }
+
+
+def _step_details(trace: Trace, index: list[int]) -> dict[str, dict]:
+    """Per step, what its message cannot say: a kind other than the one derived, other formats' metadata."""
+    out = {}
+    for i, step in zip(index, trace.steps, strict=True):
+        extra: dict[str, Any] = {}
+        if step.kind != ("tool_call" if step.tool_calls else "reasoning"):
+            extra["kind"] = step.kind
+        others = {k: v for k, v in step.metadata.items() if k != KEY}
+        if others:
+            extra["metadata"] = others
+        if extra:
+            out[str(i)] = extra
+    return out
 
 
 def block_of(trace: Trace, index: list[int]) -> dict[str, Any]:
@@ -431,6 +477,7 @@ def block_of(trace: Trace, index: list[int]) -> dict[str, Any]:
         "answer_correct": trace.answer_correct,
         "generator": trace.generator,
         "labels": _labels(trace, index) or None,
+        "steps": _step_details(trace, index) or None,
         "metadata": others or None,
     }
     block.update({k: v for k, v in fields.items() if v is not None})
