@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from prmkit.cli import app
 from prmkit.core.errors import InputError
 from prmkit.pipeline import load_recipe
+from prmkit.pipeline.recipe import Recipe
 from prmkit.pipeline.stages import plan
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,3 +125,23 @@ def test_prm_runs_plan_their_own_settings_and_the_size_they_borrow(tmp_path):
         ":4: train.prm_runs.0.head: expected input should be 'classifier' or 'likelihood', found 'nope'"
         in msg
     )
+
+
+def test_world_configs_are_read_as_the_named_worlds_and_their_errors_located():
+    from pydantic import ValidationError
+
+    from prmkit.world.config import PolicyConfig
+
+    r = Recipe.model_validate({"problems": {"source": "world", "policy": {"misconceptions": 0.5}}})
+    assert isinstance(r.problems.policy, PolicyConfig) and r.problems.policy.misconceptions == 0.5
+    assert r.evaluate.world == "world" and isinstance(r.evaluate.policy, PolicyConfig)
+    for given, where in (
+        ({"problems": {"policy": {"misconceptons": 0.5}}}, ("problems", "policy", "misconceptons")),
+        ({"evaluate": {"policy": {"sytematic": 1}}}, ("evaluate", "policy", "sytematic")),
+        ({"problems": {"world": {"max_ops": "x"}}}, ("problems", "world", "max_ops")),
+    ):
+        with pytest.raises(ValidationError) as err:
+            Recipe.model_validate(given)
+        assert err.value.errors()[0]["loc"] == where
+    with pytest.raises(ValidationError, match="neither an embedded world"):
+        Recipe.model_validate({"problems": {"source": "wrld"}})

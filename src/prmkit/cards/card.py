@@ -209,10 +209,11 @@ def card(
     beam_problems: int = _SETTINGS.beam_problems,
     bootstrap: int = _SETTINGS.bootstrap,
     seed: int = _SETTINGS.seed,
+    world: str = _SETTINGS.world,
 ) -> Path:
     """Write the full process card (JSON + README.md with plots) for a checkpoint: ``prmkit card MODEL``.
 
-    The model is measured on fresh world data (``problems`` test problems x ``per_problem`` samples
+    The model is measured on fresh data of the embedded world ``world`` (``problems`` test problems x ``per_problem`` samples
     for best-of-N and the audits, ``heldout_problems`` longer ones for first-error generalisation,
     ``beam_problems`` solved by beam search at budgets 4 and 16 for the beam-search gaming audit);
     results already in ``MODEL/card/`` are reused unless ``refresh``. ``orm`` adds an ORM checkpoint as
@@ -223,8 +224,8 @@ def card(
 
     scorer = load_scorer(model)
     orm_scorer = load_scorer(orm) if orm is not None else None
-    world = {"problems": problems, "per_problem": per_problem, "heldout_problems": heldout_problems}
-    world |= {"beam_problems": beam_problems}
+    data = {"problems": problems, "per_problem": per_problem, "heldout_problems": heldout_problems}
+    data |= {"beam_problems": beam_problems, "world": world}
     return card_for_scorer(
-        model, scorer, out, refresh, orm_scorer, processbench, bootstrap=bootstrap, seed=seed, **world
+        model, scorer, out, refresh, orm_scorer, processbench, bootstrap=bootstrap, seed=seed, **data
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prmkit.scoring.forms import SCORER_HELP
 from prmkit.scoring.scorer import Overlong
@@ -46,6 +46,18 @@ class WorldEvalSettings(_Config):
     """Bootstrap resamples of problems for the best-of-N bands."""
     seed: int = 1234
     """Seed of the fresh world data (distinct from training's)."""
+    world: str = "world"
+    """The embedded world the scorer is measured on: ``world`` (arithmetic word problems) or
+    ``agentworld`` (tool-using agent tasks); any name registered in ``prmkit.policies.worlds``."""
+
+    @field_validator("world")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        from prmkit.policies.worlds import WORLDS
+
+        if value not in WORLDS:
+            raise ValueError(f"{value!r} is not an embedded world ({', '.join(WORLDS.names())})")
+        return value
 
 
 class ProcessBenchConfig(_Config):

@@ -10,7 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.policies.options import JudgeOptions, PolicyOptions
@@ -21,6 +29,18 @@ from prmkit.world.config import PolicyConfig, WorldConfig
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+def _typed(config: type[BaseModel], value: Any, *where: str) -> BaseModel:
+    """``value`` read as ``config`` (a world's own config class), its errors located at ``where`` in the
+    recipe (``problems.policy.misconceptons``), as the fields' own errors are."""
+    if isinstance(value, config):
+        return value
+    try:
+        return config.model_validate(value or {})
+    except ValidationError as err:
+        errors = [{**e, "loc": (*where, *e["loc"])} for e in err.errors(include_url=False)]
+        raise ValidationError.from_exception_data(config.__name__, errors) from None  # type: ignore[arg-type]
 
 
 class ProblemsSection(_Section):
@@ -52,8 +72,7 @@ class ProblemsSection(_Section):
             name = data.get("source", "world")
             w = world(name if is_world_name(name) else "world")
             for key, config in (("world", w.config), ("policy", w.policy_config)):
-                value = data.get(key)
-                data[key] = value if isinstance(value, config) else config.model_validate(value or {})
+                data[key] = _typed(config, data.get(key), key)
         return data
 
     @field_validator("source", mode="before")
@@ -183,7 +202,7 @@ class EvaluateSection(WorldEvalSettings):
 
     policy: SerializeAsAny[BaseModel] = PolicyConfig()
     """The simulated policy whose samples are judged (best-of-N pools, first-error traces, beam search):
-    the policy config of the recipe's world (``problems.source``; the arithmetic world's for a file)."""
+    the policy config of ``world`` (by default the world of ``problems.source``)."""
     processbench: list[Path] = Field(default_factory=list)
     """ProcessBench files (JSON arrays) to evaluate every model on as well, at its world-tuned threshold."""
     zero_shot: bool = True
@@ -218,17 +237,18 @@ class Recipe(_Section):
     @model_validator(mode="before")
     @classmethod
     def _evaluation_policy(cls, data: Any) -> Any:
-        """``evaluate.policy`` is read as the policy config of the world the problems come from."""
+        """``evaluate.world`` defaults to the world the problems come from, and ``evaluate.policy`` is read
+        as that world's policy config."""
         if not isinstance(data, dict):
             return data
         problems = data.get("problems") or {}
         source = problems.get("source", "world") if isinstance(problems, dict) else problems.source
-        config = world(source if is_world_name(source) else "world").policy_config
         evaluate = data.get("evaluate")
         if evaluate is None or isinstance(evaluate, dict):
             evaluate = dict(evaluate or {})
-            value = evaluate.get("policy")
-            evaluate["policy"] = value if isinstance(value, config) else config.model_validate(value or {})
+            evaluate.setdefault("world", source if is_world_name(source) else "world")
+            config = world(evaluate["world"]).policy_config
+            evaluate["policy"] = _typed(config, evaluate.get("policy"), "evaluate", "policy")
             data = {**data, "evaluate": evaluate}
         return data
 
@@ -236,6 +256,11 @@ class Recipe(_Section):
     def _backends_fit_the_world(self) -> Recipe:
         """Rollouts and judging by one world's simulated policy on another world's problems are refused."""
         name = self.problems.world_name
+        if name and self.evaluate.world != name:
+            raise ValueError(
+                f"evaluate.world is {self.evaluate.world!r} but the problems come from {name!r}: models are "
+                "measured on the world they were trained on"
+            )
         for what, backend in (("labels.rollout_policy.policy", self.labels.rollout_policy.policy),
                               ("labels.judge.judge", self.labels.judge.judge)):  # fmt: skip
             if name and is_world_name(backend) and backend != name:

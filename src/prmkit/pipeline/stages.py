@@ -193,7 +193,7 @@ def _evaluate(model_stage: str) -> Run:
             model_dir, scorer, orm=orm, refresh=True, problems=e.problems,
             per_problem=e.per_problem, heldout_problems=e.heldout_problems, bootstrap=e.bootstrap,
             seed=e.seed, beam_problems=e.beam_problems, policy_config=e.policy,
-            world=r.problems.world_name or "world",
+            world=e.world,
             processbench=[str(p) for p in e.processbench] or None,
         )  # fmt: skip
         return json.loads((model_dir / "card" / SUMMARY_FILE).read_text())
@@ -239,7 +239,7 @@ def plan(r: Recipe) -> list[Stage]:
             Stage("orm", [*backbone, "problems"], r.train.orm.model_dump(mode="json"), _orm, "train")
         )
         models.append("orm")
-    ev = r.evaluate.model_dump(mode="json") | {"world": r.problems.world_name or "world"}
+    ev = r.evaluate.model_dump(mode="json")
     if backbone and r.evaluate.zero_shot:
         models.insert(0, "pretrain")
     for m in models:

@@ -215,7 +215,7 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
     from prmkit.policies.worlds import world
 
     name = recipe.problems.world_name
-    w = world(name or "world")  # a file's traces are still measured on the arithmetic world
+    w = world(recipe.evaluate.world)  # a file's traces are measured on the world evaluate names
     where = f"the embedded world `{name}`" if name else f"`{recipe.problems.source}`"
     backbone = (
         "one shared pretrained tiny backbone" if recipe.train.pretrain else "the backbones the recipe names"
