@@ -291,7 +291,7 @@ def test_cli_compare_prints_the_official_table(tmp_path):
 
 # -- traces and predictors ---------------------------------------------------------------------------
 
-APB = Provenance(method="imported", actor="agentprocessbench")
+APB = Provenance(method="human", actor="agentprocessbench")
 
 
 def agent_trace(tid: str, gold: list[int]) -> Trace:
@@ -346,7 +346,7 @@ def test_rate_with_and_without_a_neutral_band():
 def test_a_scorer_on_agent_trajectories_counted_by_hand():
     # A -> [1, 0, -1, 0]: 2/4; B -> [1, 0, 1]: 3/3 exact; C -> [1, -1]: 0/2, first error 1 vs 0
     result = evaluate_traces(trace_sets(), TableScorer(), threshold=0.5, neutral_below=0.7)
-    assert result.gold_source == "imported:agentprocessbench" and result.threshold_from == "given"
+    assert result.gold_source == "human:agentprocessbench" and result.threshold_from == "given"
     assert [c.dataset for c in result.datasets] == ["bfcl", "hotpotqa"]
     bfcl, hotpotqa = result.datasets
     assert (hotpotqa.step_matches, hotpotqa.step_total, hotpotqa.exact_matches) == (5, 7, 1)
@@ -378,15 +378,15 @@ def test_stored_labels_reproduce_the_reference(tmp_path):
         files.append(tmp_path / f"{name}.jsonl")
         write_traces(files[-1], traces)
     # labels:SRC maps -1/0/+1 to 0/0.5/1: threshold 0.5 and a band up to 0.75 give the labels back
-    result = eval_agentprocessbench(files, model="labels:imported:agentprocessbench", neutral_below=0.75)
+    result = eval_agentprocessbench(files, model="labels:human:agentprocessbench", neutral_below=0.75)
     assert result.avg.metrics() == {
         "missing_or_failed_pct": 0.0, "step_micro_acc": 1.0, "step_exact_acc": 1.0, "first_neg1_idx_acc": 1.0,
     }  # fmt: skip
     assert result.threshold == 0.5 and result.threshold_from == "default"
-    as_source = eval_agentprocessbench(files, source="imported:agentprocessbench")
+    as_source = eval_agentprocessbench(files, source="human:agentprocessbench")
     assert as_source.avg.step_matches == as_source.avg.step_total == 9
     with pytest.raises(ValueError, match="neutral_below: cuts a model's scores"):
-        eval_agentprocessbench(files, source="imported:agentprocessbench", neutral_below=0.7)
+        eval_agentprocessbench(files, source="human:agentprocessbench", neutral_below=0.7)
     with pytest.raises(ValueError, match=r"gold: expected labels from one of .* found imported:elsewhere"):
         _no_known_gold()
 
@@ -403,7 +403,7 @@ def test_cli_scores_trajectories(tmp_path):
     for name, traces in trace_sets().items():
         files.append(str(tmp_path / f"{name}.jsonl"))
         write_traces(files[-1], traces)
-    args = ["eval", "agentprocessbench", *files, "--model", "labels:imported:agentprocessbench"]
+    args = ["eval", "agentprocessbench", *files, "--model", "labels:human:agentprocessbench"]
     result = runner.invoke(app, [*args, "--neutral-below", "0.75", "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "FINAL_SCORE[step_micro_acc]=100.00%" in result.output and "neutral below 0.75" in result.output
@@ -458,7 +458,7 @@ def test_a_scorer_on_agentprocessbench_files_agrees_with_the_comparison(tmp_path
             return [[0.9] * (len(t.steps) - 1) + [0.1 if len(t.steps) > 2 else 0.6] for t in traces]
 
     result = evaluate_traces({"hotpotqa": list(read(ref))}, ByLength(), threshold=0.5, neutral_below=0.7)
-    assert result.gold_source == "imported:agentprocessbench"
+    assert result.gold_source == "human:agentprocessbench"
     rows = {r["id"]: r for r in result.predictions}
     assert [r["predicted"] for r in rows.values()] == [{"2": 1, "4": 1, "6": -1}, {"2": 1, "4": 0}]
     assert result.avg.step_matches == result.avg.step_total == 5

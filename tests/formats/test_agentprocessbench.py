@@ -66,7 +66,7 @@ def test_messages_map_to_steps_calls_and_observations():
     assert step.metadata["chat"]["raw"] == {"reasoning_content": "Two searches can run in parallel."}
     assert parallel.ratings(SOURCE) == [1, 0, 1]
     prov = step.labels[0].provenance
-    assert (prov.method, prov.actor, prov.version) == ("imported", "agentprocessbench", "1")
+    assert (prov.method, prov.actor, prov.version) == ("human", "agentprocessbench", "1")
 
 
 def test_tau2_user_turns_are_observations_and_ground_truth_is_kept():

@@ -76,7 +76,7 @@ TIMESTAMP_FIELDS = ("updated_at", "created_at", "timestamp")
 FAILED = "llm_annotate_failed:"
 """A prediction whose ``comment`` starts with this is a failed annotation (counted as missing_or_failed)."""
 SCORE_METRICS = ("step_micro_acc", "step_exact_acc", "first_neg1_idx_acc")
-GOLD_SOURCES = ("gold", "imported:agentprocessbench", "human:agentprocessbench")
+GOLD_SOURCES = ("gold", "human:agentprocessbench")
 """Where trace gold is looked for, in order: a world's checker, then AgentProcessBench's labels."""
 
 StepKeys = Callable[[Trace], list[str]]

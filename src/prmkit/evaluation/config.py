@@ -110,7 +110,7 @@ class AgentProcessBenchConfig(_Config):
     neutral_below: float | None = None
     """A model's scores from the threshold up to this value are rated 0 (default: no neutral band)."""
     gold_source: str | None = None
-    """Gold selector (default: gold, then imported:agentprocessbench, human:agentprocessbench)."""
+    """Gold selector (default: gold, then human:agentprocessbench)."""
     score_metric: Literal["step_micro_acc", "step_exact_acc", "first_neg1_idx_acc"] = "step_micro_acc"
     """The AVG metric reported as FINAL_SCORE (the official script's --score_metric)."""
     out: Path | None = None

@@ -8,8 +8,8 @@ assistant message is a Step (tool calls with their JSON *text* arguments), the t
 turns after it are its observations, the messages before the first assistant message are the prompt.
 
 Core mapping: ``step_labels`` (message index as a string -> rating) -> a Label on that assistant
-message's step, provenance method ``imported``, actor ``agentprocessbench`` (source
-``imported:agentprocessbench``); ``final_label`` 1 / -1 -> ``Trace.answer_correct`` True / False;
+message's step, provenance method ``human`` (the benchmark's expert annotations, as ProcessBench's reader reads them), actor ``agentprocessbench`` (source
+``human:agentprocessbench``); ``final_label`` 1 / -1 -> ``Trace.answer_correct`` True / False;
 ``question`` -> Problem.text, ``tools`` -> Problem.tools, ``data_source`` -> Problem.source,
 ``ground_truth.target[0]`` -> Problem.answer (the whole ``ground_truth`` is kept when it holds more),
 ``answer_text`` -> Trace.final_answer. Trace.id is ``<data_source>-<total_index>`` (the key of the
@@ -47,9 +47,9 @@ from prmkit.formats.base import (
 from prmkit.formats.binary import pick_source
 
 NAME = "agentprocessbench"
-SOURCE = "imported:agentprocessbench"
+SOURCE = "human:agentprocessbench"
 PROVENANCE = Provenance(
-    method="imported",
+    method="human",
     actor="agentprocessbench",
     params={
         "source": "RUCBM/AgentProcessBench",
@@ -202,7 +202,7 @@ def _as_index(key: str) -> int:
 
 
 def read(path: str | Path, skip_invalid: bool = False) -> ReadResult:
-    """Read an AgentProcessBench JSONL file: one trajectory per line, labelled ``imported:agentprocessbench``."""
+    """Read an AgentProcessBench JSONL file: one trajectory per line, labelled ``human:agentprocessbench``."""
     path = Path(path)
     traces, report = read_records(path, NAME, _parse, skip_invalid)
     style = chat.json_style(path, STYLE)
@@ -268,7 +268,7 @@ def _number(traces: list[Trace]) -> list[Trace]:
 def write(path: str | Path, traces: list[Trace], **options: Any) -> WriteReport:
     """Write traces as AgentProcessBench JSONL (compact, non-ASCII raw, as the benchmark's files).
 
-    Options: ``source`` (label source; default ``imported:agentprocessbench`` when present, else the first
+    Options: ``source`` (label source; default ``human:agentprocessbench`` when present, else the first
     on each trace), ``threshold`` (soft scores -> +1 / -1), ``grade`` (fill a missing outcome by
     checking ``final_answer`` against the problem's answer). A trace not read from this format gets
     indices in file order (total, per problem, per sample), one user message with its problem's text
