@@ -24,11 +24,13 @@ from prmkit.core.registry import Registry
 
 POLICIES: Registry[Callable[..., Policy]] = Registry("policy", entry_points="prmkit.policies")
 POLICIES.register("world", "prmkit.policies.world:make_world_policy")
+POLICIES.register("agentworld", "prmkit.policies.agentworld:make_agent_policy")
 POLICIES.register("hf", "prmkit.policies.hf:HFPolicy")
 POLICIES.register("endpoint", "prmkit.policies.endpoint:EndpointPolicy")
 
 JUDGES: Registry[Callable[..., Judge]] = Registry("judge", entry_points="prmkit.judges")
 JUDGES.register("world", "prmkit.policies.world:make_world_judge")
+JUDGES.register("agentworld", "prmkit.policies.agentworld:make_agent_judge")
 JUDGES.register("endpoint", "prmkit.policies.endpoint:EndpointJudge")
 
 
