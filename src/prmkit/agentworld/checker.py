@@ -103,7 +103,8 @@ def check_trace(trace: Trace) -> TrajectoryCheck:
     out.final_answer = trace.final_answer if trace.final_answer is not None else (
         None if st.answer is None else str(st.answer)
     )  # fmt: skip
-    out.outcome = check_answer(trace.problem.answer, out.final_answer)
+    # no answer (stopped at its step limit) is a wrong outcome, not an unknown one
+    out.outcome = False if out.final_answer is None else check_answer(trace.problem.answer, out.final_answer)
     out.loophole = st.loophole
     return out
 

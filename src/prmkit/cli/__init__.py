@@ -6,6 +6,7 @@ so ``prmkit --help`` stays fast.
 
     data.py      convert, inspect, validate                  -> prmkit.formats / prmkit.core
     world.py     world generate | sample | check | stats      -> prmkit.world
+    agentworld.py agentworld generate | sample | check | stats -> prmkit.agentworld
     label.py     label mc | search | judge | consensus | report -> prmkit.labeling
     annotate.py  annotate serve | assign | export | agreement -> prmkit.annotate
     models.py    train prm | orm, score, pretrain             -> prmkit.training / prmkit.scoring
@@ -62,7 +63,19 @@ app = typer.Typer(
     add_completion=False,
 )
 
-_AREAS = ("data", "world", "label", "annotate", "models", "search", "serve", "evaluate", "run", "rl")
+_AREAS = (
+    "data",
+    "world",
+    "agentworld",
+    "label",
+    "annotate",
+    "models",
+    "search",
+    "serve",
+    "evaluate",
+    "run",
+    "rl",
+)
 
 for _area in _AREAS:
     importlib.import_module(f"prmkit.cli.{_area}").register(app)
