@@ -1,0 +1,525 @@
+"""verl 0.9.1's reward loop paid by a prmkit reward server: dense step rewards from a verl environment.
+
+verl pins ``transformers<5.11`` and prmkit pins 5.23, so prmkit cannot be installed where verl runs.
+This file is the whole verl side: it imports the standard library and httpx (which verl already has)
+at import, torch and verl only when verl uses it, and nothing of prmkit, so verl loads it **by path**
+and it talks to ``prmkit serve`` (``POST /score`` with the steps it cut) over HTTP. docs/rl.md has the
+verl config keys; tests/rl/test_verl_loop.py runs them in a verl 0.9.1 environment.
+
+- :data:`PrmkitRewardManager` (``reward.reward_manager.name=PrmkitRewardManager`` with
+  ``source=importlib`` and ``module.path`` = this file, or ``name=prmkit`` once this module was imported:
+  it registers itself in ``verl.experimental.reward_loop.reward_manager``): a ``RewardManagerBase``
+  subclass built with verl's own constructor arguments. ``run_single`` pays one response;
+  ``assemble_rm_scores`` writes each step's reward at the token where the step ends.
+- :func:`compute_score`: the scalar ``reward.custom_reward_function`` (async; verl awaits it).
+
+Settings come from ``reward.reward_kwargs.prmkit`` (verl passes the whole config to a manager and
+reads its own managers' options from ``reward.reward_kwargs``, as DAPO does), then from environment
+variables; :class:`Settings` lists both. Steps and answers follow ``prmkit.rl.steps.parse_completion``
+exactly (tests/rl/test_verl_client.py checks it on the same inputs), since the PRM must score the
+steps it was trained on.
+"""
+
+import asyncio
+import logging
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import httpx
+
+logger = logging.getLogger("prmkit.verl")
+
+DEFAULT_SPECIAL = r"<\|[^|<>]{1,40}\|>|</?s>|\[/?INST\]"
+"""Chat-template markers removed before splitting (``prmkit.serving.steps.DEFAULT_SPECIAL``)."""
+DEFAULT_ANSWER_PATTERN = r"(?i)(?:the\s+(?:final\s+)?answer\s+is|####)\s*:?\s*\$?\s*(.+?)\s*\$?\s*\.?\s*$"
+"""A step states the final answer (``prmkit.policies.text.DEFAULT_ANSWER_PATTERN``); a ``\\boxed{}`` wins."""
+USER_TURNS = (("<|im_start|>user", "<|im_end|>"), ("<|start_header_id|>user<|end_header_id|>", "<|eot_id|>"))
+"""(start, end) of a user turn in the chat templates whose markers prmkit knows (ChatML, Llama 3)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the verl side needs; each field is ``reward.reward_kwargs.prmkit.<field>`` in verl's config,
+    else the environment variable in brackets, else the default.
+
+    ``url`` [PRMKIT_REWARD_URL, or PRMKIT_REWARD_MODEL when it is a URL]: the ``prmkit serve`` address.
+    ``aggregation`` [PRMKIT_AGGREGATION] min: the scalar of ``dense: false`` and of ``prm_score``.
+    ``step_separator`` [PRMKIT_STEP_SEPARATOR] newline, or ``step_pattern`` [PRMKIT_STEP_PATTERN]: the
+    split the PRM was trained with. ``dense`` [PRMKIT_DENSE] true: each step's reward at its end token;
+    false: the aggregate at the last token. ``unfinished_reward`` [PRMKIT_UNFINISHED_REWARD] 0.0: what a
+    response that states no final answer gets (``none``: its steps are scored). ``api_key``
+    [PRMKIT_API_KEY]. ``timeout_s`` [PRMKIT_TIMEOUT_S] 120 and ``retries`` [PRMKIT_RETRIES] 8 (503 and
+    connection errors are retried, 4xx never).
+    """
+
+    url: str
+    aggregation: str = "min"
+    step_separator: str = "\n"
+    step_pattern: str | None = None
+    strip_special: str | None = DEFAULT_SPECIAL
+    answer_pattern: str = DEFAULT_ANSWER_PATTERN
+    dense: bool = True
+    unfinished_reward: float | None = 0.0
+    api_key: str | None = None
+    timeout_s: float = 120.0
+    retries: int = 8
+
+
+def _parse_value(name: str, raw: Any, default: Any) -> Any:
+    if isinstance(default, bool):
+        if isinstance(raw, bool):
+            return raw
+        if str(raw).lower() in ("1", "true", "yes"):
+            return True
+        if str(raw).lower() in ("0", "false", "no"):
+            return False
+        raise ValueError(f"prmkit verl settings: {name}: expected true or false, found {raw!r}")
+    if name == "unfinished_reward":
+        if raw is None or str(raw).lower() == "none":
+            return None
+        return float(raw)
+    if isinstance(default, float):
+        return float(raw)
+    if isinstance(default, int):
+        return int(raw)
+    return None if raw is None else str(raw)
+
+
+def settings_from(
+    options: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """:class:`Settings` from ``options`` (the ``reward.reward_kwargs.prmkit`` mapping, or
+    ``reward_kwargs`` of a custom reward function), then ``environ`` (default ``os.environ``)."""
+    options = dict(options or {})
+    environ = os.environ if environ is None else environ
+    known = {f.name: f for f in fields(Settings)}
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(
+            f"prmkit verl settings: unknown option(s) {unknown}; expected some of {sorted(known)}"
+        )
+    url = options.get("url") or environ.get("PRMKIT_REWARD_URL")
+    if not url and environ.get("PRMKIT_REWARD_MODEL", "").startswith(("http://", "https://")):
+        url = environ["PRMKIT_REWARD_MODEL"]
+    if not url:
+        raise ValueError(
+            "prmkit verl settings: no server: set reward.reward_kwargs.prmkit.url (e.g. "
+            "+reward.reward_kwargs.prmkit.url=http://127.0.0.1:8000) or PRMKIT_REWARD_URL"
+        )
+    values: dict[str, Any] = {"url": str(url).rstrip("/")}
+    for name, f in known.items():
+        if name == "url":
+            continue
+        env = environ.get(f"PRMKIT_{name.upper()}")
+        raw = options.get(name, env)
+        if raw is not None or (name in options and name == "unfinished_reward"):
+            values[name] = _parse_value(name, raw, f.default)
+    return Settings(**values)
+
+
+# ---- steps, answers and where they end (mirrors prmkit.rl.steps; see the module docstring) ----
+
+
+def last_boxed(text: str) -> str | None:
+    """The content of the last ``\\boxed{...}`` in ``text`` (braces balanced), or None."""
+    start = text.rfind("\\boxed{")
+    while start != -1:
+        depth, i = 0, start + len("\\boxed")
+        for j in range(i, len(text)):
+            if text[j] == "{":
+                depth += 1
+            elif text[j] == "}":
+                depth -= 1
+                if depth == 0:
+                    return text[i + 1 : j].strip()
+        start = text.rfind("\\boxed{", 0, start)
+    return None
+
+
+def answer_in(step: str, settings: Settings) -> str | None:
+    boxed = last_boxed(step)
+    if boxed is not None:
+        return boxed
+    m = re.search(settings.answer_pattern, step.strip())
+    return m.group(1).strip() if m else None
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A response's steps (stripped), their exclusive character ends in the text, and its answer."""
+
+    steps: list[str]
+    char_ends: list[int]
+    answer: str | None
+
+
+def parse_steps(text: str, settings: Settings) -> Parsed:
+    """Steps up to (and with) the first one stating an answer, as ``prmkit.rl.steps.parse_completion``."""
+    kept = list(range(len(text)))
+    if settings.strip_special:
+        kept, at = [], 0
+        for m in re.finditer(settings.strip_special, text):
+            kept.extend(range(at, m.start()))
+            at = m.end()
+        kept.extend(range(at, len(text)))
+    cleaned = "".join(text[i] for i in kept)
+    boundary = re.compile(settings.step_pattern or re.escape(settings.step_separator))
+    pieces = [(m.start(), m.end()) for m in boundary.finditer(cleaned) if m.end() > m.start()]
+    steps, ends, start = [], [], 0
+    for cut_start, cut_end in [*pieces, (len(cleaned), len(cleaned))]:
+        chunk, start = cleaned[start:cut_start], cut_end
+        stripped = chunk.strip()
+        if not stripped:
+            continue
+        steps.append(stripped)
+        ends.append(kept[cut_start - (len(chunk) - len(chunk.rstrip())) - 1] + 1)
+        answer = answer_in(stripped, settings)
+        if answer is not None:
+            return Parsed(steps, ends, answer)
+    return Parsed(steps, ends, None)
+
+
+def token_step_ends(ids: Sequence[int], tokenizer: Any, char_ends: Sequence[int]) -> list[int]:
+    """The token where each step ends: the first whose decoded prefix reaches the step's last character
+    (``prmkit.rl.steps.token_text_ends`` + ``token_ends``; decoded with ``skip_special_tokens=True``,
+    the text the steps were cut from)."""
+    ids = list(ids)
+    if not ids:
+        return []
+    whole = tokenizer.decode(ids, skip_special_tokens=True)
+    pieces = [tokenizer.decode([i], skip_special_tokens=True) for i in ids]
+    if "".join(pieces) == whole:
+        text_ends, total = [], 0
+        for p in pieces:
+            total += len(p)
+            text_ends.append(total)
+    else:  # a character split across tokens, or SentencePiece spaces: compare every prefix
+        text_ends = [
+            _shared(tokenizer.decode(ids[: j + 1], skip_special_tokens=True), whole) for j in range(len(ids))
+        ]
+    out, j, last = [], 0, len(text_ends) - 1
+    for end in char_ends:
+        while j < last and text_ends[j] < end:
+            j += 1
+        out.append(j)
+    return out
+
+
+def _shared(a: str, b: str) -> int:
+    """Length of the common prefix of two strings."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+# ---- the problem the PRM reads ----
+
+_EMPTY = {"count": 0}
+
+
+def empty_problems() -> int:
+    """How many responses of this process were scored with no problem text (each logged; the first
+    as a warning)."""
+    return _EMPTY["count"]
+
+
+def _note_empty(where: str) -> None:
+    _EMPTY["count"] += 1
+    log = logger.warning if _EMPTY["count"] == 1 else logger.debug
+    log(
+        "prmkit verl: %s: no problem text (no extra_info.question/problem, no raw_prompt user turn, "
+        "no user turn in the decoded prompt); the PRM scores these steps with an empty problem "
+        "(counted in prm_empty_problem; %d so far)",
+        where,
+        _EMPTY["count"],
+    )
+
+
+def _content(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Sequence):  # OpenAI content parts
+        return "\n".join(
+            p.get("text", "") for p in value if isinstance(p, Mapping) and p.get("type") == "text"
+        )
+    return "" if value is None else str(value)
+
+
+def user_turn(messages: Any) -> str:
+    """The last user message's text of a ``raw_prompt`` (a list or numpy array of message dicts)."""
+    try:
+        items = list(messages)
+    except TypeError:
+        return ""
+    users = [m for m in items if isinstance(m, Mapping) and m.get("role") == "user"]
+    return _content(users[-1].get("content")).strip() if users else ""
+
+
+def template_user_turn(prompt: str) -> str:
+    """The last user turn of a chat-templated prompt decoded with its special tokens; the prompt with
+    known markers removed when it has no known user turn."""
+    for start, end in USER_TURNS:
+        at = prompt.rfind(start)
+        if at >= 0:
+            return prompt[at + len(start) :].split(end, 1)[0].strip()
+    return re.sub(DEFAULT_SPECIAL, "", prompt).strip()
+
+
+def problem_of(
+    extra_info: Mapping[str, Any] | None, raw_prompt: Any = None, prompt_text: str | None = None
+) -> str:
+    """The problem as the PRM should read it, from what verl's own preprocessing writes.
+
+    ``extra_info["question"]`` (gsm8k.py writes the question without the instruction) or ``"problem"``
+    first; then the last user turn of ``raw_prompt`` (every verl dataset row has one; MATH's
+    math_dataset.py writes only ``extra_info.split/index``, so its problem comes from here, instruction
+    included); then the user turn of ``prompt_text``, the prompt decoded **with** its special tokens
+    (decoding with ``skip_special_tokens=True`` leaves the roles' words, ``system``/``user``, in the text).
+    """
+    info = extra_info or {}
+    for key in ("question", "problem"):
+        value = info.get(key) if isinstance(info, Mapping) else None
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    if raw_prompt is not None and (text := user_turn(raw_prompt)):
+        return text
+    return template_user_turn(prompt_text) if prompt_text else ""
+
+
+# ---- the server ----
+
+
+class ServerError(RuntimeError):
+    """The reward server refused a request (4xx) or stayed unreachable through every retry."""
+
+
+async def score_steps(
+    client: httpx.AsyncClient, settings: Settings, problem: str, steps: Sequence[str]
+) -> list[float]:
+    """One trace's step scores from ``POST /score``; 503 waits ``Retry-After``, 4xx raises at once."""
+    body = {"traces": [{"problem": problem, "steps": list(steps)}], "aggregation": settings.aggregation}
+    headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+    last: str = ""
+    for attempt in range(settings.retries + 1):
+        try:
+            resp = await client.post(f"{settings.url}/score", json=body, headers=headers)
+        except httpx.TransportError as err:
+            last, wait = f"{type(err).__name__}: {err}", min(2.0**attempt, 30.0)
+        else:
+            if resp.status_code == 200:
+                return [float(x) for x in resp.json()["results"][0]["step_scores"]]
+            if resp.status_code != 503:
+                raise ServerError(f"{settings.url}/score answered {resp.status_code}: {resp.text[:500]}")
+            last, wait = "503 busy", float(resp.headers.get("Retry-After", 1))
+        if attempt < settings.retries:
+            await asyncio.sleep(wait)
+    raise ServerError(f"{settings.url}/score: no answer after {settings.retries + 1} tries ({last})")
+
+
+@dataclass(frozen=True)
+class Paid:
+    """What one response earned: step rewards, the token each ends at, and its log values."""
+
+    rewards: list[float]
+    ends: list[int]
+    info: dict[str, float]
+
+
+async def pay(
+    client: httpx.AsyncClient,
+    settings: Settings,
+    problem: str,
+    response: str,
+    response_ids: Sequence[int] | None = None,
+    tokenizer: Any = None,
+) -> Paid:
+    """Step rewards of one decoded response (token ends when ids and tokenizer are given)."""
+    parsed = parse_steps(response, settings)
+    finished = parsed.answer is not None
+    unpaid = not finished and settings.unfinished_reward is not None
+    if parsed.steps and not unpaid and not problem:
+        _note_empty("response")
+    scores = await score_steps(client, settings, problem, parsed.steps) if parsed.steps and not unpaid else []
+    n_ids = len(response_ids or [])
+    if unpaid:
+        rewards = [float(settings.unfinished_reward or 0.0)]
+        char_ends = [len(response.rstrip())]
+    else:
+        rewards, char_ends = scores, parsed.char_ends[: len(scores)]
+    ends = token_step_ends(response_ids, tokenizer, char_ends) if n_ids and tokenizer is not None else []
+    aggregate = _aggregate(scores, settings.aggregation) if scores else 0.0
+    info = {
+        "prm_score": float(settings.unfinished_reward or 0.0) if unpaid else aggregate,
+        "prm_num_steps": float(len(parsed.steps)),
+        "prm_min_step": min(scores) if scores else 0.0,
+        "prm_finished": float(finished),
+        "prm_empty_problem": float(bool(parsed.steps) and not unpaid and not problem),
+    }
+    return Paid(rewards, ends, info)
+
+
+def _aggregate(scores: Sequence[float], how: str) -> float:
+    """The aggregations of ``prmkit.scoring.aggregate`` a verl scalar needs."""
+    import math
+
+    if how == "min":
+        return min(scores)
+    if how == "last":
+        return scores[-1]
+    if how == "mean":
+        return sum(scores) / len(scores)
+    if how == "prod":
+        return math.prod(scores)
+    if how == "sum":
+        return sum(scores)
+    raise ValueError(
+        f"prmkit verl settings: aggregation: expected min, last, mean, prod or sum, found {how!r}"
+    )
+
+
+async def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> dict[str, float]:
+    """verl's ``custom_reward_function`` (``reward.custom_reward_function.{path,name,reward_kwargs}``):
+    ``{"score", "prm_score", "prm_num_steps", "prm_min_step", "prm_finished", "prm_empty_problem"}``,
+    the same keys for every sample. ``reward_kwargs`` are :class:`Settings` fields; verl's own
+    extra arguments (``reward_router_address``, ``reward_model_tokenizer``) are ignored. The problem is
+    ``extra_info.question``/``problem`` (verl gives a custom function no prompt): MATH rows need one
+    added, or use the reward manager, which reads ``raw_prompt``.
+    """
+    kwargs.pop("reward_router_address", None), kwargs.pop("reward_model_tokenizer", None)
+    settings = settings_from(kwargs)
+    async with httpx.AsyncClient(timeout=settings.timeout_s) as client:
+        paid = await pay(client, settings, problem_of(extra_info), solution_str)
+    return {"score": paid.info["prm_score"], **paid.info}
+
+
+# ---- the verl reward manager (built on first use, so this file imports without verl) ----
+
+
+class DenseScore(float):
+    """A response's reward for verl: the float is the sum of its step rewards (what verl's streaming
+    path puts at the last token, and what ``grpo``/``rloo`` sum a dense row to), and ``prmkit_steps``
+    holds ``((token_end, reward), ...)`` for ``assemble_rm_scores``.
+
+    ``assemble_rm_scores`` finds the steps by attribute, not by class: verl loads this file by path
+    without a ``sys.modules`` entry, so the Ray driver's copy of this class is not the worker's.
+    """
+
+    prmkit_steps: tuple[tuple[int, float], ...]
+
+    def __new__(cls, steps: Sequence[tuple[int, float]]) -> "DenseScore":
+        obj = super().__new__(cls, sum(r for _, r in steps))
+        obj.prmkit_steps = tuple((int(t), float(r)) for t, r in steps)
+        return obj
+
+    def __reduce__(self):  # Ray pickles results between processes
+        return (DenseScore, (self.prmkit_steps,))
+
+
+def _options(config: Any) -> Mapping[str, Any]:
+    reward = config.get("reward", {}) if hasattr(config, "get") else {}
+    kwargs = reward.get("reward_kwargs", {}) if hasattr(reward, "get") else {}
+    options = kwargs.get("prmkit", {}) if hasattr(kwargs, "get") else {}
+    return {str(k): v for k, v in dict(options).items()}
+
+
+def _build_manager() -> type:
+    import torch
+    from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
+
+    class PrmkitRewardManager(RewardManagerBase):
+        """verl 0.9.1 reward-loop manager: each step's PRM score at the token where the step ends.
+
+        Built by verl as ``cls(config=, tokenizer=, compute_score=, reward_router_address=,
+        reward_model_tokenizer=)`` (``verl.trainer.ppo.reward.load_reward_manager``); settings come from
+        ``config.reward.reward_kwargs.prmkit`` and the environment (:class:`Settings`).
+        """
+
+        def __init__(self, config, tokenizer, compute_score=None, reward_router_address=None, **kwargs):
+            super().__init__(config, tokenizer, compute_score)
+            self.settings = settings_from(_options(config))
+            self._clients: dict[int, httpx.AsyncClient] = {}
+
+        def _client(self) -> httpx.AsyncClient:
+            loop = id(asyncio.get_running_loop())
+            if loop not in self._clients:
+                self._clients[loop] = httpx.AsyncClient(timeout=self.settings.timeout_s)
+            return self._clients[loop]
+
+        async def run_single(self, data) -> dict:
+            item = data[-1:][0]  # a multi-sequence sample is paid on its last sequence, as verl's naive
+            response_ids = item.batch["responses"]
+            valid = int(item.batch["attention_mask"][-response_ids.shape[-1] :].sum())
+            ids = response_ids[:valid].tolist()
+            extras = item.non_tensor_batch
+            info = extras.get("extra_info")
+            problem = problem_of(info if isinstance(info, Mapping) else {}, extras.get("raw_prompt"))
+            if not problem:  # no verl row fields: the prompt decoded with its markers, then its user turn
+                prompts = item.batch["prompts"]
+                kept = prompts[item.batch["attention_mask"][: prompts.shape[-1]].bool()].tolist()
+                text = await asyncio.get_running_loop().run_in_executor(
+                    None, lambda: self.tokenizer.decode(kept, skip_special_tokens=False)
+                )
+                problem = template_user_turn(text)
+            response = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: self.tokenizer.decode(ids, skip_special_tokens=True)
+            )
+            paid = await pay(self._client(), self.settings, problem, response, ids, self.tokenizer)
+            if not self.settings.dense or not ids:
+                score: float = paid.info["prm_score"]
+            else:
+                score = DenseScore(list(zip(paid.ends, paid.rewards, strict=True)))
+            return {"reward_score": score, "reward_extra_info": paid.info}
+
+        @classmethod
+        def assemble_rm_scores(cls, data, scores: list[float]) -> torch.Tensor:
+            """``rm_scores`` of a batch: a :class:`DenseScore` at its step ends, a plain float at the last
+            valid token (verl's own rule)."""
+            rm_scores = super().assemble_rm_scores(data, [float(s) for s in scores])
+            prompt_length = data.batch["prompts"].size(1)
+            valid = data.batch["attention_mask"][:, prompt_length:].sum(dim=1)
+            for i, score in enumerate(scores):
+                steps = getattr(score, "prmkit_steps", None)
+                if steps is not None:
+                    rm_scores[i, int(valid[i]) - 1] = 0.0
+                    for t, r in steps:
+                        rm_scores[i, t] += r
+            return rm_scores
+
+    return PrmkitRewardManager
+
+
+_BUILT: dict[str, type] = {}
+
+
+def register() -> type:
+    """Build the manager and register it as ``prmkit`` in verl's reward-loop registry (idempotent:
+    verl loads a file by path anew for each lookup, and its ``register`` refuses a second class)."""
+    if "cls" not in _BUILT:
+        _BUILT["cls"] = _build_manager()
+    from verl.experimental.reward_loop.reward_manager.registry import REWARD_MANAGER
+
+    REWARD_MANAGER.setdefault("prmkit", _BUILT["cls"])
+    return _BUILT["cls"]
+
+
+def __getattr__(name: str) -> Any:
+    """``PrmkitRewardManager`` (and ``prmkit``) resolve on first access, when verl asks for them."""
+    if name in ("PrmkitRewardManager", "prmkit"):
+        return register()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+try:  # imported inside verl (VERL_USE_EXTERNAL_MODULES, a plugin, or loaded by path): register now
+    import verl as _verl  # noqa: F401
+except ImportError:
+    pass
+else:
+    register()

@@ -1,0 +1,140 @@
+"""Run in the verl 0.9.1 environment (``.venv-verl``) by tests/rl/test_verl_loop.py: verl's own reward loop
+builds prmkit's reward manager from a verl config and pays a batch against a prmkit server.
+
+Not a test module (pytest does not collect it; the main environment has no verl). Everything here is
+verl's code path, unchanged: hydra composes ``verl/trainer/config/ppo_trainer.yaml`` with the overrides
+given; the prompts are ``raw_prompt`` chat messages run through the tokenizer's chat template and padded
+by verl's ``AgentLoopWorker._pad_token_ids`` (prompts left, responses right, as its agent loop does);
+``RewardLoopWorker`` loads the actor tokenizer with ``verl.utils.hf_tokenizer`` and the manager with
+``load_reward_manager``, ``compute_score_batch`` runs ``run_single`` per sample, and
+``resolve_reward_manager_cls(config).assemble_rm_scores`` makes ``rm_scores``, which is what
+``RewardLoopManager.compute_rm_score`` does with Ray. ``--ray`` runs ``RewardLoopManager`` itself on a
+local Ray cluster (one reward worker actor).
+
+Input (JSON on stdin): ``{"tokenizer", "overrides": [...], "samples": [{"messages", "response",
+"extra_info"}], "prompt_length", "response_length", "ray": bool, "out": path}``. Output (JSON at ``out``;
+verl and Ray print to stdout):
+``{"rm_scores", "prompt_ids", "response_ids", "attention_mask", "reward_extra_info", "registered",
+"manager", "versions"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from types import SimpleNamespace
+
+
+def main() -> None:
+    request = json.load(sys.stdin)
+    import numpy as np
+    import torch
+    import transformers
+    import verl
+    from hydra import compose, initialize_config_dir
+    from tensordict import TensorDict
+    from verl import DataProto
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+    from verl.experimental.reward_loop.reward_manager.registry import REWARD_MANAGER
+    from verl.trainer.ppo.reward import resolve_reward_manager_cls
+    from verl.utils import hf_tokenizer
+
+    config_dir = f"{verl.__path__[0]}/trainer/config"
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        config = compose(config_name="ppo_trainer", overrides=request["overrides"])
+
+    tokenizer = hf_tokenizer(request["tokenizer"])
+    pad = SimpleNamespace(tokenizer=tokenizer)
+    prompts, responses, masks = [], [], []
+    for sample in request["samples"]:
+        rendered = tokenizer.apply_chat_template(
+            sample["messages"], add_generation_prompt=True, tokenize=False
+        )
+        prompt_ids = tokenizer.encode(rendered, add_special_tokens=False)
+        response = tokenizer.encode(sample["response"], add_special_tokens=False)
+        response_ids = [*response, tokenizer.eos_token_id]  # generation stops at EOS, kept in the response
+        p = AgentLoopWorker._pad_token_ids(
+            pad,
+            prompt_ids,
+            max_length=request["prompt_length"],
+            padding_side="left",
+            return_attention_mask=True,
+        )
+        r = AgentLoopWorker._pad_token_ids(
+            pad,
+            response_ids,
+            max_length=request["response_length"],
+            padding_side="right",
+            return_attention_mask=True,
+        )
+        prompts.append(p["input_ids"]), responses.append(r["input_ids"])
+        masks.append(torch.cat([p["attention_mask"], r["attention_mask"]], dim=1))
+    n = len(request["samples"])
+    batch = TensorDict(
+        {
+            "prompts": torch.cat(prompts),
+            "responses": torch.cat(responses),
+            "attention_mask": torch.cat(masks),
+            "input_ids": torch.cat([torch.cat(prompts), torch.cat(responses)], dim=1),
+        },
+        batch_size=n,
+    )
+
+    def column(values) -> np.ndarray:
+        out = np.empty(n, dtype=object)
+        out[:] = values
+        return out
+
+    non_tensor = {
+        "data_source": column(["math"] * n),
+        "reward_model": column([{"style": "rule", "ground_truth": "0"}] * n),
+        "raw_prompt": column([np.array(s["messages"], dtype=object) for s in request["samples"]]),
+        "extra_info": column([s.get("extra_info", {}) for s in request["samples"]]),
+    }
+    data = DataProto(batch=batch, non_tensor_batch=non_tensor)
+
+    if request.get("ray"):
+        import ray
+        from verl.experimental.reward_loop import RewardLoopManager
+
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=True)
+        try:
+            out = RewardLoopManager(config).compute_rm_score(data)
+        finally:
+            ray.shutdown()
+        rm_scores, extra = (
+            out.batch["rm_scores"],
+            {k: out.non_tensor_batch[k].tolist() for k in out.meta_info["reward_extra_keys"]},
+        )
+        manager = resolve_reward_manager_cls(config)
+    else:
+        worker = RewardLoopWorker(config)
+        results = worker.loop.run_until_complete(worker.compute_score_batch(data))
+        manager = resolve_reward_manager_cls(config)
+        rm_scores = manager.assemble_rm_scores(data, [r["reward_score"] for r in results])
+        keys = list(results[0]["reward_extra_info"])
+        extra = {k: [r["reward_extra_info"][k] for r in results] for k in keys}
+    with open(request["out"], "w") as f:
+        json.dump(
+            {
+                "rm_scores": rm_scores.tolist(),
+                "prompt_ids": batch["prompts"].tolist(),
+                "response_ids": batch["responses"].tolist(),
+                "attention_mask": batch["attention_mask"].tolist(),
+                "reward_extra_info": extra,
+                "registered": sorted(REWARD_MANAGER),
+                "manager": f"{manager.__module__}.{manager.__qualname__}",
+                "bases": [b.__qualname__ for b in manager.__mro__],
+                "versions": {
+                    "verl": verl.__version__,
+                    "transformers": transformers.__version__,
+                    "torch": torch.__version__,
+                },
+            },
+            f,
+        )
+
+
+if __name__ == "__main__":
+    main()
