@@ -85,6 +85,46 @@ def tiny_config(tokenizer: Any, size: TinyConfig | None = None) -> Any:
     )
 
 
+POSITION_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length")
+"""Config fields in which transformers architectures declare the longest input they were built for (Llama,
+Qwen and most: ``max_position_embeddings``; GPT-2: ``n_positions``)."""
+
+
+def position_limit(config: Any) -> tuple[int, str] | None:
+    """(tokens, field): the longest input a backbone's config declares, or None where it declares none."""
+    for name in POSITION_FIELDS:
+        value = getattr(config, name, None)
+        if isinstance(value, int) and value > 0:  # named as config.json writes it (GPT-2 aliases n_positions)
+            return value, getattr(config, "attribute_map", {}).get(name, name)
+    return None
+
+
+def learned_positions(model: Any) -> bool:
+    """Whether ``model`` reads positions from a learned table (GPT-2's ``wpe``, BERT's
+    ``position_embeddings``, OPT's ``embed_positions``). Past the table's size a forward pass fails with an
+    ``IndexError``, where a RoPE or position-free model runs on and only reads the extra tokens poorly, so
+    a length over the declared limit is an error for the first and a warning for the second."""
+    import torch
+
+    inputs = model.get_input_embeddings()
+    for name, module in model.named_modules():
+        leaf = name.rsplit(".", 1)[-1]
+        if (
+            isinstance(module, torch.nn.Embedding)
+            and module is not inputs
+            and ("pos" in leaf or leaf == "wpe")
+        ):
+            return True
+    return False
+
+
+def hard_position_limit(model: Any) -> int | None:
+    """The most tokens ``model`` can take at all: its declared limit where it has a learned position table
+    (see :func:`learned_positions`), else None (no hard limit)."""
+    declared = position_limit(model.config)
+    return declared[0] if declared is not None and learned_positions(model) else None
+
+
 def load_tokenizer(path: str | Path, trust_remote_code: bool = False) -> Any:
     from transformers import AutoTokenizer
 

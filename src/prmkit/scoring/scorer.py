@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from prmkit.core.model import Trace
 from prmkit.core.render import step_inputs
+from prmkit.modeling.backbone import hard_position_limit
 from prmkit.modeling.template import Encoded
 
 Overlong = Literal["error", "skip", "truncate"]
@@ -117,6 +118,11 @@ class ModelScorer:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model = model.to(self.device).eval()
         self.convention = convention
+        hard = hard_position_limit(model)
+        if hard is not None and hard < convention.max_length:
+            # a checkpoint that declares more tokens than its position table holds: the length policy
+            # applies at the table's size instead of an IndexError inside the forward pass
+            convention.max_length = hard
         self.name = name
         self.batch_tokens, self.max_batch = batch_tokens, max_batch
         self.pad_id = convention.tokenizer.pad_token_id or 0

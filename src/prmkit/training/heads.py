@@ -21,7 +21,7 @@ from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.core.registry import resolve
 from prmkit.formats.inputs import read_traces
-from prmkit.modeling.backbone import load_tokenizer, tiny_config
+from prmkit.modeling.backbone import learned_positions, load_tokenizer, position_limit, tiny_config
 from prmkit.modeling.checkpoint import save_checkpoint
 from prmkit.modeling.heads import head as head_kind
 from prmkit.modeling.spec import PrmSpec, write_spec
@@ -92,6 +92,28 @@ def _model(config: PrmConfig | OrmConfig, tok: Any, spec: PrmSpec) -> tuple[Any,
     return model, objective
 
 
+def _check_positions(config: PrmConfig | OrmConfig, model: Any) -> None:
+    """Refuse a ``max_length`` past a learned position table (the first long trace would end the run in
+    an ``IndexError``, and the checkpoint would declare a length it cannot read); warn past a RoPE or
+    position-free model's declared limit, which runs but was not trained on such lengths."""
+    declared = position_limit(model.config)
+    if declared is None or config.max_length <= declared[0]:
+        return
+    limit, field = declared
+    where = f"{config.base_model}/config.json" if config.base_model else "the tiny model (--tiny-max-length)"
+    if learned_positions(model):
+        raise OverlongError(
+            f"--max-length {config.max_length} is more than the base model reads: {where} declares {field} "
+            f"{limit} and it looks positions up in a learned table of that size; pass --max-length {limit} "
+            "or less (and --overlong skip or truncate for longer traces)"
+        )
+    logger.warning(
+        "--max-length %d is past the %d positions %s declares (%s): its position encoding runs on, but it "
+        "was not trained on inputs that long, so steps past them may score poorly",
+        config.max_length, limit, where, field,
+    )  # fmt: skip
+
+
 def _train_head(
     data: tuple[list[Trace], str],
     output_dir: str | Path,
@@ -114,6 +136,7 @@ def _train_head(
     spec = PrmSpec(head=head, kind=kind, template=template, tag_id=template.tag_id(tok),
                    max_length=config.max_length, aggregation=config.aggregation, **spec_fields)  # fmt: skip
     model, objective = _model(config, tok, spec)
+    _check_positions(config, model)
     model.config.pad_token_id = tok.pad_token_id
     write_spec(model.config, spec)
     convention = CONVENTIONS.get(head_kind(head).convention)(tok, model.config)  # reads the spec just written
