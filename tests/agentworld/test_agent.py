@@ -95,3 +95,13 @@ def test_mc_style_rollouts_from_every_step(make_trace) -> None:
         assert all(len(c.steps) == 1 and c.finished == (c.final_answer is not None) for c in one)
     done = agent.continue_from(trace.problem, trace.steps, 2, seed=0)
     assert [(c.steps, c.final_answer) for c in done] == [([], "1392")] * 2
+
+
+def test_a_misreading_of_any_held_value_is_a_new_positive_number() -> None:
+    import random
+
+    from prmkit.agentworld.agent import _near
+
+    rng = random.Random(0)
+    for value in (-5, 0, 1, 7, 10, 11, 464, 1392):
+        assert all((v := _near(value, rng, {value})) > 0 and v != value for _ in range(20))

@@ -36,7 +36,7 @@ def _near(value: int, rng: random.Random, avoid: set[int]) -> int:
     """A misreading of ``value``: off by 1, 10 or 100, or two digits swapped; positive and new."""
     text = str(value)
     options = [value + 1, value - 1, value + 10, value - 10, value + 100]
-    if len(text) >= 2 and text[-1] != text[-2]:
+    if value >= 10 and text[-1] != text[-2]:
         options.append(int(text[:-2] + text[-1] + text[-2]))
     options = [v for v in options if v > 0 and v != value and v not in avoid]
     return rng.choice(options) if options else value + 1000
