@@ -31,3 +31,29 @@ def test_consensus_keeps_cleaner_data_and_says_why_the_rest_went(traces, fe_accu
 def test_traces_missing_a_source_are_dropped_with_that_reason(traces):
     kept, summary = consensus_filter(traces[:5])
     assert kept == [] and summary["dropped"] == {"missing_mc": 5}
+
+
+def test_the_consensus_command_shows_progress_on_stderr_and_keeps_stdout_a_summary(traces, tmp_path, capsys):
+    """Issue 22 item 7: ``label consensus`` draws the labelling commands' progress bar on stderr, while
+    stdout stays the YAML summary alone; the library call stays quiet unless asked, as ``label_mc``'s does."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from prmkit.cli import app
+    from prmkit.core.dataset import write_traces
+
+    mc, _ = label_mc(traces[:40], WorldPolicy(), rollouts=2, seed=0)
+    both, _ = label_judge(mc, SimulatedJudge(seed=0))
+    write_traces(tmp_path / "both.jsonl", both)
+    capsys.readouterr()
+    quiet = consensus_filter(both)
+    assert capsys.readouterr().err == ""
+    loud = consensus_filter(both, show_progress=True)
+    err = capsys.readouterr().err
+    assert "consensus" in err and f"{len(both)}/{len(both)}" in err
+    assert loud[1] == quiet[1]  # the bar changes nothing
+    args = ["label", "consensus", "--input", tmp_path / "both.jsonl", "--output", tmp_path / "k.jsonl"]
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    assert f"{len(both)}/{len(both)}" in result.stderr and "━" not in result.stdout
+    assert yaml.safe_load(result.stdout) == quiet[1]  # stdout: the summary, nothing else

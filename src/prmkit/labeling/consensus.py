@@ -10,12 +10,13 @@ says how much was kept and, for the rest, why it was dropped.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from prmkit.core.model import Label, Trace
+from prmkit.core.model import Label, Provenance, Trace
 from prmkit.formats.inputs import read_traces
 from prmkit.labeling.common import Options, provenance, write_result
 from prmkit.labeling.labellers import Labeller
@@ -54,36 +55,60 @@ def _disagreement(t: Trace, a: str, b: str, mode: str) -> str | None:
     return "mc_error_earlier" if fa < fb else "judge_error_earlier"
 
 
+def _agreed(t: Trace, prov: Provenance, mc_source: str, judge_source: str, mode: str) -> Trace:
+    """A copy of ``t`` (sources agreeing) with its ``consensus`` labels."""
+    new = t.model_copy(deep=True).drop_labels(prov.source)
+    if mode == "first_error":
+        fe = t.first_error(mc_source)
+        ratings = [1] * len(t.steps) if fe == -1 else [1] * fe + [-1] + [None] * (len(t.steps) - fe - 1)
+    else:
+        ratings = [
+            None if x is None or y is None else (-1 if x == -1 else 1)
+            for x, y in zip(t.ratings(mc_source), t.ratings(judge_source), strict=True)
+        ]
+    new.add_labels([None if r is None else Label(rating=r, provenance=prov) for r in ratings])
+    return new
+
+
+@contextmanager
+def _bar(total: int, show: bool) -> Iterator[Callable[[], None]]:
+    """``advance()`` for one trace: a step of the shared progress bar, or nothing when not shown."""
+    if not show:
+        yield lambda: None
+        return
+    from prmkit.core.progress import progress
+
+    with progress() as bar:
+        task = bar.add_task("consensus", total=total)
+        yield lambda: bar.advance(task)
+
+
 def consensus_filter(
     traces: Sequence[Trace],
     *,
     mc_source: str = "mc_hard",
     judge_source: str = "judge",
     mode: str = "first_error",
+    show_progress: bool = False,
 ) -> tuple[list[Trace], dict[str, Any]]:
-    """(kept copies with ``consensus`` labels, summary with kept share and drop reasons)."""
+    """(kept copies with ``consensus`` labels, summary with kept share and drop reasons).
+
+    ``show_progress`` draws the bar (traces done, ETA) on stderr that the other labelling commands draw:
+    the deep copies run at about 2,500-3,000 world traces a second on the 2-core machine (24,000 in 8-10
+    s), so a file of a few hundred thousand traces takes minutes."""
     if mode not in ("first_error", "per_step"):
         raise ValueError(f"mode: expected 'first_error' or 'per_step', found {mode!r}")
     prov = provenance("consensus", f"{mc_source}+{judge_source}", {"mode": mode}, datetime.now(UTC))
     kept: list[Trace] = []
     dropped: Counter[str] = Counter()
-    for t in traces:
-        reason = _disagreement(t, mc_source, judge_source, mode)
-        if reason is not None:
-            dropped[reason] += 1
-            continue
-        new = t.model_copy(deep=True).drop_labels(prov.source)
-        ra, rb = t.ratings(mc_source), t.ratings(judge_source)
-        if mode == "first_error":
-            fe = t.first_error(mc_source)
-            ratings = [1] * len(t.steps) if fe == -1 else [1] * fe + [-1] + [None] * (len(t.steps) - fe - 1)
-        else:
-            ratings = [
-                None if x is None or y is None else (-1 if x == -1 else 1)
-                for x, y in zip(ra, rb, strict=True)
-            ]
-        new.add_labels([None if r is None else Label(rating=r, provenance=prov) for r in ratings])
-        kept.append(new)
+    with _bar(len(traces), show_progress) as advance:
+        for t in traces:
+            reason = _disagreement(t, mc_source, judge_source, mode)
+            if reason is None:
+                kept.append(_agreed(t, prov, mc_source, judge_source, mode))
+            else:
+                dropped[reason] += 1
+            advance()
     n = len(traces)
     summary = {
         "method": "consensus",
@@ -96,13 +121,14 @@ def consensus_filter(
     return kept, summary
 
 
-def run_consensus(config: ConsensusConfig) -> dict[str, Any]:
+def run_consensus(config: ConsensusConfig, show_progress: bool = True) -> dict[str, Any]:
     """``prmkit label consensus``: read, filter, write kept traces, config and summary."""
     kept, summary = consensus_filter(
         read_traces(config.input),
         mc_source=config.mc_source,
         judge_source=config.judge_source,
         mode=config.mode,
+        show_progress=show_progress,
     )
     write_result(config, config.output, kept, summary)
     return summary
