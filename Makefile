@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint install system-deps clean
+.PHONY: demo test test-fast bench lint install system-deps verl-env clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -15,6 +15,18 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+## verl 0.9.1 in its own venv (verl pins transformers<5.11, prmkit 5.23), for tests/rl/test_verl_loop.py,
+## which skips without it. About 3 minutes from an empty pip cache on 2 cores.
+VERL_VENV ?= .venv-verl
+$(VERL_VENV)/.installed: requirements-verl.txt
+	@test -x $(VERL_VENV)/bin/python || $(PY) -m venv $(VERL_VENV) || python3 -m venv $(VERL_VENV)
+	$(VERL_VENV)/bin/pip install --quiet --upgrade pip
+	$(VERL_VENV)/bin/pip install --quiet torch==2.13.0
+	$(VERL_VENV)/bin/pip install --quiet -r requirements-verl.txt
+	@touch $@
+
+verl-env: $(VERL_VENV)/.installed
 
 ## Debian packages some tests need (a real browser, a real PostgreSQL server). Best effort: the tests
 ## that need them skip with a clear reason where they are missing.
@@ -47,4 +59,4 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench experiments
 
 clean:
-	rm -rf $(VENV) demo-out .pytest_cache
+	rm -rf $(VENV) $(VERL_VENV) demo-out .pytest_cache

@@ -27,7 +27,8 @@ from prmkit.testing import make_random_prm
 from tests.serving.conftest import run_server
 
 ROOT = Path(__file__).resolve().parents[2]
-VERL_PYTHON = ROOT / ".venv-verl" / "bin" / "python"
+VERL_PYTHON = Path(os.environ.get("PRMKIT_VERL_PYTHON") or ROOT / ".venv-verl" / "bin" / "python")
+"""The verl environment's python (``make verl-env``); ``PRMKIT_VERL_PYTHON`` points at another one."""
 CLIENT = ROOT / "src" / "prmkit" / "rl" / "verl_client.py"
 SCRIPT = Path(__file__).with_name("verl_loop_run.py")
 
