@@ -1,14 +1,19 @@
-"""verl adapters: a scalar ``compute_score`` and a dense reward manager.
+"""verl adapters that score in this process (any prmkit scorer: a checkpoint, ``world-oracle``, a URL).
 
-- :func:`compute_score`: verl's ``custom_reward_function`` (in verl 0.9.1:
-  ``reward.custom_reward_function.{path,name,reward_kwargs}``), one aggregate per response.
-- :class:`PrmkitRewardManager`: dense step rewards, each step's reward at the token where it ends in the
-  ``(batch, response_length)`` reward tensor (:func:`prmkit.rl.emitters.verl_reward_tensor`). It has the
-  legacy ``AbstractRewardManager`` call shape (``__call__(data, return_dict=False)``); verl 0.9's reward
-  loop reads a different registry and class (issue 20 item 1), so it is used through the legacy path.
+verl 0.9.1 pins ``transformers<5.11`` and prmkit 5.23, so these run where prmkit is installed, not in a
+verl environment. **From verl, use** :mod:`prmkit.rl.verl_client` (one file verl loads by path: its
+``PrmkitRewardManager`` is verl's reward-loop manager, and its ``compute_score`` the scalar reward,
+both paid by a ``prmkit serve`` server; docs/rl.md has the verl config).
 
-Both pay ``unfinished_reward`` (default 0.0) for a response with no final answer; see
-:mod:`prmkit.rl.rewards`.
+- :func:`compute_score`: verl's ``custom_reward_function`` shape, one aggregate per response.
+- :class:`PrmkitRewardManager`: verl's legacy ``AbstractRewardManager`` call shape
+  (``__call__(data, return_dict=False)``), each step's reward at the token where it ends
+  (:func:`prmkit.rl.emitters.verl_reward_tensor`). verl 0.9's trainer no longer calls this shape.
+
+The problem comes from verl's row fields as in the client (:func:`prmkit.rl.verl_client.problem_of`);
+a response scored with no problem text is logged (the first as a warning) and counted
+(:func:`prmkit.rl.verl_client.empty_problems`). Both pay ``unfinished_reward`` (default 0.0) for a
+response with no final answer; see :mod:`prmkit.rl.rewards`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from prmkit.core.protocols import StepScorer
 from prmkit.rl.emitters import step_token_ends, verl_reward_tensor
 from prmkit.rl.rewards import ProcessReward
 from prmkit.rl.steps import parse_completion
+from prmkit.rl.verl_client import note_empty_problem, problem_of, template_user_turn
 from prmkit.scoring.aggregate import aggregate
 from prmkit.serving.steps import StepSplit
 
@@ -41,19 +47,22 @@ def compute_score(
     """verl ``custom_reward_function``: ``{"score", "prm_num_steps", "prm_min_step", "prm_finished"}``.
 
     Set ``reward_kwargs.model`` to a checkpoint or server URL (or the environment variable
-    ``PRMKIT_REWARD_MODEL``). The problem text is read from ``extra_info["question"]`` (or ``"problem"``)
-    when present. The keys are the same for every sample, as verl's logging requires.
+    ``PRMKIT_REWARD_MODEL``). The problem is ``extra_info["question"]`` (verl's gsm8k preprocessing
+    writes it) or ``"problem"``; verl gives a custom function no prompt, so rows without either (verl's
+    MATH preprocessing) are scored with an empty problem, logged and counted. The keys are the same for
+    every sample, as verl's logging requires.
     """
     model = model or os.environ.get("PRMKIT_REWARD_MODEL")
     if not model:
         raise ValueError("compute_score: set reward_kwargs.model (checkpoint or URL) or PRMKIT_REWARD_MODEL")
-    info = extra_info or {}
-    problem = str(info.get("question") or info.get("problem") or "")
+    problem = problem_of(extra_info)
     process = ProcessReward(
         model, split=StepSplit(separator=step_separator), unfinished_reward=unfinished_reward, api_key=api_key
     )
     (paid,) = process.score([problem], [solution_str])
     finished = paid.parsed.finished
+    if not problem and paid.parsed.steps and (finished or unfinished_reward is None):
+        note_empty_problem("compute_score")
     if not finished and unfinished_reward is not None:
         score = float(unfinished_reward)
     else:
@@ -77,7 +86,9 @@ class PrmkitRewardManager:
     """verl reward manager with dense step rewards: ``reward_tensor[i, t] = reward of the step ending at t``.
 
     Implements verl's legacy ``AbstractRewardManager`` call shape (``__call__(data, return_dict=False)``),
-    reading ``data.batch["prompts" | "responses" | "attention_mask"]`` as verl's ``naive`` manager does.
+    reading ``data.batch["prompts" | "responses" | "attention_mask"]`` as verl's ``naive`` manager does;
+    the problem from ``non_tensor_batch`` (``extra_info``, ``raw_prompt``), else the prompt decoded with
+    its special tokens and cut to its user turn.
     All responses of a batch are scored in one scorer call. ``dense=False`` writes only the aggregate at
     the last response token (what the naive manager does with a scalar). A response with no final answer
     gets ``unfinished_reward`` at its last token. See docs/rl.md for the verl settings.
@@ -115,15 +126,27 @@ class PrmkitRewardManager:
         responses = data.batch["responses"]
         prompt_len = data.batch["prompts"].shape[-1]
         mask = data.batch["attention_mask"]
+        extras = getattr(data, "non_tensor_batch", None) or {}
         ids, prompts, texts = [], [], []
         for i in range(responses.shape[0]):
             valid = int(mask[i, prompt_len:].sum())
-            n_prompt = int(mask[i, :prompt_len].sum())
             ids.append(responses[i, :valid].tolist())
             texts.append(self.tokenizer.decode(ids[-1], skip_special_tokens=True))
-            prompt_ids = data.batch["prompts"][i, prompt_len - n_prompt :].tolist()
-            prompts.append(self.tokenizer.decode(prompt_ids, skip_special_tokens=True))
+            info = extras["extra_info"][i] if "extra_info" in extras else None
+            raw = extras["raw_prompt"][i] if "raw_prompt" in extras else None
+            problem = problem_of(info if isinstance(info, dict) else None, raw)
+            if not problem:  # decoded with its markers: skipping them leaves the roles' words in the text
+                prompt_ids = data.batch["prompts"][i][mask[i, :prompt_len].bool()].tolist()
+                problem = template_user_turn(self.tokenizer.decode(prompt_ids, skip_special_tokens=False))
+            prompts.append(problem)
         paid = self.process.score(prompts, texts)
+        for problem, p in zip(prompts, paid, strict=True):
+            if (
+                not problem
+                and p.parsed.steps
+                and (p.parsed.finished or self.process.unfinished_reward is None)
+            ):
+                note_empty_problem("PrmkitRewardManager")
         rewards, ends = [], []
         for row_ids, p in zip(ids, paid, strict=True):
             at = step_token_ends(row_ids, self.tokenizer, p.char_ends)
@@ -141,11 +164,3 @@ class PrmkitRewardManager:
             "prm_finished": [float(p.parsed.finished) for p in paid],
         }
         return {"reward_tensor": reward, "reward_extra_info": extra} if return_dict else reward
-
-
-try:  # registered under "prmkit" in verl's legacy registry when verl is installed
-    from verl.workers.reward_manager import register as _verl_register
-
-    _verl_register("prmkit")(PrmkitRewardManager)
-except Exception:  # verl absent or its registry API moved: import by path instead (see docs/rl.md)
-    pass

@@ -225,7 +225,8 @@ def empty_problems() -> int:
     return _EMPTY["count"]
 
 
-def _note_empty(where: str) -> None:
+def note_empty_problem(where: str) -> None:
+    """Count a response scored with no problem text; log it (the first one of the process as a warning)."""
     _EMPTY["count"] += 1
     log = logger.warning if _EMPTY["count"] == 1 else logger.debug
     log(
@@ -340,7 +341,7 @@ async def pay(
     finished = parsed.answer is not None
     unpaid = not finished and settings.unfinished_reward is not None
     if parsed.steps and not unpaid and not problem:
-        _note_empty("response")
+        note_empty_problem("response")
     scores = await score_steps(client, settings, problem, parsed.steps) if parsed.steps and not unpaid else []
     n_ids = len(response_ids or [])
     if unpaid:

@@ -1,0 +1,188 @@
+"""The verl side of prmkit (``prmkit.rl.verl_client``), checked in this environment without verl.
+
+The client is one self-contained file (verl's environment cannot install prmkit), so it repeats
+prmkit's step split, answer rule and token ends: here each is compared with prmkit's own function on
+the same inputs. The problem text comes from the fields verl's preprocessing writes, never from a
+prompt decoded without its special tokens; ``compute_score`` is paid by a real server on loopback.
+tests/rl/test_verl_loop.py runs the manager inside verl 0.9.1 itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from prmkit.rl import verl_client as vc
+from prmkit.rl.emitters import step_token_ends
+from prmkit.rl.rewards import ProcessReward
+from prmkit.rl.steps import parse_completion
+from prmkit.rl.verl import PrmkitRewardManager
+from prmkit.serving.reward_server import ServerConfig, create_app
+from prmkit.serving.steps import StepSplit, make_trace
+from tests.serving.conftest import HashScorer, run_server
+
+TEXTS = [
+    "3 + 4 = 7\nThe answer is 7.",
+    "  a\n\n b \nSo \\boxed{x^{2}} it is.\nafter the answer",
+    "<|im_start|>assistant\nstep one<|im_end|>\nstep two\n#### 12",
+    "no answer\nat all\n",
+    "",
+    "\n\n",
+    "Step 1: x\n\nStep 2: y\n\nThe final answer is: $5$.",
+    "héllo wörld\nthe answer is ünïcode",
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+@pytest.mark.parametrize(
+    "split", [StepSplit(), StepSplit(separator="\n\n"), StepSplit(pattern=r"\n\n+|(?=Step \d+:)")]
+)
+def test_steps_and_answers_match_prmkit(text: str, split: StepSplit) -> None:
+    settings = vc.Settings(url="http://x", step_separator=split.separator, step_pattern=split.pattern)
+    mine, theirs = vc.parse_steps(text, settings), parse_completion(text, split)
+    assert (mine.steps, mine.char_ends, mine.answer) == (theirs.steps, theirs.char_ends, theirs.answer)
+
+
+def test_defaults_are_prmkits() -> None:
+    from prmkit.policies.text import DEFAULT_ANSWER_PATTERN
+    from prmkit.serving.steps import DEFAULT_SPECIAL
+
+    assert vc.DEFAULT_SPECIAL == DEFAULT_SPECIAL and vc.DEFAULT_ANSWER_PATTERN == DEFAULT_ANSWER_PATTERN
+
+
+@pytest.fixture(scope="module")
+def chatml():
+    from prmkit.modeling.tokenizer import build_tokenizer
+
+    texts = ["Tom has 3 apples and gets 4 more.", "3 + 4 = 7\nThe answer is 7.", "héllo wörld ünïcode"]
+    tok = build_tokenizer(texts * 4, vocab_size=300, extra_tokens=("<|im_start|>", "<|im_end|>"))
+    tok.eos_token = "<|im_end|>"
+    return tok
+
+
+@pytest.mark.parametrize("text", [t for t in TEXTS if t.strip()])
+def test_token_ends_match_prmkit(chatml, text: str) -> None:
+    ids = chatml.encode(text + "<|im_end|>", add_special_tokens=False)
+    decoded = chatml.decode(ids, skip_special_tokens=True)
+    ends = parse_completion(decoded).char_ends
+    assert vc.token_step_ends(ids, chatml, ends) == step_token_ends(ids, chatml, ends)
+
+
+def test_problem_comes_from_verls_row_fields() -> None:
+    messages = np.array(
+        [{"role": "system", "content": "Be careful."}, {"role": "user", "content": "What is 2+2? Think."}],
+        dtype=object,
+    )
+    assert (
+        vc.problem_of({"question": " What is 2+2? ", "split": "train"}, messages) == "What is 2+2?"
+    )  # gsm8k
+    assert (
+        vc.problem_of({"split": "train", "index": 3}, messages) == "What is 2+2? Think."
+    )  # MATH: raw_prompt
+    parts = [{"role": "user", "content": [{"type": "text", "text": "Q1"}, {"type": "image"}]}]
+    assert vc.problem_of(None, parts) == "Q1"
+    templated = "<|im_start|>system\nBe careful.<|im_end|>\n<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n"
+    assert vc.problem_of({}, None, templated) == "What is 2+2?"
+    llama = "<|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>"
+    assert vc.template_user_turn(llama) == "Hi there"
+    assert vc.problem_of({}, [], "") == ""
+
+
+def test_settings_from_config_then_environment() -> None:
+    env = {"PRMKIT_REWARD_URL": "http://env:1/", "PRMKIT_AGGREGATION": "last", "PRMKIT_DENSE": "false"}
+    s = vc.settings_from({"aggregation": "mean", "unfinished_reward": "none"}, env)
+    assert (s.url, s.aggregation, s.dense, s.unfinished_reward) == ("http://env:1", "mean", False, None)
+    assert vc.settings_from({}, {"PRMKIT_REWARD_MODEL": "https://prm:8000"}).url == "https://prm:8000"
+    assert vc.settings_from({"url": "http://a", "unfinished_reward": -1}, {}).unfinished_reward == -1.0
+    with pytest.raises(ValueError, match=r"no server: set reward.reward_kwargs.prmkit.url"):
+        vc.settings_from({}, {"PRMKIT_REWARD_MODEL": "runs/prm"})
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['modle'\]"):
+        vc.settings_from({"url": "http://a", "modle": "x"}, {})
+    with pytest.raises(ValueError, match="dense: expected true or false, found 'maybe'"):
+        vc.settings_from({"url": "http://a", "dense": "maybe"}, {})
+
+
+def test_compute_score_against_a_server(caplog) -> None:
+    problem, solution = "Tom has 3 apples. He gets 4 more.", "3 + 4 = 7 apples.\nThe answer is 7."
+    expected = HashScorer().score([make_trace(problem, ["3 + 4 = 7 apples.", "The answer is 7."])])[0]
+    with run_server(create_app(HashScorer(), ServerConfig())) as url:
+        out = asyncio.run(vc.compute_score("math", solution, "7", {"question": problem}, url=url))
+        assert out == {
+            "score": min(expected),
+            "prm_score": min(expected),
+            "prm_num_steps": 2.0,
+            "prm_min_step": min(expected),
+            "prm_finished": 1.0,
+            "prm_empty_problem": 0.0,
+        }
+        stopped = asyncio.run(vc.compute_score("math", "3 + 4 = 7", "7", {"question": problem}, url=url))
+        assert stopped["score"] == 0.0 and stopped["prm_finished"] == 0.0 and set(stopped) == set(out)
+        before = vc.empty_problems()
+        with caplog.at_level(logging.DEBUG, logger="prmkit.verl"):
+            empty = asyncio.run(vc.compute_score("math", solution, "7", {"split": "train"}, url=url))
+        assert empty["prm_empty_problem"] == 1.0 and vc.empty_problems() == before + 1
+        assert "no problem text" in caplog.text
+        assert empty["score"] == min(
+            HashScorer().score([make_trace("", ["3 + 4 = 7 apples.", "The answer is 7."])])[0]
+        )
+
+
+def test_server_refusal_is_raised_not_scored() -> None:
+    with run_server(create_app(HashScorer(), ServerConfig(max_step_chars=10))) as url:
+        settings = vc.Settings(url=url, retries=0)
+        client_steps = ["a" * 50]
+
+        async def go():
+            async with vc.httpx.AsyncClient() as client:
+                return await vc.score_steps(client, settings, "p", client_steps)
+
+        with pytest.raises(vc.ServerError, match="answered 413"):
+            asyncio.run(go())
+
+
+def test_dense_score_is_the_sum_and_survives_pickling() -> None:
+    score = vc.DenseScore([(2, 0.25), (7, 0.5)])
+    back = pickle.loads(pickle.dumps(score))
+    assert float(back) == 0.75 and back.prmkit_steps == ((2, 0.25), (7, 0.5))
+    assert torch.tensor([back, 1.0]).tolist() == [0.75, 1.0]  # what verl's streaming path does with it
+
+
+def test_imports_without_verl() -> None:
+    """prmkit has no verl here: the module imports, and only the manager's name needs verl."""
+    code = "import prmkit.rl.verl_client as m, prmkit.rl.verl; m.PrmkitRewardManager"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "No module named 'verl'" in proc.stderr
+
+
+def test_in_process_manager_reads_the_problem_not_role_words(chatml) -> None:
+    """verl's legacy call shape: with no row fields the prompt is decoded with its markers and cut to
+    the user turn; the polluted decode (``skip_special_tokens=True``) would score other numbers."""
+    text = "<|im_start|>system\nBe careful.<|im_end|>\n<|im_start|>user\nTom has 3 apples and gets 4 more.<|im_end|>\n<|im_start|>assistant\n"
+    p_ids = chatml.encode(text, add_special_tokens=False)
+    r_ids = [*chatml.encode("3 + 4 = 7\nThe answer is 7.", add_special_tokens=False), chatml.eos_token_id]
+    pad = chatml.pad_token_id
+    batch = {
+        "prompts": torch.tensor([[pad] * 3 + p_ids]),
+        "responses": torch.tensor([r_ids + [pad] * 4]),
+        "attention_mask": torch.tensor([[0] * 3 + [1] * len(p_ids) + [1] * len(r_ids) + [0] * 4]),
+    }
+    data = type("D", (), {"batch": batch, "non_tensor_batch": {}})()
+    reward = PrmkitRewardManager(chatml, 0, model=HashScorer())(data)
+    problem = "Tom has 3 apples and gets 4 more."
+    (want,) = ProcessReward(HashScorer()).score([problem], ["3 + 4 = 7\nThe answer is 7."])
+    assert reward[0][torch.nonzero(reward[0]).flatten()].tolist() == pytest.approx(want.rewards)
+    polluted = chatml.decode(p_ids, skip_special_tokens=True)
+    assert (
+        ProcessReward(HashScorer()).score([polluted], ["3 + 4 = 7\nThe answer is 7."])[0].rewards
+        != want.rewards
+    )
+    rows = {"raw_prompt": np.array([[{"role": "user", "content": problem}]], dtype=object)}
+    data.non_tensor_batch = {**rows, "extra_info": np.array([{"split": "train"}], dtype=object)}
+    assert torch.equal(PrmkitRewardManager(chatml, 0, model=HashScorer())(data), reward)
