@@ -153,6 +153,11 @@ def test_reward_loop_by_registered_name(served, tmp_path) -> None:
     result = run_verl(served, ["reward.reward_manager.name=prmkit"], env=env)
     assert "prmkit" in result["registered"] and result["manager"].endswith("PrmkitRewardManager")
     check(served, result)
+    # verl's default streaming path keeps one float per response at its last token: the step sum
+    streamed, dense = torch.tensor(result["streamed_rm_scores"]), torch.tensor(result["rm_scores"])
+    last = [sum(m[PROMPT_LEN:]) - 1 for m in result["attention_mask"]]
+    assert [torch.nonzero(r).flatten().tolist() for r in streamed] == [[t] for t in last]
+    assert torch.allclose(streamed.sum(-1), dense.sum(-1), atol=1e-6)
     # the pollution the manager avoids: decoding the prompt without its special tokens keeps role words
     tok = served["tokenizer"]
     polluted = tok.decode(result["prompt_ids"][0], skip_special_tokens=True)

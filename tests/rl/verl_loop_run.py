@@ -8,8 +8,10 @@ by verl's ``AgentLoopWorker._pad_token_ids`` (prompts left, responses right, as 
 ``RewardLoopWorker`` loads the actor tokenizer with ``verl.utils.hf_tokenizer`` and the manager with
 ``load_reward_manager``, ``compute_score_batch`` runs ``run_single`` per sample, and
 ``resolve_reward_manager_cls(config).assemble_rm_scores`` makes ``rm_scores``, which is what
-``RewardLoopManager.compute_rm_score`` does with Ray. ``--ray`` runs ``RewardLoopManager`` itself on a
-local Ray cluster (one reward worker actor).
+``RewardLoopManager.compute_rm_score`` does with Ray (``"ray": true`` runs ``RewardLoopManager`` itself on
+a local Ray cluster, one reward worker actor). Without Ray it also runs verl's streaming path: each
+sample's ``reward_score`` goes into an agent-loop output and verl's ``AgentLoopWorker._postprocess``
+writes the ``rm_scores`` the trainer reads by default (``reward.reward_model.enable=False``).
 
 Input (JSON on stdin): ``{"tokenizer", "overrides": [...], "samples": [{"messages", "response",
 "extra_info"}], "prompt_length", "response_length", "ray": bool, "out": path}``. Output (JSON at ``out``;
@@ -34,7 +36,11 @@ def main() -> None:
     from hydra import compose, initialize_config_dir
     from tensordict import TensorDict
     from verl import DataProto
-    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.experimental.agent_loop.agent_loop import (
+        AgentLoopMetrics,
+        AgentLoopWorker,
+        _InternalAgentLoopOutput,
+    )
     from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
     from verl.experimental.reward_loop.reward_manager.registry import REWARD_MANAGER
     from verl.trainer.ppo.reward import resolve_reward_manager_cls
@@ -115,10 +121,29 @@ def main() -> None:
         rm_scores = manager.assemble_rm_scores(data, [r["reward_score"] for r in results])
         keys = list(results[0]["reward_extra_info"])
         extra = {k: [r["reward_extra_info"][k] for r in results] for k in keys}
+        outputs = []
+        for i, r in enumerate(results):  # what AgentLoopWorker._compute_score assigns, then _postprocess
+            row = {k: batch[k][i : i + 1] for k in ("prompts", "responses", "attention_mask", "input_ids")}
+            out = _InternalAgentLoopOutput(
+                prompt_ids=row["prompts"],
+                response_ids=row["responses"],
+                input_ids=row["input_ids"],
+                position_ids=torch.zeros_like(row["input_ids"]),
+                response_mask=row["attention_mask"][:, request["prompt_length"] :],
+                attention_mask=row["attention_mask"],
+                metrics=AgentLoopMetrics(),
+                extra_fields={},
+            )
+            out.reward_score = r["reward_score"]
+            out.extra_fields["reward_extra_info"] = r["reward_extra_info"]
+            outputs.append(out)
+        streamed = AgentLoopWorker._postprocess(SimpleNamespace(reward_loop_worker_handles=[]), outputs)
+        streamed_rm_scores = streamed.batch["rm_scores"].tolist()
     with open(request["out"], "w") as f:
         json.dump(
             {
                 "rm_scores": rm_scores.tolist(),
+                "streamed_rm_scores": None if request.get("ray") else streamed_rm_scores,
                 "prompt_ids": batch["prompts"].tolist(),
                 "response_ids": batch["responses"].tolist(),
                 "attention_mask": batch["attention_mask"].tolist(),
