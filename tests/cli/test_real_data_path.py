@@ -10,11 +10,14 @@ width 32, 2,048 positions, so every real record fits) and a byte-level BPE token
 real texts, both written with ``save_pretrained``. Nothing is downloaded. Every command runs as a user
 runs it (a subprocess of the installed script, stdout and stderr apart), so the test also sees what a
 user sees: an exit code, and never a traceback. A path test, not a quality test: 4 optimiser steps.
+Those tests are ``slow``; the fast one checks that the GPU commands the page prints exist as written.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -24,8 +27,6 @@ import httpx
 import pytest
 
 from tests.policies.conftest import free_port
-
-pytestmark = pytest.mark.slow
 
 PRMKIT = str(Path(sys.executable).parent / "prmkit")
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "real"
@@ -37,6 +38,7 @@ EVAL_SPLITS = ("math", "olympiadbench", "omnimath")
 RECORDS = {"gsm8k": 10, "math": 8, "olympiadbench": 9, "omnimath": 9, "prm800k": 6, "math_shepherd": 7}
 """Records in each real sample file (their SOURCE.md files list them)."""
 MAX_LENGTH = 2048
+DOC = Path(__file__).resolve().parents[2] / "docs" / "real-data.md"
 
 
 def prmkit(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -108,6 +110,7 @@ def prm(work, backbone) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_checkpoint_is_an_hf_folder_on_the_backbone(prm, backbone):
     from transformers import AutoModelForTokenClassification
 
@@ -123,6 +126,7 @@ def test_checkpoint_is_an_hf_folder_on_the_backbone(prm, backbone):
     assert model.config.prmkit["tag_id"] < model.get_input_embeddings().num_embeddings
 
 
+@pytest.mark.slow
 def test_score_reads_every_real_file(prm, work):
     """Every record of every real trace file (four ProcessBench splits, PRM800K, Math-Shepherd) is scored,
     read in its own format with no conversion."""
@@ -146,6 +150,7 @@ def test_score_reads_every_real_file(prm, work):
             )
 
 
+@pytest.mark.slow
 def test_eval_processbench_on_the_other_splits(prm, work):
     out = work / "eval"
     files = [PROCESSBENCH / f"{s}.json" for s in EVAL_SPLITS]
@@ -167,6 +172,7 @@ def test_eval_processbench_on_the_other_splits(prm, work):
     assert len(predictions) == sum(RECORDS[s] for s in EVAL_SPLITS)
 
 
+@pytest.mark.slow
 def test_serve_scores_a_real_record_as_score_does(prm, work):
     """The longest olympiadbench record over HTTP (``/score``, steps as a list) against ``prmkit score``."""
     from prmkit.formats.inputs import read_traces
@@ -207,3 +213,31 @@ def test_serve_scores_a_real_record_as_score_does(prm, work):
     assert result["step_scores"] == pytest.approx(offline, abs=1e-5)
     assert result["score"] == pytest.approx(min(offline), abs=1e-5)  # the checkpoint's aggregation: min
     assert "Traceback" not in log.read_text()
+
+
+def test_the_docs_commands_use_only_flags_prmkit_has():
+    """Every ``prmkit`` command in docs/real-data.md's GPU block names a real sub-command and real flags
+    (the block needs a GPU and a model folder to run; the slow tests above run its commands on a tiny one)."""
+    import typer.main
+
+    from prmkit.cli import app
+
+    root = typer.main.get_command(app)
+    block = re.search(r"```bash\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    assert block, "docs/real-data.md lost its command block"
+    lines = block.group(1).replace("\\\n", " ").splitlines()
+    commands = [seg for line in lines for seg in " ".join(shlex.split(line, comments=True)).split(" && ")]
+    checked = 0
+    for command in commands:
+        words = command.split()
+        if not words or words[0] != "prmkit":
+            continue
+        cmd, rest = root, words[1:]
+        while hasattr(cmd, "commands") and rest and rest[0] in cmd.commands:
+            cmd, rest = cmd.commands[rest[0]], rest[1:]
+        assert not hasattr(cmd, "commands"), f"{command!r}: no such prmkit command"
+        known = {opt for param in cmd.params for opt in (*param.opts, *param.secondary_opts)}
+        unknown = [w for w in rest if w.startswith("-") and w.split("=")[0] not in known]
+        assert not unknown, f"{command!r}: prmkit {cmd.name} has no {unknown}"
+        checked += 1
+    assert checked >= 7  # convert x2, validate, inspect, train prm, eval processbench, score, serve
