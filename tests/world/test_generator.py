@@ -17,7 +17,11 @@ GOLDEN = (
 
 
 def _digest(problems) -> str:
-    return hashlib.sha256(json.dumps([p.model_dump() for p in problems], sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(
+            [p.model_dump(mode="json", exclude_defaults=True) for p in problems], sort_keys=True
+        ).encode()
+    ).hexdigest()
 
 
 def test_same_seed_same_problems_on_any_machine() -> None:

@@ -21,11 +21,12 @@ from typing import Any
 
 from prmkit.agentworld import text as T
 from prmkit.agentworld.config import AGENT_WORLD_VERSION, EVENTS, AgentConfig
-from prmkit.agentworld.generator import NUMERIC, derive_seed
+from prmkit.agentworld.generator import NUMERIC
 from prmkit.agentworld.reading import Key, State, Task, read_step
 from prmkit.agentworld.tools import CALCULATOR, GRADER, LOOKUP, execute
 from prmkit.core.model import Continuation, Problem, Step, ToolCall, Trace
 from prmkit.core.render import step_inputs
+from prmkit.core.seeds import derive_seed
 
 Action = tuple[Any, ...]
 """("lookup", key) | ("calc", j, a, b) | ("answer", n)."""

@@ -17,7 +17,6 @@ partition the task space by a digest of the question, so they never share one wh
 from __future__ import annotations
 
 import copy
-import hashlib
 import random
 from typing import Any
 
@@ -25,6 +24,7 @@ from prmkit.agentworld.config import AGENT_WORLD_VERSION, SPLITS, AgentWorldConf
 from prmkit.agentworld.text import apply
 from prmkit.agentworld.tools import TOOLS
 from prmkit.core.model import Problem
+from prmkit.core.seeds import derive_seed
 
 SYLLABLES = (
     "va", "ren", "tol", "bin", "dun", "mor", "kel", "sar", "bri", "ost", "lum", "fen", "gra", "hal",
@@ -39,12 +39,6 @@ NUMERIC = {
 LINKS = {"town": "mayor", "company": "founder"}
 """The attribute of a town / company that names a person (the first hop of a two-hop term)."""
 OP_WORDS = {"+": "plus", "-": "minus", "*": "times"}
-
-
-def derive_seed(*parts: object) -> int:
-    """A 64-bit integer seed from any parts, the same on every machine and Python run."""
-    text = "\x1f".join(str(p) for p in parts).encode()
-    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
 
 
 class _Names:

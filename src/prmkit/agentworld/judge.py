@@ -15,10 +15,10 @@ import zlib
 from collections.abc import Sequence
 
 from prmkit.agentworld.checker import check_trace
-from prmkit.agentworld.generator import derive_seed
 from prmkit.core.model import Problem, Step, Trace
 from prmkit.core.protocols import JudgeVerdict
 from prmkit.core.render import step_inputs
+from prmkit.core.seeds import derive_seed
 
 
 class AgentJudge:

@@ -99,6 +99,36 @@ def _arithmetic() -> World:
     )
 
 
+def _agent() -> World:
+    import prmkit.agentworld as a
+
+    legend = (
+        "Split by the class of the gold first error: *call* (wrong tool, wrong or malformed arguments, a "
+        "failed call repeated unchanged), *observation* (a tool result misread or ignored), *fact* (a value "
+        "stated without looking it up, or an arithmetic slip in the text), *answer* (answering before the "
+        "work is done, or a wrong answer), *loophole* (asking the grader's tool for the expected answer), "
+        "*premise* (building on an earlier wrong value). Each cell is the F1 on the trajectories with that "
+        "class of first error plus every error-free trajectory."
+    )
+    return World(
+        name="agentworld",
+        version=a.AGENT_WORLD_VERSION,
+        config=a.AgentWorldConfig,
+        policy_config=a.AgentConfig,
+        generate_problems=a.generate_problems,
+        policy=a.SimulatedAgent,
+        judge=a.AgentJudge,
+        sample_traces=a.sample_traces,
+        gold_label=a.gold_label,
+        generate=a.generate,
+        sample=a.sample,
+        check=a.check,
+        error_classes=tuple(a.CLASSES),
+        class_legend=legend,
+        oracle="agentworld-oracle",
+    )
+
+
 WORLDS: Registry[Callable[[], World]] = Registry("world", entry_points="prmkit.worlds")
 WORLDS.register("world", _arithmetic)
 WORLDS.register("agentworld", "prmkit.policies.worlds:_agent")

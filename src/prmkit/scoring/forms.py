@@ -73,6 +73,12 @@ _BUILT_IN = {
         "prmkit.world.oracle:load_oracle",
         names=("world-oracle",),
     ),
+    "agentworld-oracle": ScorerForm(
+        "agentworld-oracle",
+        "the agent world's exact checker, 1 up to the first wrong step and 0 from there (agent-world tasks only)",
+        "prmkit.agentworld.oracle:load_oracle",
+        names=("agentworld-oracle",),
+    ),
     "http": ScorerForm(
         "http(s)://HOST:PORT",
         "a prmkit reward server (prmkit serve)",

@@ -13,11 +13,11 @@ graph's numbers, so the two never share a graph whatever ``n`` is.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from typing import Any
 
 from prmkit.core.model import Problem
+from prmkit.core.seeds import derive_seed
 from prmkit.world import templates as T
 from prmkit.world.config import SPLITS, WORLD_VERSION, WorldConfig
 
@@ -25,12 +25,6 @@ OPS = ("+", "-", "*", "/")
 PROBLEM_SEED_TAG = "world-1"
 """Goes into every problem's seed. world-2 changed the policy, not the problems, so it keeps world-1's tag:
 the same seed gives the same problems in both (bump it with the version when problems change)."""
-
-
-def derive_seed(*parts: object) -> int:
-    """A 64-bit integer seed from any parts, the same on every machine and Python run."""
-    text = "\x1f".join(str(p) for p in parts).encode()
-    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
 
 
 def apply_op(op: str, a: int, b: int) -> int:

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from prmkit.core.model import Problem, Step
 from prmkit.core.protocols import JudgeVerdict
+from prmkit.core.seeds import derive_seed
 from prmkit.world.checker import Belief, Chain, check_step
-from prmkit.world.generator import derive_seed
 
 
 class NotAWorldProblemError(ValueError):

@@ -31,10 +31,11 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from prmkit.core.model import Continuation, Problem, Step, Trace
+from prmkit.core.seeds import derive_seed
 from prmkit.world import templates as T
 from prmkit.world.checker import Belief, Chain, Number, check_step, compute, paused_gc
 from prmkit.world.config import WORLD_VERSION, PolicyConfig
-from prmkit.world.generator import PROBLEM_SEED_TAG, apply_op, derive_seed
+from prmkit.world.generator import PROBLEM_SEED_TAG, apply_op
 from prmkit.world.misconceptions import Misconception, Written, triggered
 
 _OPS = ("+", "-", "*", "/")
