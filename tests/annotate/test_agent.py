@@ -182,3 +182,13 @@ def test_export_keeps_calls_results_and_tools_unchanged(agent_store, tmp_path) -
     with pytest.raises(ValueError, match=r"found 1 agent trajectories .* with --format prmkit"):
         export(f"sqlite:///{tmp_path / 'labels.db'}", tmp_path / "prm800k.jsonl", format="prm800k")
     assert not (tmp_path / "prm800k.jsonl").exists()
+
+
+def test_label_studio_tasks_show_an_agent_s_calls_and_results():
+    from prmkit.annotate.labelstudio import task_from_trace
+    from prmkit.core.render import step_inputs
+
+    trace = agent_trace()
+    steps = task_from_trace(trace, 1)["data"]["steps"]
+    assert [s["text"] for s in steps] == step_inputs(trace.steps)
+    assert "<tool_call>" in steps[0]["text"] and "<tool_response>" in steps[1]["text"]

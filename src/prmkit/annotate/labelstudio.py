@@ -23,6 +23,7 @@ from prmkit.annotate.work import _upsert, load_items
 from prmkit.core.errors import InputError, Issue, issues_from_validation, short
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Problem, Step, Trace
+from prmkit.core.render import step_inputs
 
 LABEL_CONFIG = """<View>
   <Header value="Problem"/>
@@ -48,7 +49,8 @@ def task_from_trace(trace: Trace, task_id: int) -> dict[str, Any]:
             "trace_id": trace.id,
             "problem": trace.problem.text,
             "answer": trace.problem.answer,
-            "steps": [{"text": s.text} for s in trace.steps],
+            # an agent's step shows its calls and, before it, the results it saw (prmkit.core.render)
+            "steps": [{"text": text} for text in step_inputs(trace.steps)],
         },
     }
     predictions = []
