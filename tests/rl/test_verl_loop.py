@@ -177,3 +177,30 @@ def test_reward_loop_by_import_path_on_ray(served) -> None:
     ]
     result = run_verl(served, overrides, ray=True)
     check(served, result)
+
+
+def test_custom_reward_function_scalar(served) -> None:
+    """``reward.custom_reward_function`` = the client's async ``compute_score``, run by verl's naive
+    manager: the aggregate at the last token; no ``extra_info.question`` means an empty problem, flagged."""
+    overrides = [
+        f"reward.custom_reward_function.path={CLIENT}",
+        "reward.custom_reward_function.name=compute_score",
+        f"+reward.custom_reward_function.reward_kwargs.url={served['url']}",
+        f"+reward.custom_reward_function.reward_kwargs.unfinished_reward={UNFINISHED}",
+    ]
+    result = run_verl(served, overrides)
+    assert result["manager"].endswith("NaiveRewardManager")
+    extra = result["reward_extra_info"]
+    assert extra["prm_empty_problem"] == [1.0, 0.0, 0.0]  # MATH row: verl gives the function no prompt
+    process = ProcessReward(served["url"])
+    tok = served["tokenizer"]
+    got = torch.tensor(result["rm_scores"])
+    for i, (sample, row, mask) in enumerate(
+        zip(SAMPLES, result["response_ids"], result["attention_mask"], strict=True)
+    ):
+        n = sum(mask[PROMPT_LEN:])
+        problem = sample["extra_info"].get("question", "")
+        (paid,) = process.score([problem], [tok.decode(row[:n], skip_special_tokens=True)])
+        want = min(paid.rewards) if paid.parsed.finished else UNFINISHED
+        assert torch.nonzero(got[i]).flatten().tolist() == [n - 1]
+        assert got[i, n - 1].item() == pytest.approx(want, abs=1e-6)
