@@ -40,3 +40,22 @@ def test_per_turn_lists() -> None:
     assert turn_step_rewards(unfinished, process) == [[0.0]]
     asked = ProcessReward(HashScorer(), unfinished_reward=None)
     assert turn_step_rewards(unfinished, asked) == [whole[:2]]
+
+
+def test_a_tool_using_trajectory_gets_one_reward_per_assistant_message() -> None:
+    from prmkit.agentworld import generate_problems, sample_traces
+    from prmkit.formats.chat import write_messages
+
+    trace = next(t for t in sample_traces(generate_problems(4, seed=3), 2, seed=0) if len(t.steps) > 3)
+    messages, _ = write_messages(trace)
+    process = ProcessReward(HashScorer())
+    rewards = turn_step_rewards(messages, process)
+    plain = trace.model_copy(update={"problem": trace.problem.model_copy(update={"metadata": {}})})
+    (expected,) = HashScorer().score([plain])  # the scorer reads the steps with their calls and results
+    assert rewards == [[x] for x in expected]
+    (without_calls,) = HashScorer().score(
+        [plain.model_copy(update={"steps": [s.model_copy(update={"tool_calls": []}) for s in plain.steps]})]
+    )
+    assert [r[0] for r in rewards] != without_calls
+    cut = messages[: messages.index(next(m for m in messages if m.get("tool_calls"))) + 1]
+    assert turn_step_rewards(cut, process) == [[0.0]]  # ended on a call: never answered, paid 0

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from prmkit.core.model import Trace
+from prmkit.core.render import step_inputs
 from prmkit.testing import make_random_prm
 
 
@@ -40,7 +41,7 @@ class HashScorer:
         time.sleep(self.delay + self.per_trace * len(traces))
         out = []
         for t in traces:
-            texts = [s.text for s in t.steps]
+            texts = step_inputs(t.steps)  # what a model reads: an agent's calls and results count
             out.append([self.step_score(t.problem.text, texts[: i + 1]) for i in range(len(texts))])
         return out
 

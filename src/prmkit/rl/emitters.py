@@ -7,7 +7,7 @@
   one-step response here gets exactly that.
 - :func:`turn_step_rewards`: per-turn lists for multi-turn trainers (``step_rewards`` per assistant turn,
   the shape NeMo Gym and AReaL are adding): the steps of every assistant turn scored as one trace, then
-  cut back into turns.
+  cut back into turns; a tool-using trajectory gets one reward per assistant message.
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ def turn_step_rewards(messages: Sequence[dict[str, Any]], process: ProcessReward
     unfinished rule (no assistant step states an answer) the last assistant turn gets
     ``[process.unfinished_reward]`` and the others ``[]``.
     """
+    if any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages):
+        return _trajectory_rewards(messages, process)
     problem = next((message_text(m.get("content"), "user") for m in messages if m.get("role") == "user"), "")
     turns = [message_text(m.get("content"), "assistant") for m in messages if m.get("role") == "assistant"]
     if not turns:
@@ -82,3 +84,24 @@ def turn_step_rewards(messages: Sequence[dict[str, Any]], process: ProcessReward
     (scores,) = process.scorer.score([make_trace(problem, steps)]) if steps else ([],)
     rows = split_by_turn(scores, [len(p.steps) for p in kept])
     return rows + [[] for _ in turns[len(kept) :]]
+
+
+def _trajectory_rewards(messages: Sequence[dict[str, Any]], process: ProcessReward) -> list[list[float]]:
+    """One reward per assistant message of a tool-using trajectory (see :func:`turn_step_rewards`); it is
+    unfinished when its last assistant message still calls a tool (the agent never answered)."""
+    from prmkit.core.errors import InputError
+    from prmkit.core.model import Problem, Trace
+    from prmkit.formats.base import RecordChecker
+    from prmkit.formats.chat import first_user_text, read_messages
+
+    ck = RecordChecker("messages", None)
+    prompt, steps = read_messages(ck, list(messages))
+    if ck.issues:
+        raise InputError(ck.issues)
+    if not steps:
+        return []
+    if steps[-1].tool_calls and process.unfinished_reward is not None:
+        return [[] for _ in steps[:-1]] + [[float(process.unfinished_reward)]]
+    trace = Trace(id="0", problem=Problem(id="0", text=first_user_text(prompt)), steps=steps)
+    (scores,) = process.scorer.score([trace])
+    return [[float(x)] for x in scores]
