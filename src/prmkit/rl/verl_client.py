@@ -20,6 +20,8 @@ exactly (tests/rl/test_verl_client.py checks it on the same inputs), since the P
 steps it was trained on.
 """
 
+# No ``from __future__ import annotations``: verl executes this file with no ``sys.modules`` entry, and
+# ``dataclasses`` then fails on string annotations.
 import asyncio
 import logging
 import os
@@ -298,8 +300,9 @@ class ServerError(RuntimeError):
 
 async def score_steps(
     client: httpx.AsyncClient, settings: Settings, problem: str, steps: Sequence[str]
-) -> list[float]:
-    """One trace's step scores from ``POST /score``; 503 waits ``Retry-After``, 4xx raises at once."""
+) -> tuple[list[float], float]:
+    """One trace's step scores and their aggregate (the server's, with ``settings.aggregation``) from
+    ``POST /score``; 503 waits ``Retry-After``, 4xx raises at once."""
     body = {"traces": [{"problem": problem, "steps": list(steps)}], "aggregation": settings.aggregation}
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     last: str = ""
@@ -310,7 +313,8 @@ async def score_steps(
             last, wait = f"{type(err).__name__}: {err}", min(2.0**attempt, 30.0)
         else:
             if resp.status_code == 200:
-                return [float(x) for x in resp.json()["results"][0]["step_scores"]]
+                result = resp.json()["results"][0]
+                return [float(x) for x in result["step_scores"]], float(result["score"])
             if resp.status_code != 503:
                 raise ServerError(f"{settings.url}/score answered {resp.status_code}: {resp.text[:500]}")
             last, wait = "503 busy", float(resp.headers.get("Retry-After", 1))
@@ -342,7 +346,9 @@ async def pay(
     unpaid = not finished and settings.unfinished_reward is not None
     if parsed.steps and not unpaid and not problem:
         note_empty_problem("response")
-    scores = await score_steps(client, settings, problem, parsed.steps) if parsed.steps and not unpaid else []
+    scores, aggregate = [], 0.0
+    if parsed.steps and not unpaid:
+        scores, aggregate = await score_steps(client, settings, problem, parsed.steps)
     n_ids = len(response_ids or [])
     if unpaid:
         rewards = [float(settings.unfinished_reward or 0.0)]
@@ -350,7 +356,6 @@ async def pay(
     else:
         rewards, char_ends = scores, parsed.char_ends[: len(scores)]
     ends = token_step_ends(response_ids, tokenizer, char_ends) if n_ids and tokenizer is not None else []
-    aggregate = _aggregate(scores, settings.aggregation) if scores else 0.0
     info = {
         "prm_score": float(settings.unfinished_reward or 0.0) if unpaid else aggregate,
         "prm_num_steps": float(len(parsed.steps)),
@@ -359,25 +364,6 @@ async def pay(
         "prm_empty_problem": float(bool(parsed.steps) and not unpaid and not problem),
     }
     return Paid(rewards, ends, info)
-
-
-def _aggregate(scores: Sequence[float], how: str) -> float:
-    """The aggregations of ``prmkit.scoring.aggregate`` a verl scalar needs."""
-    import math
-
-    if how == "min":
-        return min(scores)
-    if how == "last":
-        return scores[-1]
-    if how == "mean":
-        return sum(scores) / len(scores)
-    if how == "prod":
-        return math.prod(scores)
-    if how == "sum":
-        return sum(scores)
-    raise ValueError(
-        f"prmkit verl settings: aggregation: expected min, last, mean, prod or sum, found {how!r}"
-    )
 
 
 async def compute_score(
