@@ -45,6 +45,19 @@ class RemoteScorer:
         self.retries = retries
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
+    @property
+    def threshold(self) -> float | None:
+        """The served checkpoint's stored threshold (``GET /health``), read once; None where the server
+        reports none or cannot be asked (the caller then falls back to 0.5 and says so)."""
+        if not hasattr(self, "_threshold"):
+            try:
+                reply = httpx.get(f"{self.url}/health", headers=self.headers, timeout=min(self.timeout, 10.0))
+                value = reply.json().get("threshold") if reply.status_code == 200 else None
+            except (httpx.HTTPError, ValueError):
+                value = None
+            self._threshold = float(value) if isinstance(value, int | float) else None
+        return self._threshold
+
     def _wait(self, response: httpx.Response | None, attempt: int) -> float:
         if response is not None and response.headers.get("retry-after", "").replace(".", "", 1).isdigit():
             return float(response.headers["retry-after"])

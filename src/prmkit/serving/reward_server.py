@@ -142,6 +142,8 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
     )
     metrics = Metrics(batcher)
     model_name = getattr(scorer, "name", "prmkit")
+    stored = getattr(scorer, "threshold", None)
+    threshold = stored if isinstance(stored, float) else None
     template = getattr(getattr(scorer, "convention", None), "template", None)
     step_tag = config.step_tag or getattr(template, "tag", None) or "<extra_0>"
 
@@ -171,8 +173,10 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        """Liveness plus the queue depth, so a load balancer can route around a busy replica."""
-        return {"status": "ok", "model": model_name, "queued_traces": batcher.pending}
+        """Liveness plus the queue depth, so a load balancer can route around a busy replica, and the
+        checkpoint's dev-tuned threshold (None where it stores none), so a client that cuts step scores
+        into right / wrong over HTTP uses the one the checkpoint was tuned with."""
+        return {"status": "ok", "model": model_name, "queued_traces": batcher.pending, "threshold": threshold}
 
     @app.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
     async def prometheus() -> Response:
