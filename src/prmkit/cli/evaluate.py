@@ -32,7 +32,7 @@ def _processbench(cfg: Any) -> None:
         result = run_processbench(cfg)
     except ValueError as err:  # e.g. a trace longer than the model takes, or no gold in a file
         fail(str(err))
-    console.print(result.table(), markup=False, highlight=False)
+    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
     console.print(f"threshold: {result.threshold} ({result.threshold_from})")
 
 
