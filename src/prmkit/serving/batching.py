@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from prmkit.core.model import Trace
 from prmkit.core.protocols import StepScorer
+from prmkit.core.render import step_inputs
 
 TRACE_COST = 200
 """Characters a trace costs beyond its text in :func:`trace_cost` (template, per-trace work)."""
@@ -35,8 +36,8 @@ STEP_COST = 20
 
 def trace_cost(trace: Trace) -> int:
     """Estimated cost of scoring ``trace``, in characters, computed without tokenizing."""
-    steps = trace.steps
-    return TRACE_COST + len(trace.problem.text) + sum(len(s.text) for s in steps) + STEP_COST * len(steps)
+    steps = step_inputs(trace.steps)  # what the model reads: an agent's calls and results included
+    return TRACE_COST + len(trace.problem.text) + sum(map(len, steps)) + STEP_COST * len(steps)
 
 
 class QueueFull(RuntimeError):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -28,8 +29,9 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from prmkit.core.model import Trace
+from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import StepScorer
+from prmkit.core.render import step_inputs
 from prmkit.scoring.aggregate import aggregate
 from prmkit.serving.batching import STEP_COST, TRACE_COST, DynamicBatcher, QueueFull, trace_cost
 from prmkit.serving.config import ServerConfig
@@ -57,6 +59,7 @@ from prmkit.serving.schemas import (
     RewardResponse,
     ScoreRequest,
     ScoreResponse,
+    TraceIn,
     TraceScore,
     ValidationErrorResponse,
 )
@@ -96,6 +99,29 @@ def _check_raw(texts: Sequence[str], config: ServerConfig) -> None:
         _check_text(f"trace {i}", text, config.max_trace_chars, "--max-trace-chars", "trace")
 
 
+def _raw_text(item: TraceIn) -> str:
+    """What a trace of a request holds, as text, for the size check before any parsing."""
+    raw = (item.problem or "") + (item.completion or "")
+    if item.messages is not None or item.tools is not None:
+        raw += json.dumps([item.messages, item.tools], ensure_ascii=False, default=str)
+    return raw
+
+
+def _trajectory(item: TraceIn, i: int) -> Trace:
+    """An agent's trajectory from OpenAI chat messages (prmkit's ``chat`` reading); a malformed one is a
+    422 naming the message and field, as a file error would."""
+    from prmkit.formats.base import RecordChecker
+    from prmkit.formats.chat import first_user_text, read_messages
+
+    ck = RecordChecker(f"traces[{i}]", None)
+    prompt, steps = read_messages(ck, list(item.messages or []))
+    if ck.issues:
+        lines = "; ".join(f"{x.field}: expected {x.expected}, found {x.found}" for x in ck.issues[:5])
+        raise HTTPException(422, f"traces[{i}].{lines}")
+    problem = Problem(id=f"p-{i}", text=item.problem or first_user_text(prompt), tools=item.tools or [])
+    return Trace(id=str(i), problem=problem, steps=steps)
+
+
 def _check_sizes(traces: Sequence[Trace], config: ServerConfig) -> None:
     """Every limit that can be checked without tokenizing, so an oversized request costs microseconds."""
     _check_count(len(traces), config)
@@ -107,7 +133,7 @@ def _check_sizes(traces: Sequence[Trace], config: ServerConfig) -> None:
                 f"trace {i} has {len(trace.steps)} steps; this server scores at most "
                 f"{config.max_steps_per_trace} steps per trace (--max-steps-per-trace)",
             )
-        texts = [trace.problem.text, *(s.text for s in trace.steps)]
+        texts = [trace.problem.text, *step_inputs(trace.steps)]  # an agent's calls and results count
         for j, text in enumerate(texts):
             where = f"trace {i} problem" if j == 0 else f"trace {i} step {j - 1}"
             _check_text(where, text, config.max_step_chars, "--max-step-chars", "step or problem")
@@ -188,13 +214,21 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
         """Per-step scores and their aggregate for each trace."""
         how = req.aggregation or config.aggregation
         _check_aggregation(how)
-        _check_raw([(item.problem or "") + (item.completion or "") for item in req.traces], config)
+        _check_raw([_raw_text(item) for item in req.traces], config)
         traces = []
         for i, item in enumerate(req.traces):
-            if (item.steps is None) == (item.completion is None):
+            given = [k for k in ("steps", "completion", "messages") if getattr(item, k) is not None]
+            if len(given) != 1:
                 raise HTTPException(
-                    422, f"traces[{i}]: give exactly one of 'steps' (a list) or 'completion' (a string)"
+                    422,
+                    f"traces[{i}]: give exactly one of 'steps' (a list), 'completion' (a string) or "
+                    f"'messages' (an agent's chat messages); found {' and '.join(given) or 'none'}",
                 )
+            if item.messages is not None:
+                traces.append(_trajectory(item, i))
+                continue
+            if item.tools is not None:
+                raise HTTPException(422, f"traces[{i}]: 'tools' go with 'messages'")
             steps = item.steps if item.steps is not None else config.split.split(item.completion or "")
             traces.append(make_trace(item.problem, steps, trace_id=str(i)))
         rows = await score_all(traces)

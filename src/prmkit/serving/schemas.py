@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class TraceIn(BaseModel):
-    """One trace to score: the problem, and either its steps or one completion string to split."""
+    """One trace to score: the problem, and its steps, one completion string to split, or an agent's
+    messages."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -16,6 +17,13 @@ class TraceIn(BaseModel):
     steps: list[str] | None = None
     completion: str | None = None
     """Cut into steps by the server's split rule (``--step-separator`` / ``--step-pattern``)."""
+    messages: list[dict[str, Any]] | None = None
+    """A tool-using trajectory as agent frameworks log it (OpenAI chat: ``system`` / ``user`` messages,
+    then ``assistant`` messages with ``tool_calls`` and the ``tool`` results that answer them): one step
+    per assistant message, read as prmkit's ``chat`` format reads it; ``problem`` defaults to the first
+    user message."""
+    tools: list[dict[str, Any]] | None = None
+    """The tools the agent could call (OpenAI ``tools`` schemas), with ``messages``."""
 
 
 class ScoreRequest(BaseModel):
