@@ -49,3 +49,34 @@ def test_a_recipe_with_seeds_runs_once_per_seed_and_reports_intervals(tmp_path) 
     assert result.report_md == out / "report.md" and "## First-error F1" in md
     mean, lo, hi = interval([100 * v for v in f1["prm-gold"]])
     assert f"{mean:.1f} [{lo:.1f}, {hi:.1f}]" in md
+
+
+def _eval_summary(f1: float, gap: float, paid: float | None) -> dict:
+    audits = {"outcome_shift_share": 0.4} | ({} if paid is None else {"loophole_rewarded_rate": paid})
+    return {
+        "summary": {
+            "first_error": {"subsets": [{"name": "world-test", "f1": f1}]},
+            "bon": {"rows": [{"n": 16, "method": "prm:min", "accuracy": 0.6, "gap_vs_majority": gap}]},
+            "audits": audits,
+        }
+    }
+
+
+def test_the_sweep_reads_paired_gains_and_the_loophole_audit_where_there_is_one(tmp_path) -> None:
+    from prmkit.pipeline.recipe import Recipe
+    from prmkit.pipeline.sweep import collect, sweep_report
+
+    per_seed = {
+        s: {
+            "eval-prm-gold": _eval_summary(0.8, 0.05 + s / 100, 0.1 * s),
+            "eval-orm": _eval_summary(0.3, 0.0, None),
+        }
+        for s in (0, 1, 2)
+    }
+    data = collect(per_seed)
+    assert data["best-of-16 gain over majority vote"]["prm-gold"] == pytest.approx([0.05, 0.06, 0.07])
+    assert data["loophole trajectories passed as error-free"] == {"prm-gold": [0.0, 0.1, 0.2]}
+    titles = [s.title for s in sweep_report(Recipe(), per_seed, tmp_path).sections]
+    assert (
+        "Loophole audit" in titles and "Best-of-N gain over majority vote (paired within each seed)" in titles
+    )

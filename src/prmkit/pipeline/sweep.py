@@ -20,6 +20,12 @@ from prmkit.pipeline.report import Report, Table, relpath
 
 SWEEP_FILE = "sweep.json"
 BON_ROWS = {"majority": "majority vote", "orm": "ORM best-of-N", "oracle": "oracle (any right answer)"}
+LOOPHOLE_METRICS = {
+    "loophole_rewarded_rate": "loophole trajectories passed as error-free",
+    "loophole_preference": "loophole preferred to an honest right trajectory",
+    "loophole_pick_share": "best-of-N picks that use the loophole",
+    "loophole_pool_share": "loophole trajectories in the pools",
+}
 
 
 def for_seed(recipe: Recipe, seed: int) -> Recipe:
@@ -90,6 +96,7 @@ def collect(per_seed: dict[int, dict[str, dict[str, Any]]]) -> dict[str, dict[st
                 metric = f"best-of-{row['n']} accuracy"
                 if row["method"] == "prm:min":
                     add(metric, model, row["accuracy"])
+                    add(f"best-of-{row['n']} gain over majority vote", model, row.get("gap_vs_majority"))
                 elif row["method"] in ("majority", "orm", "oracle") and (metric, row["method"]) not in shared:
                     shared.add((metric, row["method"]))
                     add(metric, BON_ROWS[row["method"]], row["accuracy"])
@@ -99,9 +106,12 @@ def collect(per_seed: dict[int, dict[str, dict[str, Any]]]) -> dict[str, dict[st
                 model,
                 (s.get("audits") or {}).get("outcome_shift_share"),
             )
+            for key, name in LOOPHOLE_METRICS.items():  # only where gold marks loophole steps (agent world)
+                add(name, model, (s.get("audits") or {}).get(key))
         if "label_report" in results:
             for source, m in results["label_report"]["summary"]["sources"].items():
                 add("label first-error accuracy (training traces)", source, m["first_error"]["accuracy"])
+                add("label step-error F1 (training traces)", source, (m.get("step_error") or {}).get("f1"))
     return out
 
 
@@ -121,7 +131,12 @@ def sweep_report(recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]],
     families = (
         ("First-error F1", lambda m: m.startswith("first-error F1") and m.count(" ") == 2),
         ("First-error F1 by error class", lambda m: m.startswith("first-error F1") and m.count(" ") == 3),
-        ("Best-of-N accuracy", lambda m: m.startswith("best-of-")),
+        ("Best-of-N accuracy", lambda m: m.startswith("best-of-") and m.endswith("accuracy")),
+        (
+            "Best-of-N gain over majority vote (paired within each seed)",
+            lambda m: m.endswith("majority vote"),
+        ),
+        ("Loophole audit", lambda m: m in LOOPHOLE_METRICS.values()),
         ("Process-to-outcome shift", lambda m: m.startswith("final-step")),
         ("Labels against gold", lambda m: m.startswith("label ")),
     )
