@@ -23,6 +23,7 @@ from pydantic import (
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.policies.options import JudgeOptions, PolicyOptions
 from prmkit.policies.worlds import WORLDS, is_world_name, world
+from prmkit.rl.config import REWARDS_NEEDING_PRM, Reward, RlConfig
 from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
 from prmkit.world.config import PolicyConfig, WorldConfig
 
@@ -218,6 +219,37 @@ class EvaluateSection(WorldEvalSettings):
         return self
 
 
+class RlSection(_Section):
+    """RL against the PRM (``prmkit rl``): one GRPO run per reward from the pretrained LM (π0), every run
+    at the same budget, monitored against gold (docs/rl.md, "The experiment")."""
+
+    rewards: list[Reward] = ["outcome", "prm_aggregate", "dense", "mixed", "gold_process"]
+    """One run (stage ``rl-<reward>``) per reward: outcome, prm_aggregate, dense, mixed, gold_process."""
+    prm_source: str = "mc_hard"
+    """The PRM (one of ``train.prm_sources``) that pays the process rewards; it is also every run's
+    monitor proxy, so all runs are read on one PRM."""
+    seed: int = 0
+    """Seed of the runs (set per seed by a sweep)."""
+    config: dict[str, Any] = {}
+    """Fields of ``prmkit rl``'s config (``prmkit rl --help``: steps, group_size, batch, lr, prompts...)
+    but ``policy``, ``prm``, ``reward`` and ``seed``, which the recipe sets."""
+
+    @model_validator(mode="after")
+    def _rl_fields(self) -> RlSection:
+        taken = sorted({"policy", "prm", "reward", "seed"} & set(self.config))
+        if taken:
+            raise ValueError(
+                f"rl.config: {taken} are set by the recipe (π0, rl.prm_source, rl.rewards, rl.seed)"
+            )
+        self.run_config("outcome", "π0", None)  # every key checked now, before hours of work
+        return self
+
+    def run_config(self, reward: str, policy: str, prm: str | None) -> RlConfig:
+        """The config of the run of ``reward`` from ``policy`` paid by (or monitored with) ``prm``."""
+        fixed = {"policy": policy, "prm": prm, "reward": reward, "seed": self.seed}
+        return RlConfig.model_validate({**self.config, **fixed})
+
+
 class Recipe(_Section):
     """``prmkit run RECIPE.yaml``: problems -> traces -> labels -> models -> evaluation -> cards -> report."""
 
@@ -229,6 +261,9 @@ class Recipe(_Section):
     labels: LabelsSection = LabelsSection()
     train: TrainSection = TrainSection()
     evaluate: EvaluateSection = EvaluateSection()
+    rl: RlSection | None = None
+    """RL against the PRM after the models are trained (arithmetic world only: its checker is the
+    monitors' gold); null (the default) skips it."""
     seeds: list[int] = []
     """Run the whole recipe once per seed (training problems, labels, every model's initialisation; the
     evaluation data stays), each into ``output_dir/seed-<s>``, then one report with mean and 95 % interval
@@ -268,6 +303,23 @@ class Recipe(_Section):
                     f"{what} is {backend!r} but the problems come from {name!r}: use {name!r} "
                     "(or a model or endpoint)"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _rl_has_what_it_needs(self) -> Recipe:
+        if self.rl is None:
+            return self
+        if self.train.pretrain is None:
+            raise ValueError("rl needs train.pretrain: π0 is the pretrained LM")
+        if self.problems.world_name != "world":
+            raise ValueError(
+                "rl runs on the arithmetic world (problems.source: world): its checker is the gold"
+            )
+        needs_prm = any(r in REWARDS_NEEDING_PRM for r in self.rl.rewards)
+        if self.rl.prm_source not in self.train.prm_sources and needs_prm:
+            raise ValueError(
+                f"rl.prm_source {self.rl.prm_source!r} is not among train.prm_sources {self.train.prm_sources}"
+            )
         return self
 
     @model_validator(mode="after")

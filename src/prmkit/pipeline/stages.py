@@ -201,6 +201,18 @@ def _evaluate(model_stage: str) -> Run:
     return run
 
 
+def _rl(reward: str) -> Run:
+    def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+        from prmkit.rl.train import train_policy
+
+        assert r.rl is not None  # the stage exists only when the recipe asks for RL
+        prm = next((d / MODEL for name, d in deps.items() if name.startswith("prm-")), None)
+        cfg = r.rl.run_config(reward, str(deps["pretrain"] / MODEL), None if prm is None else str(prm))
+        return train_policy(cfg, out / "policy")
+
+    return run
+
+
 def plan(r: Recipe) -> list[Stage]:
     """The stages this recipe runs, in order, with what each reads."""
     stages = [Stage("problems", [], r.problems.model_dump(mode="json"), _problems)]
@@ -245,4 +257,10 @@ def plan(r: Recipe) -> list[Stage]:
     for m in models:
         deps = [m, "orm"] if r.train.orm is not None and m != "orm" else [m]
         stages.append(Stage(f"eval-{m}", deps, ev, _evaluate(m), "eval", {"model": m}))
+    if r.rl is not None:
+        prm = "prm-" + r.rl.prm_source.replace(":", "-")
+        reads = ["pretrain", *([prm] if prm in models else [])]
+        for reward in r.rl.rewards:
+            settings = r.rl.model_dump(mode="json", exclude={"rewards"}) | {"reward": reward}
+            stages.append(Stage(f"rl-{reward}", reads, settings, _rl(reward), "rl", {"reward": reward}))
     return stages

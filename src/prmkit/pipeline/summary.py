@@ -172,6 +172,30 @@ def _audit_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+RL_LEGEND = (
+    "One GRPO run per reward from π0 (the pretrained LM), same budget each; measured every few steps on fresh "
+    "held-out problems against gold. *answer*: right final answers; *process-correct*: right answer and no "
+    "wrong step; *lucky*: right answer after a wrong step; *PRM reward*: the monitor PRM's mean aggregate (the "
+    "proxy every run is read on). A process reward should raise process-correct more than the outcome "
+    "reward does and lower lucky answers; a PRM reward that rises while process-correct falls is reward hacking."
+)
+RL_COLUMNS = {"answer": "answer_accuracy", "process-correct": "process_correct", "lucky": "lucky",
+              "PRM reward": "prm_reward"}  # fmt: skip
+
+
+def _rl_rows(runs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for reward, r in runs.items():
+        s = r["summary"]
+        row: dict[str, Any] = {"reward": reward, "steps": s["steps"]}
+        for name, key in RL_COLUMNS.items():
+            first, last = s["first"].get(key), s["last"].get(key)
+            row[name] = "–" if first is None or last is None else f"{_pct(first)} → {_pct(last)}"
+        row["hacking warnings"] = len(s["warnings"])
+        rows.append(row)
+    return rows
+
+
 def _trained(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The training stages' summaries (pretraining, PRMs, ORM): those that record a training run."""
     return {name: r["summary"] for name, r in results.items() if "training" in r.get("summary", {})}
@@ -284,6 +308,17 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
             "on a third of the test problems."
         )
         gold.text.extend(_gold_lines(trained))
+    runs = {name.removeprefix("rl-"): r for name, r in results.items() if name.startswith("rl-")}
+    if runs:
+        sec = report.section("RL against the PRM")
+        sec.text.append(RL_LEGEND)
+        sec.tables.append(Table(_rl_rows(runs), "The policy at its first and last monitor point (%)"))
+        sec.text += [
+            f"**Warning (rl-{reward}):** {w}" for reward, r in runs.items() for w in r["summary"]["warnings"]
+        ]
+        for reward, r in runs.items():
+            png = Path(r["dir"]) / "policy" / "monitors.png"
+            sec.images.append((relpath(png, out), f"rl-{reward}: monitors over training"))
     timing = report.section("Where the time went")
     timing.tables.append(Table([
         {"stage": name, "seconds": round(r.get("seconds", 0.0), 1), "cached this run": r["cached"]}

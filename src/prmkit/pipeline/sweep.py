@@ -20,6 +20,7 @@ from prmkit.pipeline.report import Report, Table, relpath
 
 SWEEP_FILE = "sweep.json"
 BON_ROWS = {"majority": "majority vote", "orm": "ORM best-of-N", "oracle": "oracle (any right answer)"}
+RL_METRICS = {"answer_accuracy": "answer accuracy", "process_correct": "process-correct", "lucky": "lucky"}
 LOOPHOLE_METRICS = {
     "loophole_rewarded_rate": "loophole trajectories passed as error-free",
     "loophole_preference": "loophole preferred to an honest right trajectory",
@@ -38,8 +39,10 @@ def for_seed(recipe: Recipe, seed: int) -> Recipe:
             "orm": None if t.orm is None else t.orm.model_copy(update={"seed": seed}),
         }
     )
+    rl = None if recipe.rl is None else recipe.rl.model_copy(update={"seed": seed})
     return recipe.model_copy(
         update={
+            "rl": rl,
             "seeds": [],
             "output_dir": recipe.output_dir / f"seed-{seed}",
             "problems": recipe.problems.model_copy(update={"seed": seed}),
@@ -108,6 +111,13 @@ def collect(per_seed: dict[int, dict[str, dict[str, Any]]]) -> dict[str, dict[st
             )
             for key, name in LOOPHOLE_METRICS.items():  # only where gold marks loophole steps (agent world)
                 add(name, model, (s.get("audits") or {}).get(key))
+        for name, r in results.items():  # RL runs: the policy at its last monitor point, and its change
+            if name.startswith("rl-"):
+                first, last = r["summary"]["first"], r["summary"]["last"]
+                for key, label in RL_METRICS.items():
+                    add(f"RL {label} (last)", name, last.get(key))
+                    if key in first and key in last:
+                        add(f"RL {label} change from π0", name, last[key] - first[key])
         if "label_report" in results:
             for source, m in results["label_report"]["summary"]["sources"].items():
                 add("label first-error accuracy (training traces)", source, m["first_error"]["accuracy"])
@@ -137,6 +147,7 @@ def sweep_report(recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]],
             lambda m: m.endswith("majority vote"),
         ),
         ("Loophole audit", lambda m: m in LOOPHOLE_METRICS.values()),
+        ("RL against the PRM", lambda m: m.startswith("RL ")),
         ("Process-to-outcome shift", lambda m: m.startswith("final-step")),
         ("Labels against gold", lambda m: m.startswith("label ")),
     )
