@@ -160,3 +160,21 @@ def test_how_to_use_shell_command_runs_as_written(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, args[1:])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "scored.jsonl").stat().st_size > 0
+
+
+def test_the_card_says_what_a_step_is_in_the_world_the_labels_came_from() -> None:
+    from prmkit.agentworld import generate_problems as agent_problems
+    from prmkit.agentworld import gold_label as agent_gold
+    from prmkit.agentworld import sample_traces as agent_traces
+    from prmkit.cards.card import process_section
+    from prmkit.cards.process_card import ProcessCard, summarize_sources
+
+    agent = agent_gold(agent_traces(agent_problems(2, seed=0), 2, seed=0))
+    math = world_traces(2, 2, seed=0, split="train")
+    for traces, says in (
+        (agent, "agentworld data: one assistant message"),
+        (math, "world data: one sentence"),
+    ):
+        card = ProcessCard(kind="prm", labels=summarize_sources(traces, ["gold"]))
+        assert says in process_section(card)["step_definition"]
+    assert "data:" not in process_section(ProcessCard(kind="prm"))["step_definition"]

@@ -48,11 +48,7 @@ def process_section(base: ProcessCard) -> dict[str, Any]:
         "head": spec.get("head", "classifier"),
         "step_definition": spec.get("step_definition")
         or f"one Step of a prmkit Trace, {read_at}"
-        + (
-            " (world data: one sentence-level computation, the last step states the answer)"
-            if _is_world(base)
-            else ""
-        ),
+        + (f" ({w.name} data: {w.step_definition})" if (w := _world(base)) else ""),
         "input_template": template.get("prompt_template"),
         "separator": template.get("separator"),
         "tag": template.get("tag"),
@@ -77,9 +73,11 @@ def base_section(base: ProcessCard) -> dict[str, Any]:
     }
 
 
-def _is_world(base: ProcessCard) -> bool:
-    blob = json.dumps(base.model_dump(mode="json"), default=str)
-    return "world" in blob
+def _world(base: ProcessCard) -> Any:
+    """The embedded world whose labels or data the card records (None for other data)."""
+    from prmkit.policies.worlds import world_in
+
+    return world_in(json.dumps(base.model_dump(mode="json"), default=str))
 
 
 def not_tested(base: ProcessCard, evaluation: dict[str, Any] | None) -> list[str]:
@@ -106,7 +104,7 @@ def not_tested(base: ProcessCard, evaluation: dict[str, Any] | None) -> list[str
     )
     if evaluation["bon"].get("orm") is None:
         out.append("a side-by-side ORM baseline (no ORM was given)")
-    out.append("other world configurations than the default (larger numbers, more phrasing variety)")
+    out.append("other configurations of the world than its default (its generator's and policy's knobs)")
     return out
 
 

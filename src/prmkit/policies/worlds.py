@@ -58,6 +58,8 @@ class World:
     """One paragraph saying what each error class is, for reports."""
     oracle: str
     """The scorer form of the checker (``prmkit.scoring.load_scorer``)."""
+    step_definition: str
+    """What one step of this world's traces is, for process cards ("what process was supervised")."""
 
     def traces(
         self, problems: int, per_problem: int, seed: int, split: str, policy_config: Any = None
@@ -96,6 +98,7 @@ def _arithmetic() -> World:
         error_classes=tuple(w.ERROR_CLASSES),
         class_legend=legend,
         oracle="world-oracle",
+        step_definition="one sentence-level computation, the last step states the answer",
     )
 
 
@@ -126,6 +129,10 @@ def _agent() -> World:
         error_classes=tuple(a.CLASSES),
         class_legend=legend,
         oracle="agentworld-oracle",
+        step_definition=(
+            "one assistant message of a tool-using agent: its text and tool calls, read after the results "
+            "of the previous message's calls; the last states the answer"
+        ),
     )
 
 
@@ -142,3 +149,12 @@ def world(name: str) -> World:
 def is_world_name(value: object) -> bool:
     """Whether ``value`` names a registered world (a recipe's ``problems.source`` may be a path)."""
     return isinstance(value, str) and not isinstance(value, Path) and value in WORLDS
+
+
+def world_in(text: str) -> World | None:
+    """The world whose version a serialised record names (a card, a provenance), or None."""
+    for name in WORLDS.names():
+        w = world(name)
+        if f'"{w.version}"' in text:
+            return w
+    return None
