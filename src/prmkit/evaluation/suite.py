@@ -103,6 +103,29 @@ def first_error_by_class(first_error: Any, traces: Sequence[Trace]) -> dict[str,
     return out
 
 
+def agent_step_metrics(
+    scorer: StepScorer, test: list[Trace], heldout: list[Trace], dev_problems: int, threshold: float | None
+) -> dict[str, dict[str, float]] | None:
+    """AgentProcessBench's step metrics (``step_micro_acc``, ``firsterroracc``; its own rules, see
+    :mod:`prmkit.evaluation.agentprocessbench`) on the first-error subsets, at the same threshold, when
+    the traces are agent trajectories; None for math traces (AgentProcessBench rates agent steps)."""
+    from prmkit.core.render import is_agentic
+    from prmkit.evaluation.agentprocessbench import evaluate_traces
+
+    if not any(is_agentic(t.steps) for t in test):
+        return None
+    dev_ids = set(list(group_by_problem(test))[:dev_problems])
+    sets = {"world-test": [t for t in test if t.problem.id not in dev_ids], "world-heldout": heldout}
+    result = evaluate_traces(
+        sets, scorer, threshold=0.5 if threshold is None else threshold, gold_source="gold"
+    )
+    keys = {"step_micro_acc": "step_micro_acc", "firsterroracc": "first_neg1_idx_acc"}
+    return {
+        row.dataset: {name: row.metrics()[key] for name, key in keys.items()}
+        for row in (*result.datasets, result.avg)
+    }
+
+
 def beam_on_world(
     scorer: StepScorer,
     out: Path,
@@ -200,6 +223,7 @@ def evaluate_world(
         first_error, dev_problems = first_error_on_world(cached, test, heldout)
         first_error.write(out)
         by_class = first_error_by_class(first_error, test + heldout)
+        agent_steps = agent_step_metrics(cached, test, heldout, dev_problems, first_error.threshold)
         done("best-of-N curves")
         prm_scores = cached.score(test)
         orm_scores = orm.score(test) if orm is not None else None
@@ -245,6 +269,7 @@ def evaluate_world(
         | {"dev_problems": dev_problems},
         "first_error": first_error.to_dict(),
         "first_error_by_class": by_class,
+        "agent_steps": agent_steps,
         "bon": {"params": bon.params, "rows": bon_summary(bon), "orm": orm.name if orm is not None else None},
         "audits": audits,
         "beam_gaming": beam,

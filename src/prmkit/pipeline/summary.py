@@ -196,6 +196,26 @@ def _rl_rows(runs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+AGENT_LEGEND = (
+    "AgentProcessBench's own metrics on the same traces and threshold: *step_micro_acc*, the share of gold "
+    "step labels (+1 / 0 / -1) the model's verdicts match (a binary verdict never matches a neutral 0), and "
+    "*firsterroracc*, the share of trajectories whose first -1 (or none) the model names exactly."
+)
+
+
+def _agent_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for model, r in evals.items():
+        agent = r["summary"].get("agent_steps")
+        if agent:
+            row: dict[str, Any] = {"model": model}
+            for dataset, m in agent.items():
+                if dataset != "AVG":
+                    row |= {f"{k} {dataset}": _pct(v) for k, v in m.items()}
+            rows.append(row)
+    return rows
+
+
 def _trained(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The training stages' summaries (pretraining, PRMs, ORM): those that record a training run."""
     return {name: r["summary"] for name, r in results.items() if "training" in r.get("summary", {})}
@@ -257,6 +277,10 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
                 Table(_class_rows(evals, w.error_classes), "First-error F1 by error class (%)")
             )
             head.text.append(w.class_legend)
+        agent_rows = _agent_rows(evals)
+        if agent_rows:
+            head.tables.append(Table(agent_rows, "Agent steps: AgentProcessBench's metrics (%)"))
+            head.text.append(AGENT_LEGEND)
         main = next((m for m in evals if m != LM), next(iter(evals)))
         summary = evals[main]["summary"]
         head.tables.append(Table(_bon_rows(summary), f"Best-of-N accuracy (%) with {main}, [95 % band]"))

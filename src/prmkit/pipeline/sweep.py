@@ -109,6 +109,10 @@ def collect(per_seed: dict[int, dict[str, dict[str, Any]]]) -> dict[str, dict[st
                 model,
                 (s.get("audits") or {}).get("outcome_shift_share"),
             )
+            for dataset, m in (s.get("agent_steps") or {}).items():
+                if dataset != "AVG":
+                    for key, value in m.items():
+                        add(f"AgentProcessBench {key} {dataset}", model, value)
             for key, name in LOOPHOLE_METRICS.items():  # only where gold marks loophole steps (agent world)
                 add(name, model, (s.get("audits") or {}).get(key))
         for name, r in results.items():  # RL runs: the policy at its last monitor point, and its change
@@ -147,6 +151,7 @@ def sweep_report(recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]],
             lambda m: m.endswith("majority vote"),
         ),
         ("Loophole audit", lambda m: m in LOOPHOLE_METRICS.values()),
+        ("Agent steps: AgentProcessBench's metrics", lambda m: m.startswith("AgentProcessBench ")),
         ("RL against the PRM", lambda m: m.startswith("RL ")),
         ("Process-to-outcome shift", lambda m: m.startswith("final-step")),
         ("Labels against gold", lambda m: m.startswith("label ")),
