@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from prmkit.agentworld import check, generate, sample, stats
-from prmkit.cli.agentworld import register
+from prmkit.cli.world import register
 from prmkit.core.dataset import write_jsonl
 from prmkit.core.errors import InputError
 from prmkit.core.model import Problem, Trace

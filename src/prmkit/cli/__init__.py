@@ -5,8 +5,7 @@ the CLI and the API mirror each other. Heavy imports (torch, transformers) happe
 so ``prmkit --help`` stays fast.
 
     data.py      convert, inspect, validate                  -> prmkit.formats / prmkit.core
-    world.py     world generate | sample | check | stats      -> prmkit.world
-    agentworld.py agentworld generate | sample | check | stats -> prmkit.agentworld
+    world.py     world | agentworld generate | sample | check | stats -> each registered world's jobs
     label.py     label mc | search | judge | consensus | report -> prmkit.labeling
     annotate.py  annotate serve | assign | export | agreement -> prmkit.annotate
     models.py    train prm | orm, score, pretrain             -> prmkit.training / prmkit.scoring
@@ -66,7 +65,6 @@ app = typer.Typer(
 _AREAS = (
     "data",
     "world",
-    "agentworld",
     "label",
     "annotate",
     "models",

@@ -1,77 +1,68 @@
-"""CLI commands of the world area: ``prmkit world generate | sample | check | stats`` -> prmkit.world.jobs.
+"""CLI commands of the embedded worlds: ``prmkit <world> generate | sample | check | stats``.
 
-``generate``, ``sample`` and ``stats`` are built from their typed configs below by
-:func:`prmkit.cli.config.config_command`: one flag per field (the world's and the policy's knobs
-unprefixed, documented in WorldConfig / PolicyConfig), ``--config FILE`` for all of them, and
+One sub-app per world registered in :mod:`prmkit.policies.worlds` (``prmkit world ...`` for the
+arithmetic world, ``prmkit agentworld ...`` for the agent world), each calling that world's jobs.
+``generate``, ``sample`` and ``stats`` are built from typed configs by
+:func:`prmkit.cli.config.config_command`: one flag per field (the world's generator and policy knobs
+unprefixed, documented in its own config classes), ``--config FILE`` for all of them, and
 ``--world-config`` / ``--policy-config`` for a file of one section; flags override both.
 """
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import typer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from prmkit.cli.common import console, progress
 from prmkit.cli.config import Layout, config_command
-from prmkit.world.config import PolicyConfig, WorldConfig
-
-world_app = typer.Typer(
-    name="world", help="The embedded world: problems, simulated policy, gold checker.", no_args_is_help=True
-)
+from prmkit.policies.worlds import WORLDS, World, world
 
 Split = Literal["train", "test", "heldout"]
+SEED = "Same seed, same output on any machine."
+SPLIT = "train, test (same lengths, disjoint from train) or heldout (longer)."
 
 
 class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
 
-# These belong in prmkit.world (world/config.py, beside WorldConfig) so the API takes them too; they
-# are here until that area moves them (world.jobs.generate(config) ...).
-class GenerateConfig(_Config):
-    """Generate seeded word problems (calls prmkit.world.generate)."""
-
-    n: int = 1000
-    """How many problems."""
-    output: Path
-    """Problems file (JSONL)."""
-    seed: int = 0
-    """Same seed, same output on any machine."""
-    split: Split = "train"
-    """train, test (same lengths, disjoint graphs) or heldout (longer)."""
-    world: WorldConfig = Field(default_factory=WorldConfig)
-
-
-class SampleConfig(_Config):
-    """Sample traces from the simulated policy (calls prmkit.world.sample)."""
-
-    problems: Path
-    """Problems file (JSONL) from `prmkit world generate`."""
-    output: Path
-    """Traces file (.jsonl or .parquet)."""
-    per_problem: int = 16
-    """Traces per problem."""
-    seed: int = 0
-    """Same seed, same output on any machine."""
-    policy: PolicyConfig = Field(default_factory=PolicyConfig)
-
-
-class StatsConfig(_Config):
-    """Print the world's statistics: accuracy, steps, error-kind mix, lucky rate (calls prmkit.world.stats)."""
-
-    n: int = 2000
-    """How many problems."""
-    per_problem: int = 8
-    """Traces sampled per problem for the statistics."""
-    seed: int = 0
-    """Same seed, same output on any machine."""
-    split: Split = "train"
-    """train, test (same lengths, disjoint graphs) or heldout (longer)."""
-    world: WorldConfig = Field(default_factory=WorldConfig)
-    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]]:
+    """The typed configs of ``prmkit <w> generate | sample | stats``: the same fields for every world,
+    with that world's generator and policy configs nested (their fields become the flags)."""
+    name = w.name.capitalize()
+    knobs = Field(default_factory=w.config)
+    errors = Field(default_factory=w.policy_config)
+    generate = create_model(
+        f"{name}GenerateConfig", __base__=_Config, __doc__=f"Generate seeded {w.name} problems.",
+        n=(int, Field(1000, description="How many problems.")),
+        output=(Path, Field(description="Problems file (JSONL).")),
+        seed=(int, Field(0, description=SEED)),
+        split=(Split, Field("train", description=SPLIT)),
+        world=(w.config, knobs),
+    )  # fmt: skip
+    sample = create_model(
+        f"{name}SampleConfig", __base__=_Config, __doc__=f"Sample traces from the {w.name} simulated policy.",
+        problems=(Path, Field(description=f"Problems file (JSONL) from `prmkit {w.name} generate`.")),
+        output=(Path, Field(description="Traces file (.jsonl or .parquet).")),
+        per_problem=(int, Field(16, description="Traces per problem.")),
+        seed=(int, Field(0, description=SEED)),
+        policy=(w.policy_config, errors),
+    )  # fmt: skip
+    stats = create_model(
+        f"{name}StatsConfig", __base__=_Config,
+        __doc__=f"Print the {w.name} statistics: accuracy, steps, first-error kinds and classes, lucky answers.",
+        n=(int, Field(2000, description="How many problems.")),
+        per_problem=(int, Field(8, description="Traces sampled per problem for the statistics.")),
+        seed=(int, Field(0, description=SEED)),
+        split=(Split, Field("train", description=SPLIT)),
+        world=(w.config, knobs),
+        policy=(w.policy_config, errors),
+    )  # fmt: skip
+    return generate, sample, stats
 
 
 OUTPUT = {"output": ["-o", "--output"]}
@@ -82,78 +73,77 @@ STATS = Layout(
 )
 
 
-def _print_stats(stats) -> None:
+def print_stats(stats: BaseModel, title: str) -> None:
+    """Every statistic a world reports, one row each (nested shares as ``field: key``)."""
     from rich.table import Table
 
-    table = Table(title=f"world statistics ({stats.traces} traces, {stats.problems} problems)")
+    table = Table(title=title)
     table.add_column("measure")
     table.add_column("value", justify="right")
-    for name in ("accuracy", "oracle_accuracy", "process_correct", "lucky_rate", "lucky_share_of_correct"):
-        table.add_row(name, f"{getattr(stats, name):.3f}")
-    table.add_row("mean_steps", f"{stats.mean_steps:.2f}")
-    table.add_row("mean_ops", f"{stats.mean_ops:.2f}")
-    for kind, share in stats.first_error_kinds.items():
-        table.add_row(f"first error: {kind}", f"{share:.3f}")
-    for cls, share in stats.first_error_classes.items():
-        table.add_row(f"first error class: {cls}", f"{share:.3f}")
+
+    def cell(value: Any) -> str:
+        return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+    for name, value in stats.model_dump().items():
+        if isinstance(value, dict):
+            for key, sub in value.items():
+                table.add_row(f"{name}: {key}", cell(sub))
+        elif not isinstance(value, list):
+            table.add_row(name, cell(value))
     console.print(table)
 
 
-def _generate(c: GenerateConfig) -> None:
-    from prmkit.world import generate
+def _commands(w: World) -> typer.Typer:
+    sub = typer.Typer(name=w.name, help=f"The embedded world {w.name!r} ({w.version}): "
+                      "problems, simulated policy, gold checker.", no_args_is_help=True)  # fmt: skip
+    generate_config, sample_config, stats_config = configs(w)
 
-    with progress() as bar:
-        task = bar.add_task("generate", total=c.n)
-        count = generate(
-            c.n, c.output, seed=c.seed, split=c.split, config=c.world, progress=lambda k: bar.advance(task, k)
-        )
-    console.print(f"wrote {count} {c.split} problems to {c.output}")
+    def generate(c: Any) -> None:
+        with progress() as bar:
+            task = bar.add_task("generate", total=c.n)
+            count = w.generate(
+                c.n,
+                c.output,
+                seed=c.seed,
+                split=c.split,
+                config=c.world,
+                progress=lambda k: bar.advance(task, k),
+            )
+        console.print(f"wrote {count} {c.split} problems to {c.output}")
 
+    def sample(c: Any) -> None:
+        from prmkit.formats.inputs import read_problems
 
-def _sample(c: SampleConfig) -> None:
-    from prmkit.formats.inputs import read_problems
-    from prmkit.world import sample
+        total = len(read_problems(c.problems))
+        with progress() as bar:
+            task = bar.add_task("sample", total=total)
+            count = w.sample(
+                c.problems, c.output, per_problem=c.per_problem, seed=c.seed, policy_config=c.policy,
+                progress=lambda k: bar.advance(task, k),
+            )  # fmt: skip
+        console.print(f"wrote {count} traces to {c.output}")
 
-    total = len(read_problems(c.problems))
-    with progress() as bar:
-        task = bar.add_task("sample", total=total)
-        count = sample(
-            c.problems, c.output, per_problem=c.per_problem, seed=c.seed, policy_config=c.policy,
-            progress=lambda k: bar.advance(task, k),
-        )  # fmt: skip
-    console.print(f"wrote {count} traces to {c.output}")
+    def stats(c: Any, json_out: bool) -> None:
+        result = w.stats(c.n, c.per_problem, c.seed, c.split, c.world, c.policy)
+        if json_out:
+            typer.echo(result.model_dump_json(indent=2))
+        else:
+            print_stats(result, f"{w.name} statistics ({c.n} problems x {c.per_problem}, {c.split})")
 
+    @sub.command("check")
+    def check_cmd(
+        traces: Path = typer.Argument(..., help=f"Traces of {w.name} problems (any policy)."),
+        output: Path = typer.Option(..., "-o", "--output", help="Traces with gold labels."),
+    ) -> None:
+        """Add gold step labels and print a summary of the traces."""
+        from prmkit.formats.inputs import read_traces
 
-def _stats(c: StatsConfig, json_out: bool) -> None:
-    from prmkit.world import stats
-
-    result = stats(c.n, c.per_problem, c.seed, c.split, c.world, c.policy)
-    if json_out:
-        typer.echo(result.model_dump_json(indent=2))
-    else:
-        _print_stats(result)
-
-
-@world_app.command("check")
-def check_cmd(
-    traces: Path = typer.Argument(..., help="Traces of world problems (any policy)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Traces with gold labels."),
-) -> None:
-    """Add gold labels (local and prefix views) and print a summary (calls prmkit.world.check)."""
-    from prmkit.formats.inputs import read_traces
-    from prmkit.world import check
-
-    total = len(read_traces(traces))
-    with progress() as bar:
-        task = bar.add_task("check", total=total)
-        stats = check(traces, output, progress=lambda k: bar.advance(task, k))
-    _print_stats(stats)
-    console.print(f"wrote {stats.traces} gold-labelled traces to {output}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``prmkit world ...`` to the root app."""
-    import inspect
+        total = len(read_traces(traces))
+        with progress() as bar:
+            task = bar.add_task("check", total=total)
+            result = w.check(traces, output, progress=lambda k: bar.advance(task, k))
+        print_stats(result, f"{w.name} statistics of {traces}")
+        console.print(f"wrote {result.traces} gold-labelled traces to {output}")
 
     json_flag = inspect.Parameter(
         "json_out",
@@ -161,7 +151,13 @@ def register(app: typer.Typer) -> None:
         annotation=bool,
         default=typer.Option(False, "--json", help="Print the statistics as JSON on stdout."),
     )
-    config_command(world_app, "generate", GenerateConfig, _generate, WORLD)
-    config_command(world_app, "sample", SampleConfig, _sample, POLICY)
-    config_command(world_app, "stats", StatsConfig, _stats, STATS, extra=[json_flag])
-    app.add_typer(world_app)
+    config_command(sub, "generate", generate_config, generate, WORLD)
+    config_command(sub, "sample", sample_config, sample, POLICY)
+    config_command(sub, "stats", stats_config, stats, STATS, extra=[json_flag])
+    return sub
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``prmkit <world> ...`` for every registered world to the root app."""
+    for name in WORLDS.names():
+        app.add_typer(_commands(world(name)))

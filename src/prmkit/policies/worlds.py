@@ -52,6 +52,8 @@ class World:
     """File job: ``(problems, output, per_problem=, seed=, policy_config=)``."""
     check: Callable[..., Any]
     """File job: ``(traces, output)`` -> the world's statistics (a pydantic model)."""
+    stats: Callable[..., Any]
+    """``(n, per_problem, seed, split, config, policy_config)`` -> the world's statistics of fresh samples."""
     error_classes: tuple[str, ...]
     """The classes of gold errors (label metadata ``class``), in the order reports show them."""
     class_legend: str
@@ -95,6 +97,7 @@ def _arithmetic() -> World:
         generate=w.generate,
         sample=w.sample,
         check=w.check,
+        stats=w.stats,
         error_classes=tuple(w.ERROR_CLASSES),
         class_legend=legend,
         oracle="world-oracle",
@@ -126,6 +129,7 @@ def _agent() -> World:
         generate=a.generate,
         sample=a.sample,
         check=a.check,
+        stats=a.stats,
         error_classes=tuple(a.CLASSES),
         class_legend=legend,
         oracle="agentworld-oracle",
