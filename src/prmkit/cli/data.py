@@ -44,7 +44,7 @@ def convert(
     grade: bool = typer.Option(
         False,
         "--grade",
-        help="ProcessBench: fill a missing final_answer_correct by checking the final answer.",
+        help="ProcessBench, AgentProcessBench: fill a missing outcome (final_answer_correct, final_label) by checking the final answer.",
     ),
     generator: str | None = typer.Option(
         None, "--generator", help="ProcessBench: generator name written where a trace has none."
