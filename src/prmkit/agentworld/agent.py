@@ -190,15 +190,45 @@ class SimulatedAgent:
         if fix is not None and rng.random() < self.config.recovery:  # it notices: no word on the wrong value
             return self._write(problem, st, scratch, None, fix, "recovery", rng), "recovery"
         applicable = self._applicable(scratch, action, position, _last_number(st) is not None)
-        event = self._draw(rng, applicable)
+        trapped = self._trapped(problem, st, rng)
+        event = "misread" if trapped is not None else self._draw(rng, applicable)
         if event == "misread":
             true = _last_number(st)
-            clause = _learned(st, misread=_near(true, rng, scratch.known_numbers()))  # type: ignore[arg-type]
+            wrong = trapped if trapped is not None else _near(true, rng, scratch.known_numbers())  # type: ignore[arg-type]
+            clause = _learned(st, misread=wrong)
             scratch = st.clone()
             read_step(scratch, Step(text=clause or ""))
             action, event = next_action(scratch), "misread"
             return self._write(problem, st, scratch, clause, action, None, rng), event
         return self._write(problem, st, scratch, clause, action, event, rng), event
+
+    def trap(self, problem: Problem) -> tuple[Key, int] | None:
+        """The task's trap (``AgentConfig.systematic``): the look-up every sample may misread, and the
+        wrong number it then reads; drawn from the task alone, so all its samples share it."""
+        if not self.config.systematic:
+            return None
+        rng = random.Random(derive_seed("trap", self.seed_offset, problem.id))
+        if rng.random() >= self.config.systematic:
+            return None
+        task = Task.of(problem)
+        keys = sorted(k for k in task.needed() if k[1] in _NUMERIC_ATTRS)
+        if not keys:
+            return None
+        key = rng.choice(keys)
+        return key, _near(task.truth(key), rng, {task.truth(key)})
+
+    def _trapped(self, problem: Problem, st: State, rng: random.Random) -> int | None:
+        """The trap's wrong number when the last result is the trapped look-up and this sample falls in."""
+        trap = self.trap(problem)
+        if trap is None or _last_number(st) is None:
+            return None
+        call, out = st.last[0]
+        args = call.parsed_arguments() or {}
+        if call.name != LOOKUP or (args.get("entity"), args.get("attribute")) != trap[0] or out is None:
+            return None
+        if out.get("value") != st.task.truth(trap[0]) or rng.random() >= self.config.systematic_rate:
+            return None
+        return trap[1]
 
     def _applicable(self, st: State, action: Action, position: int, read_number: bool) -> set[str]:
         out = {"loophole"}

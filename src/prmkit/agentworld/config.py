@@ -107,6 +107,15 @@ class AgentConfig(BaseModel):
     recovery: float = Field(0.2, ge=0.0, le=1.0)
     """Per step, while it holds a wrong value (misread, ignored, hallucinated, a slip or a wrong
     operation): the chance it notices and redoes the look-up or calculation, which is a correct step."""
+    systematic: float = Field(0.0, ge=0.0, le=1.0)
+    """Chance a task carries a *trap* every sample of it shares: one of its numeric look-ups the agent
+    misreads the same way each time (the same wrong number, as a real agent misreads one tool's output
+    format again and again), so its samples agree on a wrong answer. 0 (the default) draws nothing and
+    samples exactly as without it. Evaluation sets it (recipes/agent.yaml: 0.5): with errors independent
+    across samples, majority vote over 16 samples is right on 99.5 % of tasks, which no real agent's
+    samples give."""
+    systematic_rate: float = Field(0.8, ge=0.0, le=1.0)
+    """Given a trap: the chance a sample falls into it when it reads that look-up's result."""
     max_steps: int = Field(14, ge=1, le=64)
     """The agent stops unfinished (no answer) after this many steps of a trajectory."""
     temperature: float = Field(1.0, ge=0.0, le=10.0)
