@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## verl 0.9.1 in its own venv (verl pins transformers<5.11, prmkit 5.23), for tests/rl/test_verl_loop.py,
-## which skips without it. About 3 minutes from an empty pip cache on 2 cores.
+## verl 0.9.1 in its own venv (verl pins transformers<5.11, prmkit 5.23), for tests/rl/test_verl_loop.py:
+## `make test` builds it (CI runs verl's own reward loop); the test skips where it is missing (test-fast).
+## 77 s from an empty pip cache on 2 cores (pip 2 s, torch 23 s, the rest 52 s).
 VERL_VENV ?= .venv-verl
 $(VERL_VENV)/.installed: requirements-verl.txt
 	@test -x $(VERL_VENV)/bin/python || $(PY) -m venv $(VERL_VENV) || python3 -m venv $(VERL_VENV)
@@ -45,7 +46,7 @@ system-deps:
 demo: $(STAMP)
 	$(BIN)/prmkit run recipes/world.yaml
 
-test: $(STAMP) system-deps
+test: $(STAMP) system-deps verl-env
 	$(BIN)/python -m pytest -q --durations=15
 
 test-fast: $(STAMP)

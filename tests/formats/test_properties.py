@@ -32,19 +32,16 @@ PLAIN = st.text(alphabet="abcxyz019 +-=$\\{}.?é∑\n", min_size=1, max_size=12)
 RATING = st.sampled_from([-1, 0, 1, None])
 
 
-def _tmp() -> Path:
-    return Path(tempfile.mkdtemp(prefix="prmkit-prop-"))
-
-
 def _fixed_point(traces: list[Trace], fmt: str, suffix: str = ".jsonl") -> list[Trace]:
     """Write, read, write again: the two files must be identical; returns what was read."""
-    d = _tmp()
-    first, second = d / f"a{suffix}", d / f"b{suffix}"
-    write(first, traces, fmt)
-    back = read(first, fmt)
-    write(second, back, fmt)
-    assert first.read_bytes() == second.read_bytes()
-    return list(back)
+    # hypothesis calls this once per example: a directory that is removed after each, not pytest's tmp_path
+    with tempfile.TemporaryDirectory(prefix="prmkit-prop-") as name:
+        first, second = Path(name) / f"a{suffix}", Path(name) / f"b{suffix}"
+        write(first, traces, fmt)
+        back = list(read(first, fmt))
+        write(second, back, fmt)
+        assert first.read_bytes() == second.read_bytes()
+    return back
 
 
 @st.composite

@@ -119,3 +119,51 @@ def test_resample_respects_budget(problems: list[Problem]) -> None:
         longest = max(len(t.steps) for t in r.candidates)
         assert r.compute.steps_generated < 12 + longest
         assert r.details["accepted"] or r.compute.steps_generated >= 12
+
+
+class _Growing:
+    """Half of each round's continuations are one short step, half one step far too long for a small
+    model; a prefix answers after three steps."""
+
+    name = "growing"
+
+    def continue_from(self, problem, prefix: Sequence[Step], n=1, *, seed=None, max_steps=None):
+        out = []
+        for i in range(n):
+            text = "add 2 and 3" if i % 2 == 0 else " ".join(["add 2 and 3"] * 40)
+            steps = [Step(text=text)] * (1 if max_steps else 3 - len(prefix))
+            done = len(prefix) + len(steps) >= 3
+            out.append(
+                Continuation(steps=steps, final_answer="5" if done else None, finished=done, num_tokens=9)
+            )
+        return out
+
+
+@pytest.mark.parametrize("method", [beam_search, dvts])
+def test_beam_drops_candidates_the_model_cannot_read(tmp_path, method) -> None:
+    """Beam search's length policy: a candidate past the checkpoint's positions is dropped and counted,
+    never ranked on a prefix's scores, and the scorer's own policy is restored afterwards."""
+    from prmkit.scoring import load_scorer
+    from prmkit.testing import make_random_prm
+
+    scorer = load_scorer(make_random_prm(tmp_path / "prm"))
+    scorer.convention.max_length = 96  # a short model: one long step does not fit
+    assert scorer.overlong == "error"
+    problem = Problem(id="p", text="What is 2 + 3?", answer="5")
+    (result,) = method([problem], _Growing(), scorer, n=4, beam_width=2)
+    assert result.details["dropped_overlong"] > 0
+    assert result.answer == "5" and all(len(s.text) < 20 for s in result.trace.steps)
+    assert all(len(c.steps) == 3 for c in result.candidates)
+    assert scorer.overlong == "error"
+
+
+def test_beam_without_readable_candidates_chooses_nothing(tmp_path) -> None:
+    from prmkit.scoring import load_scorer
+    from prmkit.testing import make_random_prm
+
+    scorer = load_scorer(make_random_prm(tmp_path / "prm"))
+    scorer.convention.max_length = 16  # not even the problem and one step fit
+    problem = Problem(id="p", text="What is 2 + 3?", answer="5")
+    (result,) = beam_search([problem], _Growing(), scorer, n=4, beam_width=2)
+    assert result.trace is None and result.answer is None
+    assert result.details["dropped_overlong"] == 4

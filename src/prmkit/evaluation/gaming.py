@@ -194,13 +194,16 @@ def beam_gaming(
     if gold_label is None:
         from prmkit.world import gold_label
 
-    levels = []
+    levels, dropped, unchosen = [], {}, {}
     for n in budgets:
         results = beam_search(
             problems, policy, scorer, n=n, beam_width=min(beam_width, n), aggregation=aggregation, seed=seed
         )
         chosen = gold_label([r.trace for r in results if r.trace is not None])
         levels.append((n, chosen, scorer.score(chosen)))
+        # beam search's length policy: candidates that outgrew the scorer are dropped, not ranked
+        dropped[n] = sum(r.details.get("dropped_overlong", 0) for r in results)
+        unchosen[n] = sum(r.trace is None for r in results)
     out = gaming_from_selections(levels, aggregation)
-    out["beam_width"] = beam_width
+    out |= {"beam_width": beam_width, "dropped_overlong": dropped, "problems_without_choice": unchosen}
     return out

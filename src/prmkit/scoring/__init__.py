@@ -28,6 +28,7 @@ from prmkit.scoring.scorer import (
     ModelScorer,
     Overlong,
     OverlongError,
+    overlong_policy,
     pick_threshold,
 )
 
@@ -43,6 +44,7 @@ __all__ = [
     "ScorerForm",
     "aggregate",
     "load_scorer",
+    "overlong_policy",
     "pick_threshold",
     "score",
     "scorer_form",

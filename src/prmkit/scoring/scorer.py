@@ -7,7 +7,8 @@ Every batch runs under ``torch.inference_mode``; only the rows at read positions
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +28,24 @@ OVERLONG_HELP = (
     "A trace longer than a checkpoint takes: error (the default: stop and name it), skip (leave it "
     "unscored / out), truncate (keep the steps that fit; the rest stay unscored). Counts are printed."
 )
+
+
+@contextmanager
+def overlong_policy(scorer: Any, policy: Overlong) -> Iterator[Any]:
+    """``scorer`` with its length policy set to ``policy`` inside the block, restored after.
+
+    For callers that make their own inputs and must not stop on one that grew too long: beam search
+    extends candidates step by step and drops those the model can no longer read whole. A scorer with no
+    token limit of its own (the world's checker, labels, a server) has no policy and is left as it is."""
+    if not hasattr(scorer, "overlong"):
+        yield scorer
+        return
+    before = scorer.overlong
+    scorer.overlong = policy
+    try:
+        yield scorer
+    finally:
+        scorer.overlong = before
 
 
 class OverlongError(ValueError):

@@ -10,6 +10,11 @@ its own best child, which keeps the answers diverse when one early prefix would 
 
 Both stop when every beam has answered or after ``max_depth`` rounds; beams still open then are
 finished with one full rollout each (counted in the compute like every other step).
+
+Length policy: a candidate the scorer can no longer read whole (longer than a checkpoint's positions)
+is dropped, never ranked on the scores of a prefix, and counted (``details["dropped_overlong"]``). The
+search sets the scorer's length policy to ``skip`` while it runs, so one long candidate does not stop it;
+the result has no choice (``answer`` None) when every candidate outgrew the model.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from dataclasses import dataclass, field
 from prmkit.core.model import Problem, Step, Trace
 from prmkit.core.protocols import Policy, StepScorer
 from prmkit.scoring.aggregate import aggregate
-from prmkit.search.common import Compute, SearchResult, chosen_result, score_traces
+from prmkit.scoring.scorer import overlong_policy
+from prmkit.search.common import Compute, SearchResult, chosen_result, score_readable
 
 
 @dataclass
@@ -28,7 +34,8 @@ class _Beam:
     steps: list[Step]
     final_answer: str | None = None
     done: bool = False
-    scores: list[float] = field(default_factory=list)
+    scores: list[float] | None = field(default_factory=list)
+    """None: the scorer could not read the candidate whole (it outgrew the model)."""
     group: int = 0
     """The subtree a DVTS beam belongs to (always 0 in plain beam search)."""
 
@@ -56,10 +63,14 @@ def _expand(
     return children
 
 
-def _score(problem: Problem, scorer: StepScorer, beams: list[_Beam], name: str, compute: Compute) -> None:
+def _score(
+    problem: Problem, scorer: StepScorer, beams: list[_Beam], name: str, compute: Compute
+) -> list[_Beam]:
+    """Score ``beams`` in one call; returns the ones the scorer read whole (the module's length policy)."""
     traces = [_as_trace(problem, b, name, i) for i, b in enumerate(beams)]
-    for beam, row in zip(beams, score_traces(scorer, traces, compute), strict=True):
+    for beam, row in zip(beams, score_readable(scorer, traces, compute), strict=True):
         beam.scores = row
+    return [b for b in beams if b.scores is not None]
 
 
 def _finish_open(
@@ -71,8 +82,7 @@ def _finish_open(
         (cont,) = policy.continue_from(problem, beam.steps, n=1, seed=seed + 104729 + b)
         compute.add_continuations([cont])
         out.append(_Beam(beam.steps + list(cont.steps), cont.final_answer, True, group=beam.group))
-    _score(problem, scorer, out, getattr(policy, "name", "policy"), compute)
-    return out
+    return _score(problem, scorer, out, getattr(policy, "name", "policy"), compute)
 
 
 def _search(
@@ -93,10 +103,12 @@ def _search(
     compute = Compute()
     active = [_Beam(steps=[], group=g if diverse else 0) for g in range(keep)]
     completed: list[_Beam] = []
-    depth = 0
+    depth = dropped = 0
     while active and depth < max_depth:
         children = _expand(problem, policy, active, beam_width, seed * 1_000_003 + depth * 1009, compute)
-        _score(problem, scorer, children, name, compute)
+        readable = _score(problem, scorer, children, name, compute)
+        dropped += len(children) - len(readable)
+        children = readable
         depth += 1
         rank = sorted(children, key=lambda c: aggregate(c.scores, aggregation), reverse=True)
         if diverse:  # each subtree keeps its own best child; it ends when that child has answered
@@ -112,7 +124,9 @@ def _search(
             if len(completed) >= n:
                 active = []
     if active:
-        completed += _finish_open(problem, policy, scorer, active, seed, compute)
+        finished = _finish_open(problem, policy, scorer, active, seed, compute)
+        dropped += len(active) - len(finished)
+        completed += finished
     best = max(completed, key=lambda c: aggregate(c.scores, aggregation), default=None)
     return chosen_result(
         problem,
@@ -122,8 +136,11 @@ def _search(
         aggregation=aggregation,
         compute=compute,
         candidates=[_as_trace(problem, c, name, i) for i, c in enumerate(completed)],
-        details={"n": n, "beam_width": beam_width, "depth": depth, "aggregation": aggregation},
-    )
+        details={
+            "n": n, "beam_width": beam_width, "depth": depth, "aggregation": aggregation,
+            "dropped_overlong": dropped,
+        },
+    )  # fmt: skip
 
 
 def beam_search(
@@ -137,10 +154,11 @@ def beam_search(
     seed: int = 0,
 ) -> list[SearchResult]:
     """Step-level beam search: ``n`` candidates per round, the top ``n // beam_width`` kept."""
-    return [
-        _search(p, policy, scorer, n, beam_width, max_depth, aggregation, seed + k, diverse=False)
-        for k, p in enumerate(problems)
-    ]
+    with overlong_policy(scorer, "skip"):
+        return [
+            _search(p, policy, scorer, n, beam_width, max_depth, aggregation, seed + k, diverse=False)
+            for k, p in enumerate(problems)
+        ]
 
 
 def dvts(
@@ -154,7 +172,8 @@ def dvts(
     seed: int = 0,
 ) -> list[SearchResult]:
     """Diverse verifier tree search: ``n // beam_width`` greedy subtrees of ``beam_width`` children each."""
-    return [
-        _search(p, policy, scorer, n, beam_width, max_depth, aggregation, seed + k, diverse=True)
-        for k, p in enumerate(problems)
-    ]
+    with overlong_policy(scorer, "skip"):
+        return [
+            _search(p, policy, scorer, n, beam_width, max_depth, aggregation, seed + k, diverse=True)
+            for k, p in enumerate(problems)
+        ]

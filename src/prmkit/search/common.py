@@ -125,6 +125,19 @@ def trace_from(problem: Problem, cont: Continuation, *, generator: str, trace_id
 
 def score_traces(scorer: StepScorer, traces: Sequence[Trace], compute: Compute) -> list[list[float]]:
     """Score traces in one call, check the scorer kept its contract, and count what it read."""
+    rows = score_readable(scorer, traces, compute)
+    for trace, row in zip(traces, rows, strict=True):
+        if row is None:
+            raise RuntimeError(
+                f"scorer {scorer.name!r} returned too few scores for trace {trace.id} "
+                f"with {len(trace.steps)} steps"
+            )
+    return rows  # type: ignore[return-value]
+
+
+def score_readable(scorer: StepScorer, traces: Sequence[Trace], compute: Compute) -> list[list[float] | None]:
+    """:func:`score_traces` for a scorer under a skip or truncate length policy: a trace it could not
+    read whole (fewer scores than steps) is None, never a row of a prefix's scores."""
     if not traces:
         return []
     scores = scorer.score(list(traces))
@@ -133,13 +146,16 @@ def score_traces(scorer: StepScorer, traces: Sequence[Trace], compute: Compute) 
             f"scorer {scorer.name!r} returned {len(scores)} score lists for {len(traces)} traces"
         )
     for trace, row in zip(traces, scores, strict=True):
-        if len(row) != len(trace.steps):
+        if len(row) > len(trace.steps):
             raise RuntimeError(
                 f"scorer {scorer.name!r} returned {len(row)} scores for trace {trace.id} "
                 f"with {len(trace.steps)} steps"
             )
     compute.add_scored(traces)
-    return [list(map(float, row)) for row in scores]
+    return [
+        list(map(float, row)) if len(row) == len(t.steps) else None
+        for t, row in zip(traces, scores, strict=True)
+    ]
 
 
 def sample_candidates(policy: Any, problem: Problem, n: int, seed: int, compute: Compute) -> list[Trace]:

@@ -1,0 +1,300 @@
+"""The RL experiment of issue 19 in one command: π0, its PRM, every (reward, seed) cell, one table.
+
+An experiment, not part of the library (it lives outside ``src/``). It reads ``recipes/rl.yaml`` and runs
+the documented ``prmkit`` commands, each cached in ``--out`` (a finished step is never run again, so a
+killed grid called again goes on where it stopped; a killed cell resumes from its last checkpoint):
+
+1. π0 (section ``pi0``): ``prmkit world generate`` / ``world sample`` / ``pretrain`` on the simulated
+   policy's own, unfiltered samples (no gold);
+2. the PRM (section ``prm``): ``prmkit label mc`` on those samples and ``prmkit train prm`` from π0 on the
+   MC labels (no gold);
+3. the cells (section ``experiment``): ``prmkit rl`` per reward and seed from the ``rl`` section, plus the
+   named ``extra`` cells (a cell is its reward with some ``rl`` keys changed), ``--jobs`` at a time with
+   one torch thread each;
+4. ``report.md``, ``results.json`` and ``curves.png`` in ``--out``: per reward, every monitor's value at
+   the first and last point (mean [95 % t-interval] over seeds), the change from π0 paired by seed,
+   paired differences between rewards, each extra cell with its hacking warnings, and the curves.
+
+``python experiments/rl_grid.py --recipe recipes/rl.yaml --out runs/rl [--jobs 2] [--report-only]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from prmkit.pipeline.sweep import interval
+from prmkit.rl.config import RlConfig
+from prmkit.rl.monitors import all_warnings, read_points
+
+PRMKIT = str(Path(sys.executable).parent / "prmkit")
+METRICS = {
+    "process_correct": "process-correct (gold)",
+    "answer_accuracy": "answer accuracy",
+    "lucky": "lucky answers",
+    "prm_reward": "PRM reward (proxy)",
+    "misconception": "misconception share of first errors",
+    "unfinished": "no final answer",
+    "steps_per_response": "steps per response",
+}
+"""What the table shows for every reward (``misconception`` is read from ``first_error_classes``)."""
+
+
+def run(args: Sequence[str], log: Path) -> None:
+    """One prmkit command, its output in ``log``; a failure stops the grid with the log's tail."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as out:
+        code = subprocess.call([PRMKIT, *args], stdout=out, stderr=subprocess.STDOUT)
+    if code:
+        tail = log.read_text()[-2000:]
+        raise SystemExit(f"`prmkit {' '.join(args)}` failed ({code}); {log}:\n{tail}")
+
+
+def config_file(out: Path, name: str, values: dict[str, Any]) -> Path:
+    """A section of the recipe written as the ``--config`` file of one command (kept: what ran)."""
+    path = out / "configs" / f"{name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(values, sort_keys=False))
+    return path
+
+
+def build_pi0(recipe: dict[str, Any], out: Path) -> Path:
+    """π0: the LM pretrained on the simulated policy's own samples (cached by its ``training.json``)."""
+    pi0, spec = out / "pi0", recipe["pi0"]
+    problems, traces = out / "problems.jsonl", out / "traces.jsonl"
+    if not problems.exists():
+        run(["world", "generate", "--n", str(spec["problems"]), "--seed", str(spec.get("seed", 0)),
+             "-o", str(problems)], out / "logs" / "generate.log")  # fmt: skip
+    if not traces.exists():
+        run(["world", "sample", str(problems), "--per-problem", str(spec["per_problem"]), "-o", str(traces)],
+            out / "logs" / "sample.log")  # fmt: skip
+    if not (pi0 / "training.json").exists():
+        cfg = config_file(out, "pretrain", spec["pretrain"])
+        run(["pretrain", str(traces), "-o", str(pi0), "--config", str(cfg)], out / "logs" / "pretrain.log")
+    return pi0
+
+
+def build_prm(recipe: dict[str, Any], out: Path, pi0: Path) -> Path:
+    """The PRM the cells are paid (or monitored) by: MC labels of π0's training samples, trained from π0."""
+    prm, spec = out / "prm", recipe["prm"]
+    labels = out / "labels.jsonl"
+    if not labels.exists():
+        cfg = config_file(out, "label-mc", spec["label"])
+        run(["label", "mc", "--config", str(cfg), "--input", str(out / "traces.jsonl"), "--output", str(labels)],
+            out / "logs" / "label-mc.log")  # fmt: skip
+    if not (prm / "training.json").exists():
+        cfg = config_file(out, "train-prm", spec["train"])
+        run(["train", "prm", str(labels), "-o", str(prm), "--base-model", str(pi0), "--config", str(cfg)],
+            out / "logs" / "train-prm.log")  # fmt: skip
+    return prm
+
+
+def cells(recipe: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
+    """(name, seed, rl section) of every cell: the grid, seed by seed, then the extra cells."""
+    grid, base = recipe["experiment"], recipe["rl"]
+    out = [(r, s, {**base, "reward": r}) for s in grid["seeds"] for r in grid["rewards"]]
+    for name, spec in (grid.get("extra") or {}).items():
+        spec = dict(spec)
+        seeds = spec.pop("seeds", [0])
+        out += [(name, s, {**base, **spec}) for s in seeds]
+    return out
+
+
+def run_cell(out: Path, pi0: Path, prm: Path, name: str, seed: int, section: dict[str, Any]) -> str:
+    """One ``prmkit rl`` run (skipped when its policy card exists; resumed when it was killed)."""
+    target = out / "cells" / f"{name}-{seed}"
+    if (target / "policy_card.json").exists():
+        return f"{name}-{seed}: cached"
+    section = {**section, "policy": str(pi0), "prm": str(prm), "seed": seed}
+    RlConfig.model_validate(section)  # a mistake in the recipe stops here, before any work
+    cfg = config_file(out, f"rl-{name}-{seed}", section)
+    start = time.monotonic()
+    run(["rl", "--config", str(cfg), "-o", str(target)], out / "logs" / f"rl-{name}-{seed}.log")
+    return f"{name}-{seed}: {time.monotonic() - start:.0f} s"
+
+
+def value(point: dict[str, Any], key: str) -> float | None:
+    if key == "misconception":
+        return point.get("first_error_classes", {}).get("misconception", 0.0)
+    return point.get(key)
+
+
+def fmt(values: list[float], scale: float = 100.0, signed: bool = False) -> str:
+    """mean [95 % interval] (percent for rates)."""
+    if not values:
+        return "–"
+    mean, lo, hi = interval([scale * v for v in values])
+    sign = "+" if signed else ""
+    return f"{mean:{sign}.1f} [{lo:{sign}.1f}, {hi:{sign}.1f}]"
+
+
+def summarise(out: Path, recipe: dict[str, Any]) -> dict[str, Any]:
+    """Per cell name: seeds, first and last monitor points, warnings; then the tables."""
+    runs: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    for name, seed, _ in cells(recipe):
+        points = read_points(out / "cells" / f"{name}-{seed}" / "monitors.jsonl")
+        if points:
+            runs.setdefault(name, {})[seed] = points
+    return runs
+
+
+def scale_of(key: str) -> float:
+    return 1.0 if key == "steps_per_response" else 100.0
+
+
+def report(out: Path, recipe: dict[str, Any]) -> str:
+    runs = summarise(out, recipe)
+    grid = recipe["experiment"]
+    lines = [
+        "# RL against the PRM: rewards compared at equal optimiser steps",
+        "",
+        f"`python experiments/rl_grid.py --recipe recipes/rl.yaml --out {out}`: π0 = the world's LM pretrained "
+        "on the simulated policy's unfiltered samples (no gold); PRM = likelihood head from π0 on MC hard labels "
+        "(no gold). Held-out monitors: the same test problems and sampling seeds at every point. Rates in %, "
+        "mean [95 % t-interval] over seeds; Δ = last point − π0, paired by seed.",
+        "",
+    ]
+    results: dict[str, Any] = {"cells": {}}
+    header = "| reward | seeds | steps | " + " | ".join(METRICS.values()) + " |"
+    for title, which in (("π0 (step 0)", 0), ("last point", -1)):
+        lines += [f"## {title}", "", header, "|" + "---|" * (len(METRICS) + 3)]
+        for name in grid["rewards"]:
+            per_seed = runs.get(name, {})
+            if not per_seed:
+                continue
+            steps = sorted({p[which]["step"] for p in per_seed.values()})
+            row = [name, str(len(per_seed)), "/".join(map(str, steps))]
+            for key in METRICS:
+                vals = [v for p in per_seed.values() if (v := value(p[which], key)) is not None]
+                row.append(fmt(vals, scale_of(key)))
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+    lines += [
+        "## Δ from π0 (last point − step 0, paired by seed)",
+        "",
+        header,
+        "|" + "---|" * (len(METRICS) + 3),
+    ]
+    deltas: dict[str, dict[str, dict[int, float]]] = {}
+    for name in grid["rewards"]:
+        per_seed = runs.get(name, {})
+        if not per_seed:
+            continue
+        row = [name, str(len(per_seed)), "/".join(sorted({str(p[-1]["step"]) for p in per_seed.values()}))]
+        for key in METRICS:
+            d = {
+                s: value(p[-1], key) - value(p[0], key)
+                for s, p in per_seed.items()
+                if value(p[-1], key) is not None and value(p[0], key) is not None
+            }
+            deltas.setdefault(name, {})[key] = d
+            row.append(fmt(list(d.values()), scale_of(key), signed=True))
+        lines.append("| " + " | ".join(row) + " |")
+        results["cells"][name] = {
+            "seeds": sorted(per_seed),
+            "first": {s: p[0] for s, p in per_seed.items()},
+            "last": {s: p[-1] for s, p in per_seed.items()},
+            "warnings": {s: all_warnings(p) for s, p in per_seed.items()},
+        }
+    lines += ["", "## Paired differences between rewards (Δ of one minus Δ of the other, same seed)", ""]
+    lines += ["| comparison | process-correct | lucky | answer accuracy |", "|---|---|---|---|"]
+    base = "outcome"
+    for name in grid["rewards"]:
+        if name == base or name not in deltas or base not in deltas:
+            continue
+        row = [f"{name} − {base}"]
+        for key in ("process_correct", "lucky", "answer_accuracy"):
+            a, b = deltas[name][key], deltas[base][key]
+            row.append(fmt([a[s] - b[s] for s in a if s in b], signed=True))
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "## Hacking warnings (the monitors' Goodhart check)", ""]
+    for name, per_seed in runs.items():
+        for seed, points in sorted(per_seed.items()):
+            for w in all_warnings(points):
+                lines.append(f"- `{name}` seed {seed}: {w}")
+    for name in grid.get("extra") or {}:
+        for seed, points in sorted(runs.get(name, {}).items()):
+            results["cells"][name] = {"seeds": [seed], "points": points, "warnings": all_warnings(points)}
+            lines += ["", f"### extra cell `{name}` (seed {seed}): {grid['extra'][name]}", ""]
+            lines += ["| step | " + " | ".join(METRICS.values()) + " |", "|" + "---|" * (len(METRICS) + 1)]
+            for p in points:
+                cells_ = [
+                    f"{scale_of(k) * v:.1f}" if (v := value(p, k)) is not None else "–" for k in METRICS
+                ]
+                lines.append(f"| {p['step']} | " + " | ".join(cells_) + " |")
+    if plot_curves(runs, grid, out / "curves.png"):
+        lines += ["", "![curves](curves.png)"]
+    (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    text = "\n".join(lines) + "\n"
+    (out / "report.md").write_text(text)
+    return text
+
+
+def plot_curves(runs: dict[str, dict[int, list[dict[str, Any]]]], grid: dict[str, Any], path: Path) -> bool:
+    """Mean over seeds of each monitor by optimiser step, one line per reward (extra cells dashed)."""
+    if not runs:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = ["process_correct", "answer_accuracy", "lucky", "prm_reward", "misconception", "unfinished"]
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
+    for ax, key in zip(axes.flat, keys, strict=True):
+        for name, per_seed in runs.items():
+            steps = sorted({p["step"] for pts in per_seed.values() for p in pts})
+            means, halves = [], []
+            for step in steps:
+                vals = [value(p, key) for pts in per_seed.values() for p in pts if p["step"] == step]
+                vals = [v for v in vals if v is not None]
+                mean, lo, hi = interval(vals) if vals else (math.nan, math.nan, math.nan)
+                means.append(mean)
+                halves.append((hi - lo) / 2)
+            style = "--" if name in (grid.get("extra") or {}) else "-"
+            line = ax.plot(steps, means, style, marker="o", markersize=3, label=name)[0]
+            ax.fill_between(steps, [m - h for m, h in zip(means, halves, strict=True)],
+                            [m + h for m, h in zip(means, halves, strict=True)], alpha=0.12,
+                            color=line.get_color())  # fmt: skip
+        ax.set_title(METRICS[key])
+        ax.set_xlabel("GRPO optimiser step")
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle("held-out monitors, mean and 95 % interval over seeds")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--recipe", type=Path, default=Path("recipes/rl.yaml"))
+    parser.add_argument("--out", type=Path, default=Path("runs/rl"))
+    parser.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)))
+    parser.add_argument("--report-only", action="store_true", help="only rebuild the report from the cells")
+    args = parser.parse_args()
+    recipe = yaml.safe_load(args.recipe.read_text())
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not args.report_only:
+        pi0 = build_pi0(recipe, args.out)
+        prm = build_prm(recipe, args.out, pi0)
+        todo = cells(recipe)
+        with ThreadPoolExecutor(args.jobs) as pool:
+            for done in pool.map(lambda c: run_cell(args.out, pi0, prm, *c), todo):
+                print(done, flush=True)
+    print(report(args.out, recipe))
+
+
+if __name__ == "__main__":
+    main()
