@@ -179,6 +179,13 @@ RL_LEGEND = (
     "proxy every run is read on). A process reward should raise process-correct more than the outcome "
     "reward does and lower lucky answers; a PRM reward that rises while process-correct falls is reward hacking."
 )
+RL_ELSEWHERE = (
+    "Not run by this recipe (it has no `rl:` section; the experiment does not fit a 15-minute demo). The RL "
+    "experiment on this world is `recipes/rl.yaml`: five rewards (outcome, PRM aggregate, dense step rewards, "
+    "outcome + process, gold process) x 3 seeds from one π0, plus a deliberately hackable reward, run by "
+    "`python experiments/rl_grid.py --recipe recipes/rl.yaml --out runs/rl`; its last results are in "
+    'docs/rl.md ("The experiment").'
+)
 RL_COLUMNS = {"answer": "answer_accuracy", "process-correct": "process_correct", "lucky": "lucky",
               "PRM reward": "prm_reward"}  # fmt: skip
 
@@ -343,6 +350,9 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
         for reward, r in runs.items():
             png = Path(r["dir"]) / "policy" / "monitors.png"
             sec.images.append((relpath(png, out), f"rl-{reward}: monitors over training"))
+    elif recipe.problems.world_name == "world":
+        sec = report.section("RL against the PRM")
+        sec.text.append(RL_ELSEWHERE)
     timing = report.section("Where the time went")
     timing.tables.append(Table([
         {"stage": name, "seconds": round(r.get("seconds", 0.0), 1), "cached this run": r["cached"]}
