@@ -44,3 +44,44 @@ def test_three_classes_soft_scores_and_last_step_only():
 def test_orm_targets_only_the_last_step():
     assert outcome_targets(_trace([1, -1, 1], answer_correct=True)) == [IGNORE, IGNORE, 1.0]
     assert outcome_targets(_trace([1, 1], answer_correct=None)) == [IGNORE, IGNORE]
+
+
+class _Chars:
+    """A tokenizer with one id per character (enough to read back what an LM example holds)."""
+
+    eos_token_id = 0
+
+    def __call__(self, text: str):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(input_ids=[ord(c) for c in text])
+
+
+def test_lm_examples_read_an_agent_step_as_its_scorer_does():
+    """The LM learns from the same text the PRM scores: an agent's calls and the results it read, so it
+    can learn to copy a looked-up value; a math trace is its problem and step texts, as before."""
+    from prmkit.core.model import Observation, ToolCall
+    from prmkit.core.render import step_inputs
+    from prmkit.training.data import lm_examples
+
+    call = ToolCall(name="lookup", arguments='{"entity": "Sarhal"}', id="c1")
+    looked = Step(
+        text="Look it up.",
+        tool_calls=[call],
+        observations=[Observation(content='{"value": 19}', call_id="c1")],
+    )
+    agent = Trace(id="a", problem=Problem(id="a", text="q"), steps=[looked, Step(text="It is 19.")])
+    math = Trace(
+        id="m",
+        problem=Problem(id="m", text="q"),
+        steps=[Step(text="2 + 3 = 5"), Step(text="The answer is 5.")],
+    )
+    (a, m) = lm_examples([agent, math], _Chars(), max_length=10_000, loss_on_problem=False)
+    text = "".join(map(chr, a["input_ids"][:-1]))
+    assert text == "q\n" + "".join(s + "\n" for s in step_inputs(agent.steps))
+    assert (
+        '<tool_call>\n{"name": "lookup"' in text
+        and '<tool_response>\n{"value": 19}\n</tool_response>\nIt is 19.' in text
+    )
+    assert "".join(map(chr, m["input_ids"][:-1])) == "q\n2 + 3 = 5\nThe answer is 5.\n"
+    assert a["prompt_len"] == m["prompt_len"] == 2

@@ -152,13 +152,16 @@ def lm_examples(
 ) -> list[dict[str, Any]]:
     """Causal-LM text of each trace in the policy layout: ``problem\\n`` + one step per line + EOS.
 
-    ``prompt_len`` is the number of tokens of ``problem\\n``; without ``loss_on_problem`` the collator
-    masks them out of the loss, so the gradient goes to the solution (copying and arithmetic).
+    A step is its input text (:func:`~prmkit.core.render.step_inputs`): an agent's tool calls and the
+    results it read are part of what the LM learns from, as they are of what its PRM scores, so the LM
+    can learn to copy a looked-up value (math steps are their text, unchanged). ``prompt_len`` is the
+    number of tokens of ``problem\\n``; without ``loss_on_problem`` the collator masks them out of the
+    loss, so the gradient goes to the solution (copying and arithmetic).
     """
     out = []
     for t in traces:
         prompt = tokenizer(t.problem.text + "\n").input_ids
-        text = t.problem.text + "\n" + "".join(s.text + "\n" for s in t.steps)
+        text = t.problem.text + "\n" + "".join(s + "\n" for s in step_inputs(t.steps))
         ids = [*tokenizer(text).input_ids, tokenizer.eos_token_id][:max_length]
         out.append({"input_ids": ids, "prompt_len": 0 if loss_on_problem else min(len(prompt), len(ids))})
     return out
