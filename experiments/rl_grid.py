@@ -70,7 +70,7 @@ def config_file(out: Path, name: str, values: dict[str, Any]) -> Path:
 
 
 def build_pi0(recipe: dict[str, Any], out: Path) -> Path:
-    """π0: the LM pretrained on the simulated policy's own samples (cached by its ``training.json``)."""
+    """π0: the LM pretrained on the simulated policy's own samples (cached: its process card is written last)."""
     pi0, spec = out / "pi0", recipe["pi0"]
     problems, traces = out / "problems.jsonl", out / "traces.jsonl"
     if not problems.exists():
@@ -79,7 +79,7 @@ def build_pi0(recipe: dict[str, Any], out: Path) -> Path:
     if not traces.exists():
         run(["world", "sample", str(problems), "--per-problem", str(spec["per_problem"]), "-o", str(traces)],
             out / "logs" / "sample.log")  # fmt: skip
-    if not (pi0 / "training.json").exists():
+    if not (pi0 / "process_card.json").exists():
         cfg = config_file(out, "pretrain", spec["pretrain"])
         run(["pretrain", str(traces), "-o", str(pi0), "--config", str(cfg)], out / "logs" / "pretrain.log")
     return pi0
@@ -93,7 +93,7 @@ def build_prm(recipe: dict[str, Any], out: Path, pi0: Path) -> Path:
         cfg = config_file(out, "label-mc", spec["label"])
         run(["label", "mc", "--config", str(cfg), "--input", str(out / "traces.jsonl"), "--output", str(labels)],
             out / "logs" / "label-mc.log")  # fmt: skip
-    if not (prm / "training.json").exists():
+    if not (prm / "process_card.json").exists():
         cfg = config_file(out, "train-prm", spec["train"])
         run(["train", "prm", str(labels), "-o", str(prm), "--base-model", str(pi0), "--config", str(cfg)],
             out / "logs" / "train-prm.log")  # fmt: skip
@@ -111,13 +111,26 @@ def cells(recipe: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
     return out
 
 
+def check_recipe(recipe: Any) -> None:
+    """Stop before any work when a section is missing or a cell is not a valid ``prmkit rl`` config."""
+    if not isinstance(recipe, dict):
+        raise SystemExit("the recipe must be a YAML mapping with sections pi0, prm, experiment and rl")
+    for section in ("pi0", "prm", "experiment", "rl"):
+        if not isinstance(recipe.get(section), dict):
+            raise SystemExit(f"the recipe has no section {section!r} (see recipes/rl.yaml)")
+    for name, seed, section in cells(recipe):
+        try:  # policy and prm are this script's outputs: placeholders stand in for them here
+            RlConfig.model_validate({**section, "policy": "pi0", "prm": "prm", "seed": seed})
+        except ValueError as err:
+            raise SystemExit(f"cell {name}-{seed}: {err}") from None
+
+
 def run_cell(out: Path, pi0: Path, prm: Path, name: str, seed: int, section: dict[str, Any]) -> str:
     """One ``prmkit rl`` run (skipped when its policy card exists; resumed when it was killed)."""
     target = out / "cells" / f"{name}-{seed}"
     if (target / "policy_card.json").exists():
         return f"{name}-{seed}: cached"
     section = {**section, "policy": str(pi0), "prm": str(prm), "seed": seed}
-    RlConfig.model_validate(section)  # a mistake in the recipe stops here, before any work
     cfg = config_file(out, f"rl-{name}-{seed}", section)
     start = time.monotonic()
     run(["rl", "--config", str(cfg), "-o", str(target)], out / "logs" / f"rl-{name}-{seed}.log")
@@ -134,18 +147,18 @@ def fmt(values: list[float], scale: float = 100.0, signed: bool = False) -> str:
     """mean [95 % interval] (percent for rates)."""
     if not values:
         return "–"
-    mean, lo, hi = interval([scale * v for v in values])
+    mean, lo, hi = (round(x, 1) + 0.0 for x in interval([scale * v for v in values]))  # no "-0.0"
     sign = "+" if signed else ""
     return f"{mean:{sign}.1f} [{lo:{sign}.1f}, {hi:{sign}.1f}]"
 
 
 def summarise(out: Path, recipe: dict[str, Any]) -> dict[str, Any]:
-    """Per cell name: seeds, first and last monitor points, warnings; then the tables."""
+    """Cell name -> seed -> its monitor points, for the finished cells."""
     runs: dict[str, dict[int, list[dict[str, Any]]]] = {}
     for name, seed, _ in cells(recipe):
-        points = read_points(out / "cells" / f"{name}-{seed}" / "monitors.jsonl")
-        if points:
-            runs.setdefault(name, {})[seed] = points
+        cell = out / "cells" / f"{name}-{seed}"
+        if (cell / "policy_card.json").exists():  # finished: a running cell is not a result yet
+            runs.setdefault(name, {})[seed] = read_points(cell / "monitors.jsonl")
     return runs
 
 
@@ -285,6 +298,7 @@ def main() -> None:
     parser.add_argument("--report-only", action="store_true", help="only rebuild the report from the cells")
     args = parser.parse_args()
     recipe = yaml.safe_load(args.recipe.read_text())
+    check_recipe(recipe)
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
         pi0 = build_pi0(recipe, args.out)
