@@ -134,6 +134,25 @@ def test_get_reward_and_pooling_shapes() -> None:
         assert all(abs(sum(pair) - 1.0) < 1e-9 for pair in item["data"])
 
 
+@pytest.mark.parametrize("unfinished_reward", [0.0, -1.0, None])
+def test_get_reward_pays_an_unfinished_response_as_prmkit_rl_does(unfinished_reward) -> None:
+    """A response that never states an answer earns ``unfinished_reward`` (so a policy paid by ``min``
+    gains nothing by stopping before its risky step); text after the answer step is not scored."""
+    config = ServerConfig(aggregation="min", unfinished_reward=unfinished_reward)
+    with run_server(create_app(HashScorer(), config)) as url, httpx.Client(base_url=url) as c:
+        prompt = "<|im_start|>user\nTom has 3 apples.<|im_end|>\n<|im_start|>assistant\n"
+        stopped = prompt + "3 + 4 = 7<|im_end|>"
+        rambling = prompt + "3 + 4 = 7\nThe answer is 7.\nI could also say 8.<|im_end|>"
+        body = c.post("/get_reward", json={"query": [stopped, rambling], "prompts": [prompt, prompt]}).json()
+    score = HashScorer().score
+    answered = min(score([make_trace("Tom has 3 apples.", ["3 + 4 = 7", "The answer is 7."])])[0])
+    (alone,) = score([make_trace("Tom has 3 apples.", ["3 + 4 = 7"])])
+    first = min(alone) if unfinished_reward is None else unfinished_reward
+    assert body["rewards"] == [first, answered]
+    assert body["extra_logs"]["prm_unfinished"] == [float(unfinished_reward is not None), 0.0]
+    assert body["extra_logs"]["prm_num_steps"] == [0.0 if unfinished_reward is not None else 1.0, 2.0]
+
+
 def test_remote_scorer_retries_busy_server_and_raises_4xx() -> None:
     config = ServerConfig(max_queue_traces=1, max_wait_ms=0, max_steps_per_trace=3)
     with run_server(create_app(HashScorer(delay=0.05), config)) as url:

@@ -23,6 +23,11 @@ class ServerConfig(BaseModel):
     """When set, scoring endpoints need ``Authorization: Bearer KEY`` (or ``X-API-Key: KEY``)."""
     aggregation: str = "min"
     """How per-step scores become one reward: min, prod, last, mean, ..."""
+    unfinished_reward: float | None = 0.0
+    """``/get_reward``: what a response that never states a final answer (``The answer is N.`` or
+    ``\\boxed{}``) earns, as every ``prmkit.rl`` reward pays it; steps after the answer step are not
+    scored. ``None`` scores an unfinished response's steps like any other's (the hackable setting: a
+    policy paid by ``min`` learns to stop before its risky step, docs/rl.md)."""
     split: StepSplit = Field(default_factory=StepSplit)
     step_tag: str | None = None
     """``/pooling`` only: the tag ending each step in vLLM-style inputs; default: the checkpoint's own

@@ -63,7 +63,7 @@ from prmkit.serving.schemas import (
     TraceScore,
     ValidationErrorResponse,
 )
-from prmkit.serving.steps import make_trace, problem_text, split_query
+from prmkit.serving.steps import make_trace, parse_completion, problem_text, split_query
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorResponse, "description": "Missing or wrong API key (when the server has one)."},
@@ -237,20 +237,26 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
 
     @app.post("/get_reward", response_model=RewardResponse, responses=ERRORS)
     async def get_reward(req: RewardRequest) -> RewardResponse:
-        """OpenRLHF's remote reward: one reward per query (the aggregate; 0.0 for a response with no steps)."""
+        """OpenRLHF's remote reward: one reward per query, the aggregate of its steps up to the answer step
+        (0.0 for a response with no steps; ``unfinished_reward`` for one with no final answer)."""
         prompts = req.prompts or [""] * len(req.query)
         if len(prompts) != len(req.query):
             raise HTTPException(422, f"'prompts' has {len(prompts)} items but 'query' has {len(req.query)}")
         _check_raw(req.query, config)
-        traces = []
+        traces, unpaid = [], []
         for i, (query, prompt) in enumerate(zip(req.query, prompts, strict=True)):
             head, response = split_query(query, prompt)
-            traces.append(
-                make_trace(problem_text(head, config.split), config.split.split(response), trace_id=str(i))
-            )
+            parsed = parse_completion(response, config.split)
+            unpaid.append(not parsed.finished and config.unfinished_reward is not None)
+            steps = [] if unpaid[-1] else parsed.steps
+            traces.append(make_trace(problem_text(head, config.split), steps, trace_id=str(i)))
         rows = await score_all(traces)
-        rewards = [aggregate(r, config.aggregation) if r else 0.0 for r in rows]
+        rewards = [
+            float(config.unfinished_reward or 0.0) if skip else aggregate(r, config.aggregation) if r else 0.0
+            for r, skip in zip(rows, unpaid, strict=True)
+        ]
         logs = {
+            "prm_unfinished": [float(skip) for skip in unpaid],
             "prm_num_steps": [float(len(r)) for r in rows],
             "prm_min_step": [min(r) if r else 0.0 for r in rows],
             "prm_last_step": [r[-1] if r else 0.0 for r in rows],

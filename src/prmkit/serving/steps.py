@@ -3,6 +3,8 @@
 RL frameworks hand a reward function plain text (TRL: the completion; OpenRLHF: prompt + response with
 the chat template's special tokens; verl: the decoded response). :class:`StepSplit` says how that text
 becomes steps, and is the one place the server, the TRL/verl/OpenRLHF adapters and the docs agree on.
+:func:`parse_completion` cuts a completion at its answer step and says whether it has one (an
+*unfinished* completion has none), for every reward path: ``prmkit.rl`` and the server's ``/get_reward``.
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from prmkit.core.model import Problem, Step, Trace
+from prmkit.policies.text import StepFormat
 
 DEFAULT_SPECIAL = r"<\|[^|<>]{1,40}\|>|</?s>|\[/?INST\]"
 """Chat-template markers removed before splitting: ``<|im_end|>``, ``<|eot_id|>``, ``</s>``, ``[INST]``..."""
@@ -90,3 +94,59 @@ def make_trace(
         problem=Problem(id=f"p-{tid}", text=problem, answer=answer),
         steps=[Step(text=s) for s in steps],
     )
+
+
+@dataclass(frozen=True)
+class CompletionSteps:
+    """A completion's steps (stripped texts), where each ends in the completion's characters
+    (exclusive offsets into the text as given), and its final answer (None: unfinished)."""
+
+    steps: list[str]
+    char_ends: list[int]
+    answer: str | None
+
+    @property
+    def finished(self) -> bool:
+        return self.answer is not None
+
+
+def _cleaned(text: str, split: StepSplit) -> tuple[str, list[int]]:
+    """``split.clean(text)`` and, for every kept character, its offset in ``text``."""
+    if not split.strip_special:
+        return text, list(range(len(text)))
+    kept, at = [], 0
+    for m in re.finditer(split.strip_special, text):
+        kept.extend(range(at, m.start()))
+        at = m.end()
+    kept.extend(range(at, len(text)))
+    return "".join(text[i] for i in kept), kept
+
+
+def parse_completion(
+    text: str, split: StepSplit | None = None, step_format: StepFormat | None = None
+) -> CompletionSteps:
+    """Steps, their character ends and the final answer of ``text`` (see the module docstring).
+
+    The steps are exactly ``split.split(text)`` up to the answer step, so a PRM scores the same steps.
+    """
+    split = split or StepSplit()
+    step_format = step_format or StepFormat()
+    cleaned, origin = _cleaned(text, split)
+    boundary = re.compile(split.pattern if split.pattern else re.escape(split.separator))
+    steps: list[str] = []
+    ends: list[int] = []
+    start = 0
+    pieces = [(m.start(), m.end()) for m in boundary.finditer(cleaned) if m.end() > m.start()]
+    for cut_start, cut_end in [*pieces, (len(cleaned), len(cleaned))]:
+        chunk = cleaned[start:cut_start]
+        start = cut_end
+        stripped = chunk.strip()
+        if not stripped:
+            continue
+        last = cut_start - (len(chunk) - len(chunk.rstrip())) - 1  # the chunk's last non-space char
+        steps.append(stripped)
+        ends.append(origin[last] + 1)
+        answer = step_format.answer_in(stripped)
+        if answer is not None:
+            return CompletionSteps(steps=steps, char_ends=ends, answer=answer)
+    return CompletionSteps(steps=steps, char_ends=ends, answer=None)
