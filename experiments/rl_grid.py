@@ -255,7 +255,9 @@ def report(out: Path, recipe: dict[str, Any]) -> str:
 
 
 def plot_curves(runs: dict[str, dict[int, list[dict[str, Any]]]], grid: dict[str, Any], path: Path) -> bool:
-    """Mean over seeds of each monitor by optimiser step, one line per reward (extra cells dashed)."""
+    """Each monitor's change from π0 by optimiser step, paired by seed: mean and 95 % interval over
+    seeds, one line per reward (extra cells dashed). Levels differ by seed (each seed samples its own
+    held-out draws), so the change is what the seeds agree on."""
     if not runs:
         return False
     import matplotlib
@@ -268,22 +270,27 @@ def plot_curves(runs: dict[str, dict[int, list[dict[str, Any]]]], grid: dict[str
     for ax, key in zip(axes.flat, keys, strict=True):
         for name, per_seed in runs.items():
             steps = sorted({p["step"] for pts in per_seed.values() for p in pts})
-            means, halves = [], []
+            means, lows, highs = [], [], []
             for step in steps:
-                vals = [value(p, key) for pts in per_seed.values() for p in pts if p["step"] == step]
-                vals = [v for v in vals if v is not None]
+                vals = []
+                for pts in per_seed.values():
+                    at = [p for p in pts if p["step"] == step]
+                    if at and value(at[0], key) is not None and value(pts[0], key) is not None:
+                        vals.append(100 * (value(at[0], key) - value(pts[0], key)))
                 mean, lo, hi = interval(vals) if vals else (math.nan, math.nan, math.nan)
                 means.append(mean)
-                halves.append((hi - lo) / 2)
+                lows.append(lo)
+                highs.append(hi)
             style = "--" if name in (grid.get("extra") or {}) else "-"
-            line = ax.plot(steps, means, style, marker="o", markersize=3, label=name)[0]
-            ax.fill_between(steps, [m - h for m, h in zip(means, halves, strict=True)],
-                            [m + h for m, h in zip(means, halves, strict=True)], alpha=0.12,
-                            color=line.get_color())  # fmt: skip
-        ax.set_title(METRICS[key])
+            line = ax.plot(steps, means, style, marker="o", markersize=3, label=f"{name} ({len(per_seed)})")[
+                0
+            ]
+            ax.fill_between(steps, lows, highs, alpha=0.12, color=line.get_color())
+        ax.axhline(0, color="grey", linewidth=0.8)
+        ax.set_title(f"{METRICS[key]}: change from π0 (points)")
         ax.set_xlabel("GRPO optimiser step")
-    axes.flat[0].legend(fontsize=8)
-    fig.suptitle("held-out monitors, mean and 95 % interval over seeds")
+    axes.flat[0].legend(fontsize=8, title="reward (seeds)")
+    fig.suptitle("held-out monitors, change from π0 paired by seed: mean and 95 % interval over seeds")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
