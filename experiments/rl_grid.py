@@ -130,7 +130,8 @@ def run_cell(out: Path, pi0: Path, prm: Path, name: str, seed: int, section: dic
     target = out / "cells" / f"{name}-{seed}"
     if (target / "policy_card.json").exists():
         return f"{name}-{seed}: cached"
-    section = {**section, "policy": str(pi0), "prm": str(prm), "seed": seed}
+    paid_by = str(pi0) if section.get("prm") == "pi0" else str(prm)  # "pi0": π0 itself as the (weak) PRM
+    section = {**section, "policy": str(pi0), "prm": paid_by, "seed": seed}
     cfg = config_file(out, f"rl-{name}-{seed}", section)
     start = time.monotonic()
     run(["rl", "--config", str(cfg), "-o", str(target)], out / "logs" / f"rl-{name}-{seed}.log")

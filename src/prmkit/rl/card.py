@@ -61,6 +61,7 @@ def policy_card(
             "kind": config.reward,
             "prm": "world checker (gold)" if uses_gold(config) else config.prm,
             "prm_card": prm_card(config.prm),
+            "prm_convention": config.prm_convention,
             "aggregation": config.aggregation if config.reward == "prm_aggregate" else None,
             "process_weight": {"mixed": config.process_weight, "outcome": 0.0, "prm_aggregate": 0.0}.get(
                 config.reward, 1.0

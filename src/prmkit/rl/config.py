@@ -52,6 +52,10 @@ class RlConfig(BaseModel):
     """The PRM: a checkpoint folder, a prmkit server URL (``http://host:port``) or ``world-oracle``.
     Needed by ``prm_aggregate``, ``dense`` and ``mixed``; with another reward it is only the monitors'
     proxy (its mean reward on held-out samples), so runs of every reward are measured on one proxy."""
+    prm_convention: str | None = None
+    """How to read ``prm`` when it is a checkpoint folder (``prmkit score --convention``): None detects
+    it; ``likelihood`` reads any causal LM as a zero-shot verifier (π0 itself: the weak PRM a policy
+    is paid by when no step labels were bought)."""
     aggregation: str = "min"
     """How ``prm_aggregate`` (and the monitors' PRM reward) reduce step scores: min, prod, last, mean,
     geomean."""

@@ -36,15 +36,18 @@ from prmkit.serving.steps import StepSplit, make_trace, message_text, problem_te
 
 
 @functools.lru_cache(maxsize=8)
-def _cached_scorer(model: str, api_key: str | None) -> StepScorer:
+def _cached_scorer(model: str, api_key: str | None, convention: str | None) -> StepScorer:
     from prmkit.scoring import load_scorer
 
-    return load_scorer(model, api_key=api_key)
+    return load_scorer(model, convention, api_key=api_key)
 
 
-def scorer_for(model: str | StepScorer, api_key: str | None = None) -> StepScorer:
-    """The scorer behind ``model`` (a name is loaded once per process and reused)."""
-    return _cached_scorer(model, api_key) if isinstance(model, str) else model
+def scorer_for(
+    model: str | StepScorer, api_key: str | None = None, convention: str | None = None
+) -> StepScorer:
+    """The scorer behind ``model`` (a name is loaded once per process and reused); ``convention`` reads a
+    checkpoint another way (``likelihood``: any causal LM, e.g. π0 itself, as a zero-shot verifier)."""
+    return _cached_scorer(model, api_key, convention) if isinstance(model, str) else model
 
 
 @dataclass(frozen=True)

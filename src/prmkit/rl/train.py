@@ -82,12 +82,11 @@ def _rewards(config: RlConfig, gold: Any) -> tuple[list[Any], list[float], Proce
     outcome = outcome_reward("answer", unfinished_reward=config.unfinished_reward)
     if config.reward == "outcome":
         return [outcome], [1.0], None
+    paid_by = gold or (scorer_for(config.prm, convention=config.prm_convention) if config.prm else None)
     if config.reward == "prm_aggregate":
-        prm = trl_reward(
-            gold or config.prm, config.aggregation, unfinished_reward=config.unfinished_reward, name="prm"
-        )
+        prm = trl_reward(paid_by, config.aggregation, unfinished_reward=config.unfinished_reward, name="prm")
         return [prm, outcome], [1.0, 0.0], None
-    return [outcome], [1.0], ProcessReward(gold or config.prm, unfinished_reward=config.unfinished_reward)
+    return [outcome], [1.0], ProcessReward(paid_by, unfinished_reward=config.unfinished_reward)
 
 
 def _grpo_args(config: RlConfig, output_dir: Path) -> Any:
@@ -160,7 +159,13 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
         {"prompt": [fmt.prompt(p, []) for p in train], "answer": [p.answer for p in train]}
     )
     checker = config.prm == "world-oracle" or config.reward == "gold_process"  # monitoring uses no gold
-    proxy = WorldGold(train + held) if checker else scorer_for(config.prm) if config.prm else None
+    proxy = (
+        WorldGold(train + held)
+        if checker
+        else scorer_for(config.prm, convention=config.prm_convention)
+        if config.prm
+        else None
+    )
     monitor = Monitor(
         held, samples=config.prompts.monitor_samples, temperature=config.temperature,
         max_new_tokens=config.max_completion_length, prm=proxy, aggregation=config.aggregation,
