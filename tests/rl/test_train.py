@@ -27,7 +27,7 @@ def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     out = tmp_path_factory.mktemp("pi0")
     traces = sample_traces(generate_problems(60, seed=3), 2, seed=0)
-    tiny = TinyConfig(layers=1, width=32, heads=2, max_length=192, positions="rope")
+    tiny = TinyConfig(layers=1, width=32, heads=2, max_length=320, positions="rope")
     cfg = PretrainConfig(tiny=tiny, max_steps=30, batch_size=16, vocab_size=300, threads=1, resume=False)
     pretrain_lm(traces, out, cfg)
     return out
@@ -190,3 +190,23 @@ def test_cli_rl_options_come_from_the_config() -> None:
     assert result.exit_code == 2 and "needs a PRM" in result.output
     result = CliRunner().invoke(app, ["rl", "--config", str(RECIPE), "--policy", "nowhere", "-o", "out"])
     assert result.exit_code == 2 and "nowhere: policy: expected a causal-LM folder" in result.output
+
+
+def test_pi0_itself_as_a_zero_shot_prm(tiny_lm: Path, tmp_path: Path) -> None:
+    """``prm_convention: likelihood`` pays dense rewards from any causal LM (π0 itself, the weak PRM a
+    user has before buying labels), scores the monitors' proxy with it, and says so in the card."""
+    from prmkit.rl.train import train_policy
+    from prmkit.scoring import load_scorer
+
+    with pytest.raises(Exception, match="prmkit"):
+        load_scorer(str(tiny_lm))  # a plain LM folder is not a PRM unless read on purpose
+    config = _config(  # short completions: the test LM reads 320 tokens, the problem included
+        tiny_lm, reward="dense", prm=str(tiny_lm), prm_convention="likelihood", max_completion_length=24
+    )
+    summary = train_policy(config, tmp_path)
+    assert summary["steps"] == 2
+    card = json.loads((tmp_path / "policy_card.json").read_text())
+    assert card["reward"]["prm"] == str(tiny_lm) and card["reward"]["prm_convention"] == "likelihood"
+    assert card["gold_use"] == []  # π0 saw no gold, and nothing here pays gold
+    points = read_points(tmp_path / "monitors.jsonl")
+    assert all(0.0 < p["prm_reward"] < 1.0 for p in points)  # a likelihood, not the checker's 0 / 1
