@@ -232,7 +232,7 @@ def report(out: Path, recipe: dict[str, Any]) -> str:
             a, b = deltas[name][key], deltas[base][key]
             row.append(fmt([a[s] - b[s] for s in a if s in b], signed=True))
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "## Hacking warnings (the monitors' Goodhart check)", ""]
+    lines += ["", "## The monitors' warnings (reward hacking; process collapse)", ""]
     for name, per_seed in runs.items():
         for seed, points in sorted(per_seed.items()):
             for w in all_warnings(points):

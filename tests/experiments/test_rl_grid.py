@@ -26,7 +26,7 @@ def test_every_cell_of_the_recipe_is_a_valid_rl_config() -> None:
     grid = _grid()
     recipe = yaml.safe_load((ROOT / "recipes" / "rl.yaml").read_text())
     cells = grid.cells(recipe)
-    assert len(cells) == 5 * 3 + 2
+    assert len(cells) == 5 * 3 + 3
     for _name, seed, section in cells:
         config = RlConfig.model_validate({**section, "seed": seed})
         assert config.reward == (section["reward"])

@@ -166,6 +166,22 @@ def test_the_goodhart_warning_fires_when_proxy_rises_and_gold_falls() -> None:
     assert "answer_accuracy fell" in (goodhart_warning(no_gold) or "")
 
 
+def test_the_collapse_warning_fires_when_gold_falls_far_below_pi0_whatever_the_proxy_does() -> None:
+    from prmkit.rl.monitors import all_warnings, collapse_warning
+
+    falling_together = _points([0.38, 0.06, 0.04], [0.33, 0.07, 0.03])  # weak_prm_lr in docs/rl.md
+    warning = collapse_warning(falling_together)
+    assert warning == (
+        "process collapse: process_correct fell 0.330 -> 0.030 from π0 by step 20; the PRM reward moved 0.380 -> 0.040"
+    )
+    assert goodhart_warning(falling_together) is None  # not a hack: the proxy fell too
+    assert collapse_warning(_points([0.3, 0.3, 0.3], [0.33, 0.26, 0.24])) is None  # 9 points: within noise
+    assert collapse_warning(_points([0.3], [0.3])) is None
+    # reported once, at the first point that shows it, however long it lasts
+    (once,) = all_warnings(_points([0.38, 0.06, 0.04, 0.02], [0.33, 0.07, 0.03, 0.0]))
+    assert once.endswith("by step 10; the PRM reward moved 0.380 -> 0.060")
+
+
 def test_config_refuses_a_prm_reward_without_a_prm(tiny_lm: Path) -> None:
     from pydantic import ValidationError
 

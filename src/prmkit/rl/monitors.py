@@ -15,7 +15,8 @@ and :func:`measure` reports:
 
 :func:`goodhart_warning` flags the hack the field reports (PURE; Gao et al. 2024): the proxy rising while
 gold falls over the last monitor points (gold = process-correct rate, or held-out answer accuracy where
-there is no gold). :class:`MonitorCallback` runs it inside TRL's loop, appends each point to
+there is no gold). :func:`collapse_warning` flags gold falling far below π0's whatever the proxy does
+(a PRM read off the policy's own base model falls with the policy, so that failure is not a hack). :class:`MonitorCallback` runs it inside TRL's loop, appends each point to
 ``monitors.jsonl`` and redraws ``monitors.png``.
 """
 
@@ -46,6 +47,9 @@ WINDOW = 3
 MIN_CHANGE = 0.05
 """How far proxy and gold must move (in opposite directions) over the window to warn: about 1.5
 standard errors of a rate measured on 192 samples, so sampling noise alone rarely warns."""
+COLLAPSE_DROP = 0.10
+"""How far below π0's the gold rate must fall to warn of a collapse: about three standard errors of a
+rate near 0.3 measured on 192 samples (the points share their draws, so the difference is tighter)."""
 
 
 class Monitor:
@@ -205,13 +209,39 @@ def goodhart_warning(
     return None
 
 
+def collapse_warning(points: Sequence[dict[str, Any]], min_drop: float = COLLAPSE_DROP) -> str | None:
+    """A warning when gold at the last point is more than ``min_drop`` below π0's (the first point),
+    whatever the proxy did: the run is destroying the process it was meant to improve. A PRM read off
+    the policy's own base model collapses with the policy, so this failure never looks like hacking."""
+    if len(points) < 2:
+        return None
+    key = gold_key(points)
+    first, last = points[0], points[-1]
+    if first[key] - last[key] > min_drop:
+        proxy = (
+            f"; the PRM reward moved {first['prm_reward']:.3f} -> {last['prm_reward']:.3f}"
+            if "prm_reward" in first and "prm_reward" in last
+            else ""
+        )
+        return f"process collapse: {key} fell {first[key]:.3f} -> {last[key]:.3f} from π0 by step {last['step']}{proxy}"
+    return None
+
+
+def point_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
+    """The warnings the series raises at its last point: reward hacking, then process collapse."""
+    return [w for w in (goodhart_warning(points), collapse_warning(points)) if w]
+
+
 def all_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
-    """Every Goodhart warning a series raised, point by point, each once."""
+    """Every warning a series raised, point by point; a collapse is reported once, at its first point."""
     found: list[str] = []
     for i in range(len(points)):
-        warning = goodhart_warning(points[: i + 1])
-        if warning and warning not in found:
-            found.append(warning)
+        for warning in point_warnings(points[: i + 1]):
+            kind = warning.split(":", 1)[0]
+            if warning not in found and not (
+                kind == "process collapse" and any(f.startswith(kind) for f in found)
+            ):
+                found.append(warning)
     return found
 
 
@@ -276,9 +306,9 @@ class MonitorCallback:
         append_point(self.path, point)
         self.points.append(point)
         log.info("monitor %s", json.dumps(point))
-        warning = goodhart_warning(self.points)
-        if warning and warning not in self.warnings:
-            self.warnings.append(warning)
-            log.warning(warning)
+        for warning in all_warnings(self.points):
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+                log.warning(warning)
         plot_monitors(self.points, self.path.with_suffix(".png"))
         return point
