@@ -182,7 +182,7 @@ RL_LEGEND = (
 RL_ELSEWHERE = (
     "Not run by this recipe (it has no `rl:` section; the experiment does not fit a 15-minute demo). The RL "
     "experiment on this world is `recipes/rl.yaml`: five rewards (outcome, PRM aggregate, dense step rewards, "
-    "outcome + process, gold process) x 3 seeds from one π0, plus a deliberately hackable reward, run by "
+    "outcome + process, gold process) x 3 seeds from one π0, plus cells that try to make it hack, run by "
     "`python experiments/rl_grid.py --recipe recipes/rl.yaml --out runs/rl`; its last results are in "
     'docs/rl.md ("The experiment").'
 )
