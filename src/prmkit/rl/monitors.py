@@ -16,8 +16,9 @@ and :func:`measure` reports:
 :func:`goodhart_warning` flags the hack the field reports (PURE; Gao et al. 2024): the proxy rising while
 gold falls over the last monitor points (gold = process-correct rate, or held-out answer accuracy where
 there is no gold). :func:`collapse_warning` flags gold falling far below π0's whatever the proxy does
-(a PRM read off the policy's own base model falls with the policy, so that failure is not a hack). :class:`MonitorCallback` runs it inside TRL's loop, appends each point to
-``monitors.jsonl`` and redraws ``monitors.png``.
+(a PRM read off the policy's own base model falls with the policy, so that failure is not a hack).
+:class:`MonitorCallback` runs both inside TRL's loop, appends each point to ``monitors.jsonl`` and
+redraws ``monitors.png``.
 """
 
 from __future__ import annotations
@@ -227,21 +228,17 @@ def collapse_warning(points: Sequence[dict[str, Any]], min_drop: float = COLLAPS
     return None
 
 
-def point_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
-    """The warnings the series raises at its last point: reward hacking, then process collapse."""
-    return [w for w in (goodhart_warning(points), collapse_warning(points)) if w]
-
-
 def all_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
-    """Every warning a series raised, point by point; a collapse is reported once, at its first point."""
+    """Every warning a series raised, point by point: each Goodhart warning once, and a collapse once,
+    at the first point that shows it (its numbers change at every later point)."""
     found: list[str] = []
-    for i in range(len(points)):
-        for warning in point_warnings(points[: i + 1]):
-            kind = warning.split(":", 1)[0]
-            if warning not in found and not (
-                kind == "process collapse" and any(f.startswith(kind) for f in found)
-            ):
-                found.append(warning)
+    collapse: str | None = None
+    for i in range(1, len(points) + 1):
+        hack = goodhart_warning(points[:i])
+        if hack and hack not in found:
+            found.append(hack)
+        if collapse is None and (collapse := collapse_warning(points[:i])):
+            found.append(collapse)
     return found
 
 
