@@ -105,12 +105,13 @@ def test_every_labeller_gets_its_own_config_from_the_labels_section(tmp_path):
 
 def test_prm_runs_plan_their_own_settings_and_the_size_they_borrow(tmp_path):
     """``train.prm_runs``: a PRM with changed settings (here the likelihood head beside the default
-    classifier), and one trained on a random subset as large as another source's (MC on as many traces
-    as consensus kept); a mistake in a run's settings is located like any other."""
+    classifier), one trained on a random subset as large as another source's (MC on as many traces as
+    consensus kept), one on the very traces another source kept (soft MC after filtering); a mistake in a run's settings is located like any other."""
     text = (
         "train:\n  prm_sources: [gold]\n  prm_runs:\n"
         "    - {name: gold-likelihood, source: gold, prm: {head: likelihood}}\n"
         "    - {name: mc-subset, source: mc_hard, size_of: consensus}\n"
+        "    - {name: soft-kept, source: mc_soft, traces_of: consensus}\n"
     )
     recipe = load_recipe(write(tmp_path, text))
     stages = {s.name: s for s in plan(recipe)}
@@ -118,6 +119,11 @@ def test_prm_runs_plan_their_own_settings_and_the_size_they_borrow(tmp_path):
     assert stages["prm-gold"].settings["head"] == "classifier"  # the recipe's shared prm settings
     assert stages["prm-mc-subset"].deps == ["pretrain", "judge", "consensus"]
     assert stages["prm-mc-subset"].settings["size_of"] == "consensus" and "eval-prm-mc-subset" in stages
+    assert stages["prm-soft-kept"].deps == ["pretrain", "judge", "consensus"]
+    assert stages["prm-soft-kept"].settings["traces_of"] == "consensus"
+    assert "traces_of" not in stages["prm-mc-subset"].settings  # the keys of earlier runs stay the same
+    both = text.replace("traces_of: consensus}", "traces_of: consensus, size_of: judge}")
+    assert "size_of or traces_of, not both" in errors(tmp_path, both)
     msg = errors(tmp_path, text.replace("head: likelihood", "hed: likelihood"))
     assert ":4: train.prm_runs.0.hed: expected a known setting" in msg
     msg = errors(tmp_path, text.replace("{head: likelihood}", "{head: nope}"))

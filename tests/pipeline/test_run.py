@@ -23,7 +23,9 @@ train:
   pretrain: {{epochs: 1}}
   prm: {{epochs: 1}}
   prm_sources: [gold]
-  prm_runs: [{{name: mc-subset, source: mc_hard, size_of: consensus}}]
+  prm_runs:
+    - {{name: mc-subset, source: mc_hard, size_of: consensus}}
+    - {{name: soft-kept, source: mc_soft, traces_of: consensus}}
   orm: {{epochs: 1}}
 evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0}}
 """
@@ -72,6 +74,7 @@ def test_cut_down_recipe_survives_a_kill(tmp_path):
     assert "first-error" in card.read_text().lower()
     kept = result.stages["consensus"]["summary"]["kept"]  # a random subset of MC's traces, as many
     assert result.stages["prm-mc-subset"]["summary"]["subset"] == {"traces": kept, "of": 64}
+    assert result.stages["prm-soft-kept"]["summary"]["subset"] == {"traces": kept, "of": 64}
 
     recipe = tmp_path / "killed.yaml"
     out = tmp_path / "killed"

@@ -170,10 +170,15 @@ class PrmRun(_Section):
     """Train on as many traces as this label source labelled (e.g. ``consensus``, which keeps only the
     traces MC and the judge agree on), drawn at random from ``source``'s traces with the PRM's seed: the
     comparison of a filter with a random subset of the same size."""
+    traces_of: str | None = None
+    """Train only on the traces this label source labelled, with ``source``'s labels (e.g. ``mc_soft`` on
+    the traces ``consensus`` kept): soft vs hard labels *after* filtering, as Qwen's "Lessons" compare them."""
 
     @model_validator(mode="after")
     def _prm_fields(self) -> PrmRun:
         PrmConfig.model_validate({**PrmConfig().model_dump(), **self.prm})
+        if self.size_of and self.traces_of:
+            raise ValueError("give size_of or traces_of, not both: a subset is either random or filtered")
         return self
 
 
@@ -330,7 +335,7 @@ class Recipe(_Section):
         for name in self.labels.methods:
             made |= set(labeller(name).produces)
         wanted = [*self.train.prm_sources, *(r.source for r in self.train.prm_runs)]
-        wanted += [r.size_of for r in self.train.prm_runs if r.size_of]
+        wanted += [o for r in self.train.prm_runs for o in (r.size_of, r.traces_of) if o]
         missing = [s for s in wanted if s not in made and s.partition(":")[0] not in made]
         if missing:
             raise ValueError(

@@ -141,8 +141,9 @@ def _prm(source: str) -> Run:
 
 
 def _prm_run(index: int, data_stage: str, size_stage: str | None) -> Run:
-    """A ``train.prm_runs`` entry: its own settings, and with ``size_of`` a random subset of its source's
-    traces as large as that other source's; the stages whose files carry them are the plan's choice."""
+    """A ``train.prm_runs`` entry: its own settings; with ``size_of`` a random subset of its source's
+    traces as large as that other source's, with ``traces_of`` the traces that source labelled; the stages
+    whose files carry them are the plan's choice."""
 
     def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
         import random
@@ -154,12 +155,16 @@ def _prm_run(index: int, data_stage: str, size_stage: str | None) -> Run:
         cfg = r.train.prm_config(spec).model_copy(update=_base(deps))
         data = deps[data_stage]
         traces = read_traces(data / (TRACES if data.name.startswith("problems-") else LABELS))
-        if spec.size_of is None:
+        other_source = spec.size_of or spec.traces_of
+        if other_source is None:
             return train_prm(traces, out / MODEL, cfg)
         labelled = [t for t in traces if any(s.label(spec.source) for s in t.steps)]
         other = deps[size_stage or data_stage]
-        n = sum(1 for t in read_traces(other / LABELS) if any(s.label(spec.size_of) for s in t.steps))
-        subset = random.Random(cfg.seed).sample(labelled, min(n, len(labelled)))
+        chosen = {t.id for t in read_traces(other / LABELS) if any(s.label(other_source) for s in t.steps)}
+        if spec.traces_of:
+            subset = [t for t in labelled if t.id in chosen]
+        else:
+            subset = random.Random(cfg.seed).sample(labelled, min(len(chosen), len(labelled)))
         return {**train_prm(subset, out / MODEL, cfg), "subset": {"traces": len(subset), "of": len(labelled)}}
 
     return run
@@ -241,9 +246,12 @@ def plan(r: Recipe) -> list[Stage]:
     for i, spec in enumerate(r.train.prm_runs):
         name = "prm-" + spec.name
         data = data_for(spec.source, available)
-        sized = data_for(spec.size_of, available) if spec.size_of else None
+        other_source = spec.size_of or spec.traces_of
+        sized = data_for(other_source, available) if other_source else None
         reads = [data] + ([sized] if sized and sized != data else [])
         settings = {"prm": r.train.prm_config(spec).model_dump(mode="json"), "size_of": spec.size_of}
+        if spec.traces_of:  # only when set: the keys of the runs made before it existed stay the same
+            settings["traces_of"] = spec.traces_of
         stages.append(Stage(name, [*backbone, *reads], settings, _prm_run(i, data, sized), "train"))
         models.append(name)
     if r.train.orm is not None:
