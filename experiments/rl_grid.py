@@ -100,6 +100,49 @@ def build_prm(recipe: dict[str, Any], out: Path, pi0: Path) -> Path:
     return prm
 
 
+def majority_answers(votes: Path) -> dict[str, str]:
+    """Each problem's most common final answer among its samples (a tie goes to the answer sampled
+    first); samples with no final answer do not vote."""
+    from collections import Counter
+
+    counts: dict[str, Counter[str]] = {}
+    with votes.open() as f:
+        for line in f:
+            trace = json.loads(line)
+            if trace.get("final_answer") is not None:
+                counts.setdefault(trace["problem"]["id"], Counter())[trace["final_answer"]] += 1
+    return {pid: c.most_common(1)[0][0] for pid, c in counts.items()}
+
+
+def build_majority_prm(recipe: dict[str, Any], out: Path, pi0: Path) -> Path:
+    """The PRM of a user without reference answers (section ``prm.majority``): the same MC labels and
+    training as ``build_prm``, but a rollout counts as right when it reaches the majority answer of
+    ``votes`` fresh samples of the policy per problem (self-consistency as the reference, as label-free
+    RL uses it). Where the policy's misconceptions are its majority, they are labelled right."""
+    prm, spec = out / "prm-majority", recipe["prm"]
+    votes_spec = spec.get("majority") or {}
+    labels = out / "labels-majority.jsonl"
+    if not labels.exists():
+        votes, relabelled = out / "votes.jsonl", out / "traces-majority.jsonl"
+        if not votes.exists():
+            run(["world", "sample", str(out / "problems.jsonl"), "--per-problem", str(votes_spec.get("votes", 16)),
+                 "--seed", str(votes_spec.get("seed", 1)), "-o", str(votes)], out / "logs" / "votes.log")  # fmt: skip
+        majority = majority_answers(votes)
+        with (out / "traces.jsonl").open() as src, relabelled.open("w") as dst:
+            for line in src:
+                trace = json.loads(line)
+                trace["problem"]["answer"] = majority.get(trace["problem"]["id"], trace["problem"]["answer"])
+                dst.write(json.dumps(trace) + "\n")
+        cfg = config_file(out, "label-mc", spec["label"])
+        run(["label", "mc", "--config", str(cfg), "--input", str(relabelled), "--output", str(labels)],
+            out / "logs" / "label-mc-majority.log")  # fmt: skip
+    if not (prm / "process_card.json").exists():
+        cfg = config_file(out, "train-prm", spec["train"])
+        run(["train", "prm", str(labels), "-o", str(prm), "--base-model", str(pi0), "--config", str(cfg)],
+            out / "logs" / "train-prm-majority.log")  # fmt: skip
+    return prm
+
+
 def cells(recipe: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
     """(name, seed, rl section) of every cell: the grid, seed by seed, then the extra cells."""
     grid, base = recipe["experiment"], recipe["rl"]
@@ -125,13 +168,17 @@ def check_recipe(recipe: Any) -> None:
             raise SystemExit(f"cell {name}-{seed}: {err}") from None
 
 
-def run_cell(out: Path, pi0: Path, prm: Path, name: str, seed: int, section: dict[str, Any]) -> str:
+PRMS = {"pi0": "π0 itself, read zero-shot", "majority": "MC labels against majority answers"}
+"""The PRMs a cell may name as ``prm`` besides the recipe's own (weak on purpose)."""
+
+
+def run_cell(out: Path, prms: dict[str, Path], name: str, seed: int, section: dict[str, Any]) -> str:
     """One ``prmkit rl`` run (skipped when its policy card exists; resumed when it was killed)."""
     target = out / "cells" / f"{name}-{seed}"
     if (target / "policy_card.json").exists():
         return f"{name}-{seed}: cached"
-    paid_by = str(pi0) if section.get("prm") == "pi0" else str(prm)  # "pi0": π0 itself as the (weak) PRM
-    section = {**section, "policy": str(pi0), "prm": paid_by, "seed": seed}
+    paid_by = prms[section.get("prm") if section.get("prm") in PRMS else "prm"]
+    section = {**section, "policy": str(prms["pi0"]), "prm": str(paid_by), "seed": seed}
     cfg = config_file(out, f"rl-{name}-{seed}", section)
     start = time.monotonic()
     run(["rl", "--config", str(cfg), "-o", str(target)], out / "logs" / f"rl-{name}-{seed}.log")
@@ -310,10 +357,12 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
         pi0 = build_pi0(recipe, args.out)
-        prm = build_prm(recipe, args.out, pi0)
         todo = cells(recipe)
+        prms = {"pi0": pi0, "prm": build_prm(recipe, args.out, pi0)}
+        if any(section.get("prm") == "majority" for _, _, section in todo):
+            prms["majority"] = build_majority_prm(recipe, args.out, pi0)
         with ThreadPoolExecutor(args.jobs) as pool:
-            for done in pool.map(lambda c: run_cell(args.out, pi0, prm, *c), todo):
+            for done in pool.map(lambda c: run_cell(args.out, prms, *c), todo):
                 print(done, flush=True)
     print(report(args.out, recipe))
 

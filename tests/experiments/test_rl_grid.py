@@ -26,12 +26,23 @@ def test_every_cell_of_the_recipe_is_a_valid_rl_config() -> None:
     grid = _grid()
     recipe = yaml.safe_load((ROOT / "recipes" / "rl.yaml").read_text())
     cells = grid.cells(recipe)
-    assert len(cells) == 5 * 3 + 3
+    extra = recipe["experiment"]["extra"]
+    assert len(cells) == 5 * 3 + sum(len(spec.get("seeds", [0])) for spec in extra.values())
+    assert {spec.get("prm") for spec in extra.values()} - {None} <= set(grid.PRMS)
     for _name, seed, section in cells:
         config = RlConfig.model_validate({**section, "seed": seed})
         assert config.reward == (section["reward"])
     (hack,) = [s for n, _, s in cells if n == "hackable"]
     assert hack["unfinished_reward"] is None and hack["steps"] == 150
+
+
+def test_majority_answers_count_votes_per_problem(tmp_path) -> None:
+    """The reference of the ``majority`` PRM: most common final answer per problem, a tie to the answer
+    sampled first, an unfinished sample (no final answer) casting no vote."""
+    votes = [("p1", "5"), ("p1", "7"), ("p1", "7"), ("p2", "3"), ("p2", "4"), ("p2", None), ("p2", None)]
+    path = tmp_path / "votes.jsonl"
+    path.write_text("".join(json.dumps({"problem": {"id": p}, "final_answer": a}) + "\n" for p, a in votes))
+    assert _grid().majority_answers(path) == {"p1": "7", "p2": "3"}
 
 
 def _point(step: int, process: float, lucky: float) -> dict:

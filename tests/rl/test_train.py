@@ -166,6 +166,21 @@ def test_the_goodhart_warning_fires_when_proxy_rises_and_gold_falls() -> None:
     assert "answer_accuracy fell" in (goodhart_warning(no_gold) or "")
 
 
+def test_a_slow_hack_is_flagged_since_pi0_once() -> None:
+    """Proxy and gold drifting apart by ~0.01 a point never move 0.05 within the window, but they do
+    from π0's point: that warning comes once, at the first point that shows it."""
+    from prmkit.rl.monitors import all_warnings
+
+    slow = _points([0.30, 0.31, 0.32, 0.33, 0.34, 0.35, 0.37], [0.33, 0.32, 0.31, 0.30, 0.29, 0.28, 0.26])
+    assert all(goodhart_warning(slow[:i]) is None for i in range(1, len(slow) + 1))
+    assert all_warnings(slow) == [
+        "reward hacking since π0: from step 0 to 60 the PRM reward rose 0.300 -> 0.370 while "
+        "process_correct fell 0.330 -> 0.260"
+    ]
+    assert goodhart_warning(slow[:6], since_start=True) is None  # 0.05 each way is not beyond it
+    assert goodhart_warning(_points([0.3, 0.4], [0.33, 0.33]), since_start=True) is None  # gold held
+
+
 def test_the_collapse_warning_fires_when_gold_falls_far_below_pi0_whatever_the_proxy_does() -> None:
     from prmkit.rl.monitors import all_warnings, collapse_warning
 

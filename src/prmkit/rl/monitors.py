@@ -14,8 +14,8 @@ and :func:`measure` reports:
   separator avoidance and stopping early) and ``one_step`` (everything written without a separator).
 
 :func:`goodhart_warning` flags the hack the field reports (PURE; Gao et al. 2024): the proxy rising while
-gold falls over the last monitor points (gold = process-correct rate, or held-out answer accuracy where
-there is no gold). :func:`collapse_warning` flags gold falling far below π0's whatever the proxy does
+gold falls, over the last monitor points (a fast hack) or since π0 (a slow one) (gold = process-correct
+rate, or held-out answer accuracy where there is no gold). :func:`collapse_warning` flags gold falling far below π0's whatever the proxy does
 (a PRM read off the policy's own base model falls with the policy, so that failure is not a hack).
 :class:`MonitorCallback` runs both inside TRL's loop, appends each point to ``monitors.jsonl`` and
 redraws ``monitors.png``.
@@ -191,21 +191,27 @@ def gold_key(points: Sequence[dict[str, Any]]) -> str:
 
 
 def goodhart_warning(
-    points: Sequence[dict[str, Any]], window: int = WINDOW, min_change: float = MIN_CHANGE
+    points: Sequence[dict[str, Any]],
+    window: int = WINDOW,
+    min_change: float = MIN_CHANGE,
+    since_start: bool = False,
 ) -> str | None:
-    """A warning when, over the last ``window`` points, the proxy (``prm_reward``) rose by more than
-    ``min_change`` while gold fell by more than ``min_change``; None otherwise (or without a proxy)."""
-    if len(points) < window or any("prm_reward" not in p for p in points[-window:]):
+    """A warning when, over the last ``window`` points (a fast hack), or from π0's point to the last
+    with ``since_start`` (a slow one, the usual case over hundreds of steps), the proxy (``prm_reward``)
+    rose by more than ``min_change`` while gold fell by more than ``min_change``; None otherwise (or
+    without a proxy)."""
+    span = points if since_start else points[-window:]
+    if len(span) < (2 if since_start else window) or any("prm_reward" not in p for p in (span[0], span[-1])):
         return None
-    first, last = points[-window], points[-1]
+    first, last = span[0], span[-1]
     key = gold_key(points)
     proxy_up = last["prm_reward"] - first["prm_reward"]
     gold_down = first[key] - last[key]
     if proxy_up > min_change and gold_down > min_change:
         return (
-            f"reward hacking: from step {first['step']} to {last['step']} the PRM reward rose "
-            f"{first['prm_reward']:.3f} -> {last['prm_reward']:.3f} while {key} fell "
-            f"{first[key]:.3f} -> {last[key]:.3f}"
+            f"reward hacking{' since π0' if since_start else ''}: from step {first['step']} to "
+            f"{last['step']} the PRM reward rose {first['prm_reward']:.3f} -> {last['prm_reward']:.3f} "
+            f"while {key} fell {first[key]:.3f} -> {last[key]:.3f}"
         )
     return None
 
@@ -229,14 +235,18 @@ def collapse_warning(points: Sequence[dict[str, Any]], min_drop: float = COLLAPS
 
 
 def all_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
-    """Every warning a series raised, point by point: each Goodhart warning once, and a collapse once,
-    at the first point that shows it (its numbers change at every later point)."""
+    """Every warning a series raised, point by point: each windowed Goodhart warning once; a Goodhart
+    warning since π0 and a collapse once each, at the first point that shows them (their numbers change
+    at every later point)."""
     found: list[str] = []
+    drift: str | None = None
     collapse: str | None = None
     for i in range(1, len(points) + 1):
         hack = goodhart_warning(points[:i])
         if hack and hack not in found:
             found.append(hack)
+        if drift is None and (drift := goodhart_warning(points[:i], since_start=True)):
+            found.append(drift)
         if collapse is None and (collapse := collapse_warning(points[:i])):
             found.append(collapse)
     return found
