@@ -143,6 +143,35 @@ def build_majority_prm(recipe: dict[str, Any], out: Path, pi0: Path) -> Path:
     return prm
 
 
+def grade(traces: Path, graded: Path) -> None:
+    """``traces`` with ``answer_correct`` set from each final answer against the problem's reference
+    answer (no final answer: wrong), what ``prmkit train orm`` learns from."""
+    from prmkit.core.answers import check_answer
+
+    with traces.open() as src, graded.open("w") as dst:
+        for line in src:
+            trace = json.loads(line)
+            answer = trace.get("final_answer")
+            trace["answer_correct"] = answer is not None and bool(
+                check_answer(trace["problem"]["answer"], answer)
+            )
+            dst.write(json.dumps(trace) + "\n")
+
+
+def build_orm(recipe: dict[str, Any], out: Path, pi0: Path) -> Path:
+    """An outcome verifier for cells that name ``prm: orm`` (section ``prm.orm``): ``prmkit train orm``
+    from π0 on the same samples, each marked by its final answer against the reference answer (no step
+    labels, no gold process); paid with ``aggregation: last`` it is an ORM used as the PRM."""
+    orm, graded = out / "orm", out / "traces-graded.jsonl"
+    if not graded.exists():
+        grade(out / "traces.jsonl", graded)
+    if not (orm / "process_card.json").exists():
+        cfg = config_file(out, "train-orm", recipe["prm"].get("orm") or {})
+        run(["train", "orm", str(graded), "-o", str(orm), "--base-model", str(pi0), "--config", str(cfg)],
+            out / "logs" / "train-orm.log")  # fmt: skip
+    return orm
+
+
 def cells(recipe: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
     """(name, seed, rl section) of every cell: the grid, seed by seed, then the extra cells."""
     grid, base = recipe["experiment"], recipe["rl"]
@@ -168,7 +197,11 @@ def check_recipe(recipe: Any) -> None:
             raise SystemExit(f"cell {name}-{seed}: {err}") from None
 
 
-PRMS = {"pi0": "π0 itself, read zero-shot", "majority": "MC labels against majority answers"}
+PRMS = {
+    "pi0": "π0 itself, read zero-shot",
+    "majority": "MC labels against majority answers",
+    "orm": "an outcome verifier",
+}
 """The PRMs a cell may name as ``prm`` besides the recipe's own (weak on purpose)."""
 
 
@@ -285,8 +318,14 @@ def report(out: Path, recipe: dict[str, Any]) -> str:
             for w in all_warnings(points):
                 lines.append(f"- `{name}` seed {seed}: {w}")
     for name in grid.get("extra") or {}:
-        for seed, points in sorted(runs.get(name, {}).items()):
-            results["cells"][name] = {"seeds": [seed], "points": points, "warnings": all_warnings(points)}
+        per_seed = runs.get(name, {})
+        if per_seed:
+            results["cells"][name] = {
+                "seeds": sorted(per_seed),
+                "points": {s: p for s, p in sorted(per_seed.items())},
+                "warnings": {s: all_warnings(p) for s, p in sorted(per_seed.items())},
+            }
+        for seed, points in sorted(per_seed.items()):
             lines += ["", f"### extra cell `{name}` (seed {seed}): {grid['extra'][name]}", ""]
             lines += ["| step | " + " | ".join(METRICS.values()) + " |", "|" + "---|" * (len(METRICS) + 1)]
             for p in points:
@@ -359,8 +398,11 @@ def main() -> None:
         pi0 = build_pi0(recipe, args.out)
         todo = cells(recipe)
         prms = {"pi0": pi0, "prm": build_prm(recipe, args.out, pi0)}
-        if any(section.get("prm") == "majority" for _, _, section in todo):
+        named = {section.get("prm") for _, _, section in todo}
+        if "majority" in named:
             prms["majority"] = build_majority_prm(recipe, args.out, pi0)
+        if "orm" in named:
+            prms["orm"] = build_orm(recipe, args.out, pi0)
         with ThreadPoolExecutor(args.jobs) as pool:
             for done in pool.map(lambda c: run_cell(args.out, prms, *c), todo):
                 print(done, flush=True)

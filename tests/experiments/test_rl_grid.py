@@ -45,6 +45,15 @@ def test_majority_answers_count_votes_per_problem(tmp_path) -> None:
     assert _grid().majority_answers(path) == {"p1": "7", "p2": "3"}
 
 
+def test_grade_marks_each_answer_against_the_reference(tmp_path) -> None:
+    """What the ``orm`` cell's verifier learns from: right, wrong, and no final answer (wrong)."""
+    rows = [("5", "5"), ("5", "5.0"), ("5", "6"), ("5", None)]
+    src, dst = tmp_path / "traces.jsonl", tmp_path / "graded.jsonl"
+    src.write_text("".join(json.dumps({"problem": {"answer": r}, "final_answer": a}) + "\n" for r, a in rows))
+    _grid().grade(src, dst)
+    assert [json.loads(line)["answer_correct"] for line in dst.open()] == [True, True, False, False]
+
+
 def _point(step: int, process: float, lucky: float) -> dict:
     return {"step": step, "process_correct": process, "answer_accuracy": process + lucky, "lucky": lucky,
             "prm_reward": process, "first_error_classes": {"misconception": 0.5}, "unfinished": 0.0,
@@ -53,8 +62,12 @@ def _point(step: int, process: float, lucky: float) -> dict:
 
 def test_report_reads_finished_cells_and_pairs_changes_by_seed(tmp_path) -> None:
     grid = _grid()
-    recipe = {"experiment": {"rewards": ["outcome", "dense"], "seeds": [0, 1, 2, 3]}, "rl": {}}
-    gains = {"outcome": [0.00, 0.02, 0.04], "dense": [0.05, 0.07, 0.09]}
+    extra = {"hack": {"reward": "dense", "seeds": [0, 1]}}
+    recipe = {
+        "experiment": {"rewards": ["outcome", "dense"], "seeds": [0, 1, 2, 3], "extra": extra},
+        "rl": {},
+    }
+    gains = {"outcome": [0.00, 0.02, 0.04], "dense": [0.05, 0.07, 0.09], "hack": [-0.1, -0.2]}
     for reward, per_seed in gains.items():
         for seed, gain in enumerate(per_seed):
             cell = tmp_path / "cells" / f"{reward}-{seed}"
@@ -72,7 +85,11 @@ def test_report_reads_finished_cells_and_pairs_changes_by_seed(tmp_path) -> None
     # outcome's Δ process-correct 0, 2, 4 points: mean 2.0, t(2) = 4.303, sd 2 -> half-width 4.97
     assert "| outcome | 3 | 100 | +2.0 [-3.0, +7.0] |" in text
     assert (tmp_path / "curves.png").stat().st_size > 0
-    assert json.loads((tmp_path / "results.json").read_text())["cells"]["dense"]["seeds"] == [0, 1, 2]
+    results = json.loads((tmp_path / "results.json").read_text())["cells"]
+    assert results["dense"]["seeds"] == [0, 1, 2]
+    # an extra cell keeps every seed's points (not only the last seed's)
+    assert results["hack"]["seeds"] == [0, 1] and set(results["hack"]["points"]) == {"0", "1"}
+    assert "### extra cell `hack` (seed 1)" in text
 
 
 @pytest.mark.parametrize("missing", ["pi0", "prm", "experiment", "rl"])
