@@ -85,18 +85,22 @@ def build_pi0(recipe: dict[str, Any], out: Path) -> Path:
     return pi0
 
 
-def build_prm(recipe: dict[str, Any], out: Path, pi0: Path) -> Path:
-    """The PRM the cells are paid (or monitored) by: MC labels of π0's training samples, trained from π0."""
-    prm, spec = out / "prm", recipe["prm"]
-    labels = out / "labels.jsonl"
+def build_prm(
+    recipe: dict[str, Any], out: Path, pi0: Path, traces: Path | None = None, suffix: str = ""
+) -> Path:
+    """The PRM the cells are paid (or monitored) by: MC labels of π0's training samples (``traces``,
+    default ``traces.jsonl``), trained from π0; ``suffix`` names a variant's files (each cached)."""
+    prm, spec = out / f"prm{suffix}", recipe["prm"]
+    labels = out / f"labels{suffix}.jsonl"
     if not labels.exists():
         cfg = config_file(out, "label-mc", spec["label"])
-        run(["label", "mc", "--config", str(cfg), "--input", str(out / "traces.jsonl"), "--output", str(labels)],
-            out / "logs" / "label-mc.log")  # fmt: skip
+        source = str(traces or out / "traces.jsonl")
+        run(["label", "mc", "--config", str(cfg), "--input", source, "--output", str(labels)],
+            out / "logs" / f"label-mc{suffix}.log")  # fmt: skip
     if not (prm / "process_card.json").exists():
         cfg = config_file(out, "train-prm", spec["train"])
         run(["train", "prm", str(labels), "-o", str(prm), "--base-model", str(pi0), "--config", str(cfg)],
-            out / "logs" / "train-prm.log")  # fmt: skip
+            out / "logs" / f"train-prm{suffix}.log")  # fmt: skip
     return prm
 
 
@@ -119,52 +123,29 @@ def build_majority_prm(recipe: dict[str, Any], out: Path, pi0: Path) -> Path:
     training as ``build_prm``, but a rollout counts as right when it reaches the majority answer of
     ``votes`` fresh samples of the policy per problem (self-consistency as the reference, as label-free
     RL uses it). Where the policy's misconceptions are its majority, they are labelled right."""
-    prm, spec = out / "prm-majority", recipe["prm"]
-    votes_spec = spec.get("majority") or {}
-    labels = out / "labels-majority.jsonl"
-    if not labels.exists():
-        votes, relabelled = out / "votes.jsonl", out / "traces-majority.jsonl"
-        if not votes.exists():
-            run(["world", "sample", str(out / "problems.jsonl"), "--per-problem", str(votes_spec.get("votes", 16)),
-                 "--seed", str(votes_spec.get("seed", 1)), "-o", str(votes)], out / "logs" / "votes.log")  # fmt: skip
+    votes_spec = recipe["prm"].get("majority") or {}
+    votes, relabelled = out / "votes.jsonl", out / "traces-majority.jsonl"
+    if not votes.exists():
+        run(["world", "sample", str(out / "problems.jsonl"), "--per-problem", str(votes_spec.get("votes", 16)),
+             "--seed", str(votes_spec.get("seed", 1)), "-o", str(votes)], out / "logs" / "votes.log")  # fmt: skip
+    if not relabelled.exists():
         majority = majority_answers(votes)
         with (out / "traces.jsonl").open() as src, relabelled.open("w") as dst:
             for line in src:
                 trace = json.loads(line)
                 trace["problem"]["answer"] = majority.get(trace["problem"]["id"], trace["problem"]["answer"])
                 dst.write(json.dumps(trace) + "\n")
-        cfg = config_file(out, "label-mc", spec["label"])
-        run(["label", "mc", "--config", str(cfg), "--input", str(relabelled), "--output", str(labels)],
-            out / "logs" / "label-mc-majority.log")  # fmt: skip
-    if not (prm / "process_card.json").exists():
-        cfg = config_file(out, "train-prm", spec["train"])
-        run(["train", "prm", str(labels), "-o", str(prm), "--base-model", str(pi0), "--config", str(cfg)],
-            out / "logs" / "train-prm-majority.log")  # fmt: skip
-    return prm
-
-
-def grade(traces: Path, graded: Path) -> None:
-    """``traces`` with ``answer_correct`` set from each final answer against the problem's reference
-    answer (no final answer: wrong), what ``prmkit train orm`` learns from."""
-    from prmkit.core.answers import check_answer
-
-    with traces.open() as src, graded.open("w") as dst:
-        for line in src:
-            trace = json.loads(line)
-            answer = trace.get("final_answer")
-            trace["answer_correct"] = answer is not None and bool(
-                check_answer(trace["problem"]["answer"], answer)
-            )
-            dst.write(json.dumps(trace) + "\n")
+    return build_prm(recipe, out, pi0, relabelled, "-majority")
 
 
 def build_orm(recipe: dict[str, Any], out: Path, pi0: Path) -> Path:
     """An outcome verifier for cells that name ``prm: orm`` (section ``prm.orm``): ``prmkit train orm``
-    from π0 on the same samples, each marked by its final answer against the reference answer (no step
-    labels, no gold process); paid with ``aggregation: last`` it is an ORM used as the PRM."""
+    from π0 on the same samples, each marked by its final answer against the reference answer
+    (``prmkit convert --grade``; no step labels, no gold process); paid with ``aggregation: last`` it is
+    an ORM used as the PRM."""
     orm, graded = out / "orm", out / "traces-graded.jsonl"
     if not graded.exists():
-        grade(out / "traces.jsonl", graded)
+        run(["convert", str(out / "traces.jsonl"), str(graded), "--grade"], out / "logs" / "grade.log")
     if not (orm / "process_card.json").exists():
         cfg = config_file(out, "train-orm", recipe["prm"].get("orm") or {})
         run(["train", "orm", str(graded), "-o", str(orm), "--base-model", str(pi0), "--config", str(cfg)],

@@ -45,15 +45,6 @@ def test_majority_answers_count_votes_per_problem(tmp_path) -> None:
     assert _grid().majority_answers(path) == {"p1": "7", "p2": "3"}
 
 
-def test_grade_marks_each_answer_against_the_reference(tmp_path) -> None:
-    """What the ``orm`` cell's verifier learns from: right, wrong, and no final answer (wrong)."""
-    rows = [("5", "5"), ("5", "5.0"), ("5", "6"), ("5", None)]
-    src, dst = tmp_path / "traces.jsonl", tmp_path / "graded.jsonl"
-    src.write_text("".join(json.dumps({"problem": {"answer": r}, "final_answer": a}) + "\n" for r, a in rows))
-    _grid().grade(src, dst)
-    assert [json.loads(line)["answer_correct"] for line in dst.open()] == [True, True, False, False]
-
-
 def _point(step: int, process: float, lucky: float) -> dict:
     return {"step": step, "process_correct": process, "answer_accuracy": process + lucky, "lucky": lucky,
             "prm_reward": process, "first_error_classes": {"misconception": 0.5}, "unfinished": 0.0,

@@ -88,6 +88,21 @@ def test_prm800k_phase2_to_processbench_keeps_the_first_error(prm800k_labels, tm
     assert [r["label"] for r in json.loads(out.read_text(encoding="utf-8"))][1] == 1
 
 
+def test_grading_into_prmkit_jsonl_keeps_everything_and_marks_the_answers(prm800k_labels, tmp_path):
+    """``--grade`` on prmkit's own format (what `prmkit train orm` asks for): every trace is kept, the
+    gradable ones get ``answer_correct``, the rest stay unknown and are counted."""
+    out = tmp_path / "graded.jsonl"
+    report = convert(prm800k_labels, out, to_format="prmkit", grade=True)
+    assert report.written == 6 and not report.dropped
+    assert report.notes == {"answer_correct_graded": 4, "answer_not_gradable": 2}
+    outcomes = [
+        json.loads(line).get("answer_correct") for line in out.read_text(encoding="utf-8").splitlines()
+    ]
+    assert outcomes == [True, False, True, True, None, None]  # as the ProcessBench test below grades them
+    again = tmp_path / "again.jsonl"  # what already has an outcome is left as it is
+    assert convert(out, again, to_format="prmkit", grade=True).notes == {"answer_not_gradable": 2}
+
+
 def test_prm800k_to_processbench_with_grading_and_a_generator_name(prm800k_labels, tmp_path):
     out = tmp_path / "pb.json"
     report = convert(prm800k_labels, out, to_format="processbench", grade=True, generator="prm800k-gpt4")

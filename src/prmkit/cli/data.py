@@ -44,7 +44,7 @@ def convert(
     grade: bool = typer.Option(
         False,
         "--grade",
-        help="ProcessBench, AgentProcessBench: fill a missing outcome (final_answer_correct, final_label) by checking the final answer.",
+        help="prmkit, ProcessBench, AgentProcessBench: fill a missing outcome (answer_correct, final_answer_correct, final_label) by checking the final answer against the problem's.",
     ),
     generator: str | None = typer.Option(
         None, "--generator", help="ProcessBench: generator name written where a trace has none."

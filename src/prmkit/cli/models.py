@@ -80,7 +80,7 @@ def _check_outcomes(data: Path) -> None:
     fail(
         f"{data}: answer_correct: expected traces whose final answer is marked right or wrong (what an ORM "
         f"learns), found none in {len(traces)} {fmt} trace(s); train a PRM on it (`prmkit train prm`), or "
-        "grade the answers where problems carry one: `prmkit convert DATA graded.json --grade`"
+        "grade the answers where problems carry one: `prmkit convert DATA graded.jsonl --grade`"
     )
 
 

@@ -39,6 +39,7 @@ from prmkit.formats.base import (
     RecordChecker,
     WriteReport,
     digest,
+    graded,
     ordered,
     read_records,
     take_options,
@@ -278,12 +279,10 @@ def write(path: str | Path, traces: list[Trace], **options: Any) -> WriteReport:
     report = WriteReport(format=NAME, path=str(path), traces=len(traces), lost=list(LOST), options=opts)
     records = []
     for trace in _number(traces):
-        if trace.answer_correct is None and opts["grade"]:
-            from prmkit.core.answers import check_answer
-
-            graded = check_answer(trace.problem.answer, trace.final_answer)
-            trace = trace.model_copy(update={"answer_correct": graded})
-            report.notes["answer_correct_graded" if graded is not None else "answer_not_gradable"] += 1
+        if opts["grade"] and trace.answer_correct is None:
+            trace = graded(trace, report)
+            if trace.answer_correct is None:
+                report.notes["answer_not_gradable"] += 1
         if trace.answer_correct is None:
             report.notes["no_final_label"] += 1
         source = opts["source"] or (SOURCE if SOURCE in trace.sources() else pick_source(trace, None))

@@ -304,6 +304,22 @@ def note_agent_steps(items: Iterable[Trace | Problem], report: WriteReport) -> N
         report.lost.append(f"the tool schemas (Problem.tools) of {with_tools} trace(s) or problem(s)")
 
 
+def graded(trace: Trace, report: WriteReport) -> Trace:
+    """``trace`` with a missing ``answer_correct`` filled by checking its final answer against its
+    problem's reference answer (the ``grade`` option of the writers that carry an outcome), counted in
+    ``report.notes["answer_correct_graded"]``; left unknown when there is no final answer or no reference
+    (the writer says what it does with those)."""
+    if trace.answer_correct is not None:
+        return trace
+    from prmkit.core.answers import check_answer
+
+    outcome = check_answer(trace.problem.answer, trace.final_answer)
+    if outcome is None:
+        return trace
+    report.notes["answer_correct_graded"] += 1
+    return trace.model_copy(update={"answer_correct": outcome})
+
+
 def take_options(fmt: str, options: dict[str, Any], allowed: dict[str, Any]) -> dict[str, Any]:
     """Resolve a writer's options against its defaults; an option it does not understand is an error."""
     unknown = sorted(set(options) - set(allowed))

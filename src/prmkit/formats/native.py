@@ -11,7 +11,15 @@ from typing import Any
 from prmkit.core.dataset import read_native_problems, read_native_traces, write_jsonl, write_traces
 from prmkit.core.errors import InputError, SkipReport
 from prmkit.core.model import Problem, Trace
-from prmkit.formats.base import Format, ReadResult, WriteReport, is_json_array, layout_issue, take_options
+from prmkit.formats.base import (
+    Format,
+    ReadResult,
+    WriteReport,
+    graded,
+    is_json_array,
+    layout_issue,
+    take_options,
+)
 
 NAME = "prmkit"
 
@@ -34,14 +42,21 @@ def read(path: str | Path, skip_invalid: bool = False) -> ReadResult:
 
 
 def write(path: str | Path, items: list[Trace] | list[Problem], **options: Any) -> WriteReport:
-    """Write traces (JSONL, or Parquet by suffix) or problems (JSONL); nothing is lost."""
-    opts = take_options(NAME, options, {})
+    """Write traces (JSONL, or Parquet by suffix) or problems (JSONL); nothing is lost. Option ``grade``:
+    fill a missing ``answer_correct`` by checking each final answer against its problem's (what an ORM
+    learns from, e.g. for traces sampled without it)."""
+    opts = take_options(NAME, options, {"grade": False})
     report = WriteReport(format=NAME, path=str(path), traces=len(items), options=opts)
     if items and isinstance(items[0], Problem):
         report.written = write_jsonl(path, items)
     else:
-        report.written = write_traces(path, items)  # type: ignore[arg-type]
+        traces = [graded(t, report) for t in items] if opts["grade"] else items
+        if ungraded := opts["grade"] and sum(t.answer_correct is None for t in traces):
+            report.notes["answer_not_gradable"] += ungraded
+        report.written = write_traces(path, traces)  # type: ignore[arg-type]
     return report
 
 
-FORMAT = Format(NAME, read, write, "everything in the core model (lossless)", problems=True)
+FORMAT = Format(
+    NAME, read, write, "everything in the core model (lossless)", problems=True, options={"grade": None}
+)

@@ -31,6 +31,7 @@ from prmkit.formats.base import (
     RecordChecker,
     WriteReport,
     check_choice,
+    graded,
     note_agent_steps,
     ordered,
     read_records,
@@ -125,13 +126,10 @@ def _complete(trace: Trace, source: str | None, opts: dict[str, Any], report: Wr
         return None
     update: dict[str, Any] = {}
     if trace.answer_correct is None and opts["grade"]:
-        from prmkit.core.answers import check_answer
-
-        update["answer_correct"] = check_answer(trace.problem.answer, trace.final_answer)
-        if update["answer_correct"] is None:
+        trace = graded(trace, report)
+        if trace.answer_correct is None:
             report.dropped["answer_not_gradable"] += 1
             return None
-        report.notes["answer_correct_graded"] += 1
     elif trace.answer_correct is None:
         report.dropped["no_final_answer_correct"] += 1
         return None
