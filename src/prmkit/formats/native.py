@@ -50,9 +50,11 @@ def write(path: str | Path, items: list[Trace] | list[Problem], **options: Any) 
     if items and isinstance(items[0], Problem):
         report.written = write_jsonl(path, items)
     else:
-        traces = [graded(t, report) for t in items] if opts["grade"] else items
-        if ungraded := opts["grade"] and sum(t.answer_correct is None for t in traces):
-            report.notes["answer_not_gradable"] += ungraded
+        traces = items
+        if opts["grade"]:
+            traces = [graded(t, report) for t in items]  # type: ignore[arg-type]
+            if unknown := sum(t.answer_correct is None for t in traces):
+                report.notes["answer_not_gradable"] += unknown
         report.written = write_traces(path, traces)  # type: ignore[arg-type]
     return report
 
