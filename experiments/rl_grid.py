@@ -335,6 +335,8 @@ def plot_curves(runs: dict[str, dict[int, list[dict[str, Any]]]], grid: dict[str
 
     keys = ["process_correct", "answer_accuracy", "lucky", "prm_reward", "misconception", "unfinished"]
     fig, axes = plt.subplots(2, 3, figsize=(14, 7))
+    palette = plt.get_cmap("tab20").colors  # one colour per run: the default cycle repeats after ten
+    colours = {name: palette[i % len(palette)] for i, name in enumerate(runs)}
     for ax, key in zip(axes.flat, keys, strict=True):
         for name, per_seed in runs.items():
             steps = sorted({p["step"] for pts in per_seed.values() for p in pts})
@@ -350,10 +352,9 @@ def plot_curves(runs: dict[str, dict[int, list[dict[str, Any]]]], grid: dict[str
                 lows.append(lo)
                 highs.append(hi)
             style = "--" if name in (grid.get("extra") or {}) else "-"
-            line = ax.plot(steps, means, style, marker="o", markersize=3, label=f"{name} ({len(per_seed)})")[
-                0
-            ]
-            ax.fill_between(steps, lows, highs, alpha=0.12, color=line.get_color())
+            label = f"{name} ({len(per_seed)})"
+            ax.plot(steps, means, style, marker="o", markersize=3, color=colours[name], label=label)
+            ax.fill_between(steps, lows, highs, alpha=0.12, color=colours[name])
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_title(f"{METRICS[key]}: change from π0 (points)")
         ax.set_xlabel("GRPO optimiser step")
