@@ -2,18 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("agent_argmin", ROOT / "experiments" / "agent_argmin.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.experiments import load_experiment
 
 
 class _Pieces:
@@ -40,5 +29,5 @@ def test_tokens_between_the_response_markup_are_the_environments() -> None:
         "19",
         ".",
     ]
-    flags = _script().inside_results(_Pieces(pieces), list(range(len(pieces))))
+    flags = load_experiment("agent_argmin").inside_results(_Pieces(pieces), list(range(len(pieces))))
     assert flags == [True, True, True, True, True, True, False, False, False, False, False]

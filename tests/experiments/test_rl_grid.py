@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 import yaml
 
 from prmkit.rl.config import RlConfig
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.experiments import ROOT, load_experiment
 
 
 def _grid():
-    spec = importlib.util.spec_from_file_location("rl_grid", ROOT / "experiments" / "rl_grid.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment("rl_grid")
 
 
 def test_every_cell_of_the_recipe_is_a_valid_rl_config() -> None:
