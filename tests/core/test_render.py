@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from prmkit.core.dataset import read_native_traces, read_parquet, write_traces
 from prmkit.core.model import Observation, Problem, Step, ToolCall, Trace
-from prmkit.core.render import is_agentic, step_inputs
+from prmkit.core.render import context_length, is_agentic, render_observation, step_inputs
 from prmkit.labeling.jobs import prefix_key
 
 
@@ -70,3 +70,25 @@ def test_prefix_keys_see_calls_and_results() -> None:
     assert prefix_key("p1", steps) != prefix_key("p1", other)
     math = [Step(text="a"), Step(text="b")]
     assert prefix_key("p1", math) == prefix_key("p1", [Step(text="a"), Step(text="b")])
+
+
+def test_the_context_of_a_step_is_the_results_it_reads_first() -> None:
+    results = [Observation(content="5\nrows: 2", call_id="c1"), Observation(content="", call_id="c2")]
+    calls = [ToolCall(name="calc", arguments="{}", id="c3")]
+    steps = [Step(text="Look up.", observations=results), Step(text="So 5.", tool_calls=calls), Step(text="Done.")]
+    first, second, third = step_inputs(steps)
+    assert context_length(first) == 0
+    head = "\n".join(render_observation(o) for o in results) + "\n"
+    assert second.startswith(head) and context_length(second) == len(head)
+    assert second[context_length(second) :].startswith("So 5.")
+    assert context_length(third) == 0
+    only_results = step_inputs([Step(text="", observations=results[:1]), Step(text="")])[1]
+    assert context_length(only_results) == len(only_results)  # nothing written: all of it is context
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2 + 3 = 5", "<tool_response>\n5 with no close", "I saw <tool_response>\n5\n</tool_response>\nlater", ""],
+)
+def test_text_without_leading_closed_results_has_no_context(text: str) -> None:
+    assert context_length(text) == 0

@@ -6,7 +6,11 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
 
+from prmkit.core.model import Observation, Problem, Step, ToolCall, Trace
 from prmkit.core.registry import UnknownNameError
+from prmkit.core.render import context_length, step_inputs
+from prmkit.modeling import PrmSpec, StepTemplate
+from prmkit.modeling.spec import write_spec
 from prmkit.scoring import load_scorer
 from prmkit.scoring.conventions import CONVENTIONS
 
@@ -114,3 +118,39 @@ def test_a_fresh_head_on_a_causal_lm_loads_without_the_missing_weights_report(ca
     assert "LOAD REPORT" not in capfd.readouterr().err  # expected MISSING score.* rows are not noise
     with pytest.raises(OSError):  # a real problem still raises
         token_classifier(causal_model.parent / "does-not-exist", 2)
+
+
+def _agent_traces() -> list[Trace]:
+    problem = Problem(id="a", text="How many apples are in crate 7?")
+    call = ToolCall(name="lookup", arguments='{"crate": 7}', id="c1")
+    result = Observation(content="crate 7: 9 apples", call_id="c1", name="lookup")
+    steps = [Step(text="Look it up.", tool_calls=[call], observations=[result]), Step(text="The answer is 9.")]
+    return [Trace(id="a1", problem=problem, steps=steps, final_answer="9")]
+
+
+def test_likelihood_of_an_agent_step_leaves_out_the_results_it_reads(causal_model, tmp_path):
+    """Zero-shot (and ``min_over: own``): an agent step's minimum skips the tool result it reads; a
+    checkpoint trained over whole inputs (``input``, the spec's default) is read over them."""
+    trace = _agent_traces()[0]
+    tok = AutoTokenizer.from_pretrained(causal_model)
+    model = AutoModelForCausalLM.from_pretrained(causal_model).eval()
+    write_spec(model.config, PrmSpec(head="likelihood", tag_id=StepTemplate.named("newline").tag_id(tok)))
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    scores = {
+        "own": load_scorer(causal_model, "likelihood").score([trace])[0],
+        "input": load_scorer(tmp_path, "likelihood").score([trace])[0],
+    }
+    for min_over, ours in scores.items():
+        reference, before = [], trace.problem.text + "\n"
+        for text in step_inputs(trace.steps):
+            skip = context_length(text) if min_over == "own" else 0
+            start = len(tok(before + text[:skip]).input_ids)
+            ids = tok(before + text + "\n").input_ids
+            with torch.no_grad():
+                probs = model(torch.tensor([ids])).logits[0].softmax(-1)
+            reference.append(min(probs[t - 1, ids[t]].item() for t in range(start, len(ids))))
+            before += text + "\n"
+        assert reference == pytest.approx(ours, abs=1e-5)
+    assert scores["own"][0] == pytest.approx(scores["input"][0])  # the first step reads no result
+    assert scores["own"][1] > scores["input"][1]  # this random LM's least likely token is in the result

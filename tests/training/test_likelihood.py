@@ -59,6 +59,44 @@ def test_step_minimum_and_targets_match_a_plain_loop():
     assert float(targets[1, 2]) == IGNORE  # row 1 has no third step
 
 
+def test_tool_result_tokens_are_left_out_of_each_step_minimum():
+    logits, batch = _batch()
+    context = torch.zeros_like(batch["tag_mask"])
+    context[0, 6:8] = True  # row 0's second step (tokens 6..8) reads two tokens of results first
+    mins, sums, counts = step_min_logp(logits, batch | {"context_mask": context})
+    logp = logits.log_softmax(-1)
+    own = torch.stack([logp[0, t - 1, batch["input_ids"][0, t]] for t in (8,)])
+    assert float(mins[0, 1]) == pytest.approx(float(own.min()), abs=1e-6)
+    assert float(counts[0, 1]) == 1 and float(sums[0, 1]) == pytest.approx(float(own.sum()), abs=1e-6)
+    plain, _, _ = step_min_logp(logits, batch)
+    same = [(0, 0), (0, 2), (1, 0), (1, 1)]
+    assert [float(mins[k, j]) for k, j in same] == [float(plain[k, j]) for k, j in same]
+
+
+def test_the_collator_marks_exactly_the_results_each_step_reads():
+    from prmkit.core.model import Observation, Problem, Step, ToolCall, Trace
+    from prmkit.core.render import RESPONSE_CLOSE
+    from prmkit.modeling import StepTemplate, build_tokenizer
+    from prmkit.training.data import StepCollator, make_examples
+
+    call = ToolCall(name="lookup", arguments='{"crate": 7}', id="c1")
+    seen = [Observation(content="crate 7: 9 apples", call_id="c1"), Observation(content="ok", call_id="c2")]
+    steps = [Step(text="Look it up.", tool_calls=[call], observations=seen), Step(text="The answer is 9.")]
+    trace = Trace(id="t", problem=Problem(id="p", text="Crate 7?"), steps=steps)
+    tok = build_tokenizer(["Look it up. The answer is 9. crate apples lookup"], vocab_size=200)
+    template = StepTemplate.named("newline")
+    for skip in (True, False):
+        rows = make_examples([trace], [[1.0, 1.0]], tok, template, 256, skip_context=skip)
+        batch = StepCollator(tok.pad_token_id)(rows)
+        marked = batch["input_ids"][0][batch["context_mask"][0]].tolist()
+        if not skip:
+            assert marked == []
+            continue
+        text = tok.decode(marked)
+        assert text.replace(" ", "").startswith("<tool_response>") and text.rstrip().endswith(RESPONSE_CLOSE)
+        assert "crate 7: 9 apples" in text and "ok" in text and "The answer" not in text
+
+
 def test_loss_is_min_pooled_cross_entropy_plus_lm_loss_on_correct_steps():
     logits, batch = _batch()
     mins, means, ys = _reference(logits, batch)
@@ -154,7 +192,8 @@ def test_likelihood_prm_is_an_ordinary_causal_lm_its_card_snippet_scores_the_sam
     cfg = PrmConfig(base_model=str(tmp_path / "lm"), head="likelihood", epochs=1, batch_size=16, eval_every=5)
     result = train_prm(small_world, tmp_path / "prm", cfg)
     assert result["dev"]["eval_first_error_f1"] is not None
-    assert AutoModelForCausalLM.from_pretrained(tmp_path / "prm").config.prmkit["head"] == "likelihood"
+    spec = AutoModelForCausalLM.from_pretrained(tmp_path / "prm").config.prmkit
+    assert spec["head"] == "likelihood" and spec["min_over"] == "own"
     scorer = load_scorer(tmp_path / "prm")  # the convention comes from the checkpoint's spec
     assert scorer.convention.name == "likelihood" and scorer.convention.spec.threshold == pytest.approx(
         result["dev"]["eval_threshold"]

@@ -10,6 +10,10 @@ when it acted), then the step's own text, then its calls. A step is therefore sc
 results are seen: a PRM judges the call, not the luck of its outcome. The markup is the Hermes / Qwen
 chat templates' (``<tool_call>`` ... ``</tool_call>``, ``<tool_response>`` ... ``</tool_response>``), so
 a real chat model's tokenizer has seen it.
+
+The results a step reads are its *context*, not its writing: :func:`context_length` finds them in a step's
+input text, so a read-out that judges what the agent wrote (the likelihood head's least likely token) can
+leave out tokens that no model could predict after a right step any better than after a wrong one.
 """
 
 from __future__ import annotations
@@ -59,3 +63,22 @@ def step_inputs(steps: Sequence[Step]) -> list[str]:
 def is_agentic(steps: Sequence[Step]) -> bool:
     """Whether any step calls a tool or has observations (an agent trajectory, not a math solution)."""
     return any(s.tool_calls or s.observations for s in steps)
+
+
+def context_length(text: str) -> int:
+    """Characters at the start of a step input that are tool results it reads (``<tool_response>`` blocks
+    and the newline after each), as :func:`render_step` puts them first; 0 for a math step.
+
+    Read from the markup rather than passed beside the text, so a step input that travelled as a string
+    (the reward server, a remote scorer) gives the same answer. A user's turn (``User: ...``) is not
+    recognised and counts as the step's own text.
+    """
+    end, opener, closer = 0, RESPONSE_OPEN + "\n", "\n" + RESPONSE_CLOSE
+    while text.startswith(opener, end):
+        close = text.find(closer, end + len(opener))
+        if close < 0:
+            break
+        end = close + len(closer)
+        if text.startswith("\n", end):
+            end += 1
+    return end

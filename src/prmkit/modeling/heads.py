@@ -201,7 +201,10 @@ a step's score is the **lowest probability the model gives any token of the step
 closing newline), given the problem and the steps before it. A wrong step contains a token the model
 would not have written; fine-tuning on step labels (label scale: {scale}) sharpened that. Predicted
 first error: the first step scoring below {threshold:.4g} (tuned on dev). Default aggregation: `{agg}`.
-See `process_card.json` for the label sources, data split and dev metrics.""",
+An agent step is written as the tool results it reads (`<tool_response>` blocks), then its text and
+calls; with `min_over: own` in `config.json`'s `prmkit` block the minimum leaves those results out (start
+each span after them in the recipe below). See `process_card.json` for the label sources, data split and
+dev metrics.""",
         usage=LIKELIHOOD_USAGE,
     ),
 )

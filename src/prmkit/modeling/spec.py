@@ -48,6 +48,11 @@ class PrmSpec(BaseModel):
     aggregation: str = "min"
     """Default way to turn step scores into one trace score (see prmkit.scoring.AGGREGATIONS)."""
     max_length: int = 1024
+    min_over: Literal["own", "input"] = "input"
+    """Likelihood head: the tokens of a step its lowest probability is taken over. ``own``: what the step
+    writes (text, calls, closing newline), the tool results it reads left out; ``input``: its whole input,
+    results included (the default, so checkpoints written before this field read as they were trained).
+    The two differ only for agent steps; a classifier head ignores it."""
     threshold: float = 0.5
     """First-error threshold: a step scoring below it is predicted wrong (tuned on dev in training)."""
     version: str = SPEC_VERSION

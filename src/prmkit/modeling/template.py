@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from prmkit.core.render import context_length
 from prmkit.modeling.tokenizer import STEP_TAG
 
 SEPARATORS: dict[str, tuple[str, str]] = {
@@ -78,6 +79,9 @@ class Encoded(BaseModel):
     tag_positions: list[int]
     prompt_length: int | None = None
     """Tokens before the first step (BOS and the prompt); None where a convention does not record it."""
+    context_tokens: list[int] = []
+    """Per kept step, how many of its first tokens are tool results it reads
+    (:func:`~prmkit.core.render.context_length`); empty when no step reads any (math)."""
 
 
 def encode_trace(
@@ -96,7 +100,11 @@ def encode_trace(
     """
     sep_ids, tag_offset = separator or template.separator_ids(tokenizer)
     prompt = template.prompt_template.replace("{problem}", problem)
-    pieces = tokenizer([prompt, *steps], add_special_tokens=False)["input_ids"]
+    contexts = [context_length(s) for s in steps]
+    fast = any(contexts) and getattr(tokenizer, "is_fast", False)
+    enc = tokenizer([prompt, *steps], add_special_tokens=False, return_offsets_mapping=fast)
+    pieces = enc["input_ids"]
+    context_tokens = _context_tokens(tokenizer, steps, contexts, enc) if any(contexts) else []
     ids: list[int] = []
     if template.add_bos and tokenizer.bos_token_id is not None:
         ids.append(tokenizer.bos_token_id)
@@ -111,4 +119,18 @@ def encode_trace(
         ids += step_ids + sep_ids
     if max_length is not None:
         ids = ids[:max_length]
-    return Encoded(input_ids=ids, tag_positions=positions, prompt_length=prompt_length)
+    return Encoded(input_ids=ids, tag_positions=positions, prompt_length=prompt_length,
+                   context_tokens=context_tokens[: len(positions)])  # fmt: skip
+
+
+def _context_tokens(tokenizer: Any, steps: Sequence[str], contexts: Sequence[int], enc: Any) -> list[int]:
+    """How many of each step's tokens lie within its first ``contexts[i]`` characters: from the tokens'
+    character offsets with a fast tokenizer (a token straddling the boundary counts as the step's own),
+    else the token count of the context text alone, the same wherever the boundary (a newline) separates
+    tokens, as it does for byte-level BPE."""
+    if "offset_mapping" in enc:
+        return [sum(1 for _, end in spans if end <= n) if n else 0
+                for spans, n in zip(enc["offset_mapping"][1:], contexts, strict=True)]  # fmt: skip
+    alone = tokenizer([s[:n] for s, n in zip(steps, contexts, strict=True)], add_special_tokens=False)
+    return [min(len(c), len(p)) if n else 0
+            for c, p, n in zip(alone["input_ids"], enc["input_ids"][1:], contexts, strict=True)]  # fmt: skip

@@ -208,6 +208,10 @@ class LikelihoodConvention(Convention):
     a baseline every trained PRM should beat, and a check that a pretrained backbone learned what a
     verifier needs. Scores are not calibrated probabilities of correctness: tune the threshold on dev
     traces (``prmkit eval processbench --dev``). ``tag_positions`` hold each step's last token.
+
+    An agent step's tool results (the context it reads) are left out of its minimum for any LM, and for
+    a prmkit likelihood PRM whose spec says ``min_over: own``: a result is as surprising after a right
+    step as after a wrong one. A PRM trained over whole inputs (``input``) is read as it was trained.
     """
 
     name = "likelihood"
@@ -218,6 +222,7 @@ class LikelihoodConvention(Convention):
         self.spec: PrmSpec | None = read_spec(config)  # a prmkit likelihood PRM; None for any other LM
         self.max_length = getattr(config, "max_position_embeddings", None) or max_length
         self.template = StepTemplate.named("newline")
+        self.min_over = self.spec.min_over if self.spec is not None else "own"
 
     def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
         return encode_trace(self.tokenizer, self.template, problem, steps)
@@ -228,8 +233,10 @@ class LikelihoodConvention(Convention):
         out = []
         for k, r in enumerate(rows):
             start, scores = r.prompt_length, []
-            for end in r.tag_positions:  # the step's tokens are start..end (its newline included)
-                scores.append(float(token_logp[k, start - 1 : end].min().exp()))
+            skips = r.context_tokens if self.min_over == "own" else []
+            for j, end in enumerate(r.tag_positions):  # step j: tokens start..end, its newline included
+                skip = skips[j] if j < len(skips) else 0  # its tool results: read, not written
+                scores.append(float(token_logp[k, start + skip - 1 : end].min().exp()))
                 start = end + 1
             out.append(scores)
         return out

@@ -114,9 +114,8 @@ def fit(
     counts.note(trace.id, len(kept), len(trace.steps))
     if not kept:
         return None
-    return Encoded(
-        input_ids=enc.input_ids[: kept[-1] + 1], tag_positions=kept, prompt_length=enc.prompt_length
-    )
+    return Encoded(input_ids=enc.input_ids[: kept[-1] + 1], tag_positions=kept,
+                   prompt_length=enc.prompt_length, context_tokens=enc.context_tokens[: len(kept)])  # fmt: skip
 
 
 class ModelScorer:

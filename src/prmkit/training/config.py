@@ -122,6 +122,12 @@ class PrmConfig(_HeadConfig):
     It learns far faster from a small LM that knows the task (docs/models.md); 2-class labels only."""
     lm_weight: float = Field(1.0, ge=0)
     """Likelihood head: weight of the LM loss on correct steps beside the step loss."""
+    min_over: Literal["own", "input"] = "own"
+    """Likelihood head, agent steps: take a step's lowest token probability over what the agent wrote
+    (``own``: its text and calls) or over its whole input (``input``: the tool results it reads too). A
+    tool's result is as improbable after a right step as after a wrong one, so with ``input`` the results
+    set the right steps' scores and hide a misread (docs/agentworld.md measures both). Math steps read no
+    results: the two are the same there."""
 
     @model_validator(mode="after")
     def _noise_two_class(self) -> PrmConfig:

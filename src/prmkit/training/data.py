@@ -73,10 +73,13 @@ def make_examples(
     max_length: int,
     overlong: Overlong = "error",
     counts: LengthCounts | None = None,
+    skip_context: bool = False,
 ) -> list[dict[str, Any]]:
     """Encode traces; drop those with no usable target (nothing to learn from). A trace longer than
     ``max_length`` follows ``overlong`` (see :func:`prmkit.scoring.scorer.fit`): refused, left out, or cut
-    after the last step that fits (the rest unlabelled); ``counts`` records what was left out or cut."""
+    after the last step that fits (the rest unlabelled); ``counts`` records what was left out or cut.
+    ``skip_context`` keeps each step's count of tool-result tokens (``context_tokens``), which the
+    likelihood objective leaves out of its read-out (``PrmSpec.min_over``)."""
     out = []
     counts = counts if counts is not None else LengthCounts(overlong, max_length)
     sep = template.separator_ids(tokenizer)
@@ -89,8 +92,11 @@ def make_examples(
         kept = tgt[: len(enc.tag_positions)]
         if all(t == IGNORE for t in kept):
             continue
-        out.append({"input_ids": enc.input_ids, "tag_positions": enc.tag_positions, "targets": kept,
-                    "prompt_length": enc.prompt_length or 0})  # fmt: skip
+        row = {"input_ids": enc.input_ids, "tag_positions": enc.tag_positions, "targets": kept,
+               "prompt_length": enc.prompt_length or 0}  # fmt: skip
+        if skip_context and enc.context_tokens:
+            row["context_tokens"] = enc.context_tokens[: len(kept)]
+        out.append(row)
     return out
 
 
@@ -118,8 +124,8 @@ def fit_traces(
 
 class StepCollator:
     """Right-pads a batch; places each step target at its tag position in ``step_targets``;
-    ``tag_mask`` marks the tags, ``prompt_length`` where the steps begin and ``solution_mask`` the tokens
-    after the prompt (for the likelihood head)."""
+    ``tag_mask`` marks the tags, ``prompt_length`` where the steps begin, ``solution_mask`` the tokens
+    after the prompt and ``context_mask`` the tool-result tokens a step reads (for the likelihood head)."""
 
     def __init__(self, pad_id: int):
         self.pad_id = pad_id
@@ -134,6 +140,7 @@ class StepCollator:
         solution = torch.zeros((len(rows), width), dtype=torch.bool)
         tags = torch.zeros((len(rows), width), dtype=torch.bool)
         prompt = torch.zeros(len(rows), dtype=torch.long)
+        context = torch.zeros((len(rows), width), dtype=torch.bool)
         for k, r in enumerate(rows):
             n = len(r["input_ids"])
             ids[k, :n] = torch.tensor(r["input_ids"])
@@ -143,8 +150,11 @@ class StepCollator:
             tags[k, kept] = True
             prompt[k] = r.get("prompt_length", n)
             solution[k, max(1, int(prompt[k])) : n] = True
+            starts = [int(prompt[k]), *(p + 1 for p in kept)]
+            for start, count in zip(starts, r.get("context_tokens", ()), strict=False):
+                context[k, start : start + count] = True
         return {"input_ids": ids, "attention_mask": mask, "step_targets": targets, "solution_mask": solution,
-                "tag_mask": tags, "prompt_length": prompt}  # fmt: skip
+                "tag_mask": tags, "prompt_length": prompt, "context_mask": context}  # fmt: skip
 
 
 def lm_examples(

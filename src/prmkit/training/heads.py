@@ -145,7 +145,7 @@ def _train_head(
     lengths = {"train": LengthCounts(config.overlong, config.max_length),
                "dev": LengthCounts(config.overlong, config.max_length)}  # fmt: skip
     examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length,
-                             config.overlong, lengths["train"])  # fmt: skip
+                             config.overlong, lengths["train"], skip_context=spec.min_over == "own")  # fmt: skip
     if not examples and lengths["train"].line():
         raise OverlongError(
             f"no training trace fits in {config.max_length} tokens ({lengths['train'].line()}); raise "
@@ -272,6 +272,8 @@ def train_prm(
                             config.after_first_error, config.last_step_only)  # fmt: skip
 
     fields = {"num_labels": num_classes, "positive_labels": positive, "label_scale": scale}
+    if config.head == "likelihood":
+        fields["min_over"] = config.min_over
     return _train_head((traces, name), output_dir, config, "prm", targets, fields, [config.label_source])
 
 

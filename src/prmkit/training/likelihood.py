@@ -24,8 +24,10 @@ def step_min_logp(logits: Any, batch: dict[str, Any]) -> tuple[Any, Any, Any]:
     """Per step, the lowest token log-probability, the sum and the count of its tokens' log-probabilities.
 
     Step ``j`` of a row is its tokens after the tag of step ``j - 1`` (after the prompt for ``j = 0``) up to
-    and including its own tag, the closing newline. Returns three ``(B, S)`` tensors, ``S`` = most steps in
-    the batch; steps a row does not have hold 0.
+    and including its own tag, the closing newline, less the tool results it reads where the batch has a
+    ``context_mask`` (an agent's results are as surprising after a right step as after a wrong one, so
+    they would set the right steps' minimum). Returns three ``(B, S)`` tensors, ``S`` = most steps in the
+    batch; steps a row does not have hold 0.
     """
     import torch
 
@@ -39,6 +41,8 @@ def step_min_logp(logits: Any, batch: dict[str, Any]) -> tuple[Any, Any, Any]:
     inside = (positions >= batch["prompt_length"][:, None].clamp(min=1)) & (
         before < tags.sum(1, keepdim=True)
     )
+    if "context_mask" in batch:
+        inside &= ~batch["context_mask"]
     step = torch.where(inside, before, torch.full_like(before, S))  # S: a column for tokens of no step
     mins = torch.zeros((B, S + 1), device=ids.device).scatter_reduce(
         1, step, token_logp, "amin", include_self=False
