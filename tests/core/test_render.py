@@ -75,7 +75,11 @@ def test_prefix_keys_see_calls_and_results() -> None:
 def test_the_context_of_a_step_is_the_results_it_reads_first() -> None:
     results = [Observation(content="5\nrows: 2", call_id="c1"), Observation(content="", call_id="c2")]
     calls = [ToolCall(name="calc", arguments="{}", id="c3")]
-    steps = [Step(text="Look up.", observations=results), Step(text="So 5.", tool_calls=calls), Step(text="Done.")]
+    steps = [
+        Step(text="Look up.", observations=results),
+        Step(text="So 5.", tool_calls=calls),
+        Step(text="Done."),
+    ]
     first, second, third = step_inputs(steps)
     assert context_length(first) == 0
     head = "\n".join(render_observation(o) for o in results) + "\n"
@@ -88,7 +92,12 @@ def test_the_context_of_a_step_is_the_results_it_reads_first() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["2 + 3 = 5", "<tool_response>\n5 with no close", "I saw <tool_response>\n5\n</tool_response>\nlater", ""],
+    [
+        "2 + 3 = 5",
+        "<tool_response>\n5 with no close",
+        "I saw <tool_response>\n5\n</tool_response>\nlater",
+        "",
+    ],
 )
 def test_text_without_leading_closed_results_has_no_context(text: str) -> None:
     assert context_length(text) == 0

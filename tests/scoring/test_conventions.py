@@ -124,7 +124,10 @@ def _agent_traces() -> list[Trace]:
     problem = Problem(id="a", text="How many apples are in crate 7?")
     call = ToolCall(name="lookup", arguments='{"crate": 7}', id="c1")
     result = Observation(content="crate 7: 9 apples", call_id="c1", name="lookup")
-    steps = [Step(text="Look it up.", tool_calls=[call], observations=[result]), Step(text="The answer is 9.")]
+    steps = [
+        Step(text="Look it up.", tool_calls=[call], observations=[result]),
+        Step(text="The answer is 9."),
+    ]
     return [Trace(id="a1", problem=problem, steps=steps, final_answer="9")]
 
 
