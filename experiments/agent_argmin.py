@@ -4,7 +4,9 @@
 Why: the likelihood head scores a step by the lowest token probability over the step's whole input, and an
 agent step's input starts with the results of the previous call (``prmkit.core.render``). If the minimum
 of right steps often sits in a tool result, the environment sets their score and the threshold falls to
-where an error in the agent's own words no longer reaches it (docs/agentworld.md, best-of-N).
+where an error in the agent's own words no longer reaches it (docs/agentworld.md, best-of-N). This
+measurement led to ``min_over: own`` (the likelihood read-out now leaves the results out); the script
+still takes each step's minimum over its whole input, to show where it would fall.
 
 ``python experiments/agent_argmin.py --model STAGE/prm-gold-*/model --traces STAGE/problems-*/traces.jsonl``
 prints counts by (gold label, the step reads a tool result, where the minimum is).
