@@ -8,6 +8,7 @@ import re
 import pytest
 import torch
 
+from prmkit.core.render import step_inputs
 from prmkit.training.data import IGNORE
 from prmkit.training.likelihood import likelihood_loss, step_min_logp, step_targets_by_step
 
@@ -193,7 +194,7 @@ def test_likelihood_prm_is_an_ordinary_causal_lm_its_card_snippet_scores_the_sam
     result = train_prm(small_world, tmp_path / "prm", cfg)
     assert result["dev"]["eval_first_error_f1"] is not None
     spec = AutoModelForCausalLM.from_pretrained(tmp_path / "prm").config.prmkit
-    assert spec["head"] == "likelihood" and spec["min_over"] == "own"
+    assert spec["head"] == "likelihood" and spec["min_over"] == "input"
     scorer = load_scorer(tmp_path / "prm")  # the convention comes from the checkpoint's spec
     assert scorer.convention.name == "likelihood" and scorer.convention.spec.threshold == pytest.approx(
         result["dev"]["eval_threshold"]
@@ -205,3 +206,28 @@ def test_likelihood_prm_is_an_ordinary_causal_lm_its_card_snippet_scores_the_sam
     scope = {"problem": trace.problem.text, "steps": [s.text for s in trace.steps]}
     exec(snippet, scope)  # the model card's transformers-only recipe
     assert scope["step_scores"] == pytest.approx(ours, abs=1e-5)
+
+
+def test_an_agent_prm_trained_on_what_it_writes_is_read_that_way(tmp_path):
+    """``min_over: own`` end to end on agent-world trajectories: the spec records it, the scorer reads
+    each step's minimum after the tool results it reads, and dev evaluation used the same read-out."""
+    from prmkit.modeling import TinyConfig
+    from prmkit.policies.worlds import world
+    from prmkit.scoring import load_scorer
+    from prmkit.training import PrmConfig, train_prm
+
+    traces = world("agentworld").traces(12, 2, 0, "train", None)
+    tiny = TinyConfig(layers=1, width=32, heads=2, max_length=1024, positions="rope")
+    cfg = PrmConfig(head="likelihood", min_over="own", tiny=tiny, max_steps=4, batch_size=4,
+                    max_length=1024, eval_every=4, dev_fraction=0.25)  # fmt: skip
+    result = train_prm(traces, tmp_path / "prm", cfg)
+    scorer = load_scorer(tmp_path / "prm")
+    assert scorer.convention.spec.min_over == "own" and scorer.convention.min_over == "own"
+    reads = [t for t in traces if any(s.observations for s in t.steps)][:3]
+    encoded = [scorer.convention.encode(t.problem.text, step_inputs(t.steps)) for t in reads]
+    assert all(any(e.context_tokens) for e in encoded)
+    scores = scorer.score(reads)
+    assert all(
+        len(s) == len(t.steps) and all(0 < x <= 1 for x in s) for s, t in zip(scores, reads, strict=True)
+    )
+    assert result["dev"]["eval_first_error_f1"] is not None

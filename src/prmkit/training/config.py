@@ -122,12 +122,13 @@ class PrmConfig(_HeadConfig):
     It learns far faster from a small LM that knows the task (docs/models.md); 2-class labels only."""
     lm_weight: float = Field(1.0, ge=0)
     """Likelihood head: weight of the LM loss on correct steps beside the step loss."""
-    min_over: Literal["own", "input"] = "own"
-    """Likelihood head, agent steps: take a step's lowest token probability over what the agent wrote
-    (``own``: its text and calls) or over its whole input (``input``: the tool results it reads too). A
-    tool's result is as improbable after a right step as after a wrong one, so with ``input`` the results
-    set the right steps' scores and hide a misread (docs/agentworld.md measures both). Math steps read no
-    results: the two are the same there."""
+    min_over: Literal["input", "own"] = "input"
+    """Likelihood head, agent steps: take a step's lowest token probability over its whole input
+    (``input``: the tool results it reads, then its text and calls) or over what the agent wrote only
+    (``own``). A tool's result is as improbable after a right step as after a wrong one, so ``own`` keeps
+    the environment's text from setting right steps' scores; on the agent world it changed nothing
+    measurable (three seeds, docs/agentworld.md), so the default stays the whole input. Math steps read
+    no results: the two are the same there."""
 
     @model_validator(mode="after")
     def _noise_two_class(self) -> PrmConfig:
