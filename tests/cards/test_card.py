@@ -178,3 +178,24 @@ def test_the_card_says_what_a_step_is_in_the_world_the_labels_came_from() -> Non
         card = ProcessCard(kind="prm", labels=summarize_sources(traces, ["gold"]))
         assert says in process_section(card)["step_definition"]
     assert "data:" not in process_section(ProcessCard(kind="prm"))["step_definition"]
+
+
+def test_card_config_reads_the_policy_as_its_worlds_config(tmp_path):
+    """``prmkit card``'s ``policy`` is a recipe's ``evaluate.policy``: typed by ``world``, refused early."""
+    import pytest
+    from pydantic import ValidationError
+
+    from prmkit.agentworld.config import AgentConfig
+    from prmkit.cards.card import CardConfig
+
+    config = CardConfig(
+        model=tmp_path, world="agentworld", policy={"systematic": 0.5, "systematic_rate": 0.6}
+    )
+    policy = config.policy_config()
+    assert isinstance(policy, AgentConfig) and (policy.systematic, policy.systematic_rate) == (0.5, 0.6)
+    assert (
+        type(CardConfig(model=tmp_path).policy_config()).__name__ == "PolicyConfig"
+    )  # the arithmetic world's
+    with pytest.raises(ValidationError, match="misread") as err:
+        CardConfig(model=tmp_path, world="world", policy={"misread": 0.1})  # an agent-world field
+    assert err.value.errors()[0]["loc"] == ("policy", "misread")  # where in the --config file

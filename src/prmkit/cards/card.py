@@ -21,6 +21,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, ValidationError, model_validator
+
 from prmkit.cards.process_card import ProcessCard, read_process_card, write_process_card
 from prmkit.core.files import atomic_write
 from prmkit.core.protocols import StepScorer
@@ -188,11 +190,32 @@ class CardConfig(WorldEvalSettings):
     """ORM checkpoint: the best-of-N baseline."""
     processbench: list[Path] | None = None
     """ProcessBench files to evaluate too (repeat)."""
+    policy: dict[str, Any] = Field(default_factory=dict)
+    """The simulated policy whose samples are judged, as a recipe's ``evaluate.policy``: fields of
+    ``world``'s policy config (``prmkit world sample --help``, ``prmkit agentworld sample --help``), e.g.
+    ``{systematic: 0.5}`` in a ``--config`` file; empty: that world's default policy."""
+
+    @model_validator(mode="after")
+    def _policy_of_the_world(self) -> CardConfig:
+        self.policy_config()  # an unknown or mistyped field fails here, before minutes of evaluation
+        return self
+
+    def policy_config(self) -> Any:
+        """``policy`` read as the policy config of ``world``."""
+        from prmkit.policies.worlds import world
+
+        config = world(self.world).policy_config
+        try:
+            return config.model_validate(self.policy)
+        except ValidationError as err:  # located at ``policy.<field>``, so the CLI names the file's line
+            errors = [{**e, "loc": ("policy", *e["loc"])} for e in err.errors(include_url=False)]
+            raise ValidationError.from_exception_data(config.__name__, errors) from None  # type: ignore[arg-type]
 
 
 def run_card(c: CardConfig) -> Path:
     """``prmkit card``: :func:`card` with these settings; returns the README path."""
-    return card(**c.model_dump(exclude={"processbench"}), processbench=c.processbench or None)
+    settings = c.model_dump(exclude={"processbench", "policy"})
+    return card(**settings, processbench=c.processbench or None, policy_config=c.policy_config())
 
 
 def card(
@@ -208,6 +231,7 @@ def card(
     bootstrap: int = _SETTINGS.bootstrap,
     seed: int = _SETTINGS.seed,
     world: str = _SETTINGS.world,
+    policy_config: Any | None = None,
 ) -> Path:
     """Write the full process card (JSON + README.md with plots) for a checkpoint: ``prmkit card MODEL``.
 
@@ -216,14 +240,15 @@ def card(
     ``beam_problems`` solved by beam search at budgets 4 and 16 for the beam-search gaming audit);
     results already in ``MODEL/card/`` are reused unless ``refresh``. ``orm`` adds an ORM checkpoint as
     the best-of-N baseline; ``processbench`` files add a real first-error evaluation at the world-tuned
-    threshold. Returns the README path.
+    threshold; ``policy_config`` (the world's policy config) sets the simulated policy whose samples are
+    judged (None: the world's default). Returns the README path.
     """
     from prmkit.scoring import load_scorer
 
     scorer = load_scorer(model)
     orm_scorer = load_scorer(orm) if orm is not None else None
     data = {"problems": problems, "per_problem": per_problem, "heldout_problems": heldout_problems}
-    data |= {"beam_problems": beam_problems, "world": world}
+    data |= {"beam_problems": beam_problems, "world": world, "policy_config": policy_config}
     return card_for_scorer(
         model, scorer, out, refresh, orm_scorer, processbench, bootstrap=bootstrap, seed=seed, **data
     )
