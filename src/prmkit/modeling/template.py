@@ -102,7 +102,8 @@ def encode_trace(
     prompt = template.prompt_template.replace("{problem}", problem)
     contexts = [context_length(s) for s in steps]
     fast = any(contexts) and getattr(tokenizer, "is_fast", False)
-    enc = tokenizer([prompt, *steps], add_special_tokens=False, return_offsets_mapping=fast)
+    offsets = {"return_offsets_mapping": True} if fast else {}  # math: the call as it always was
+    enc = tokenizer([prompt, *steps], add_special_tokens=False, **offsets)
     pieces = enc["input_ids"]
     context_tokens = _context_tokens(tokenizer, steps, contexts, enc) if any(contexts) else []
     ids: list[int] = []
