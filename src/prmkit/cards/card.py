@@ -21,11 +21,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from prmkit.cards.process_card import ProcessCard, read_process_card, write_process_card
 from prmkit.core.files import atomic_write
 from prmkit.core.protocols import StepScorer
+from prmkit.core.yamlconf import validate_at
 from prmkit.evaluation.config import WorldEvalSettings
 
 _SETTINGS = WorldEvalSettings()
@@ -204,12 +205,7 @@ class CardConfig(WorldEvalSettings):
         """``policy`` read as the policy config of ``world``."""
         from prmkit.policies.worlds import world
 
-        config = world(self.world).policy_config
-        try:
-            return config.model_validate(self.policy)
-        except ValidationError as err:  # located at ``policy.<field>``, so the CLI names the file's line
-            errors = [{**e, "loc": ("policy", *e["loc"])} for e in err.errors(include_url=False)]
-            raise ValidationError.from_exception_data(config.__name__, errors) from None  # type: ignore[arg-type]
+        return validate_at(world(self.world).policy_config, self.policy, "policy")
 
 
 def run_card(c: CardConfig) -> Path:

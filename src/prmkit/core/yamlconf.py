@@ -20,6 +20,19 @@ from prmkit.core.errors import InputError, Issue, short
 C = TypeVar("C", bound=BaseModel)
 
 
+def validate_at(config: type[C], value: Any, *where: str) -> C:
+    """``value`` read as ``config`` (e.g. a world's own config class, chosen at run time), its errors
+    located at ``where`` in the enclosing config (``problems.policy.misconceptons``), as a field's own
+    errors are, so the loader can name the file's line."""
+    if isinstance(value, config):
+        return value
+    try:
+        return config.model_validate(value or {})
+    except ValidationError as err:
+        errors = [{**e, "loc": (*where, *e["loc"])} for e in err.errors(include_url=False)]
+        raise ValidationError.from_exception_data(config.__name__, errors) from None  # type: ignore[arg-type]
+
+
 def _line_map(node: yaml.Node, path: tuple = (), out: dict | None = None) -> dict[tuple, int]:
     """Map each key path in a YAML document to its 1-based line number."""
     out = {} if out is None else out

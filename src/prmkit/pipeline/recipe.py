@@ -15,11 +15,11 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializeAsAny,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
+from prmkit.core.yamlconf import validate_at
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.policies.options import JudgeOptions, PolicyOptions
 from prmkit.policies.worlds import WORLDS, is_world_name, world
@@ -30,18 +30,6 @@ from prmkit.world.config import PolicyConfig, WorldConfig
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-def _typed(config: type[BaseModel], value: Any, *where: str) -> BaseModel:
-    """``value`` read as ``config`` (a world's own config class), its errors located at ``where`` in the
-    recipe (``problems.policy.misconceptons``), as the fields' own errors are."""
-    if isinstance(value, config):
-        return value
-    try:
-        return config.model_validate(value or {})
-    except ValidationError as err:
-        errors = [{**e, "loc": (*where, *e["loc"])} for e in err.errors(include_url=False)]
-        raise ValidationError.from_exception_data(config.__name__, errors) from None  # type: ignore[arg-type]
 
 
 class ProblemsSection(_Section):
@@ -73,7 +61,7 @@ class ProblemsSection(_Section):
             name = data.get("source", "world")
             w = world(name if is_world_name(name) else "world")
             for key, config in (("world", w.config), ("policy", w.policy_config)):
-                data[key] = _typed(config, data.get(key), key)
+                data[key] = validate_at(config, data.get(key), key)
         return data
 
     @field_validator("source", mode="before")
@@ -288,7 +276,7 @@ class Recipe(_Section):
             evaluate = dict(evaluate or {})
             evaluate.setdefault("world", source if is_world_name(source) else "world")
             config = world(evaluate["world"]).policy_config
-            evaluate["policy"] = _typed(config, evaluate.get("policy"), "evaluate", "policy")
+            evaluate["policy"] = validate_at(config, evaluate.get("policy"), "evaluate", "policy")
             data = {**data, "evaluate": evaluate}
         return data
 
