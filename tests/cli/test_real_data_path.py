@@ -129,18 +129,24 @@ def test_checkpoint_is_an_hf_folder_on_the_backbone(prm, backbone):
 @pytest.mark.slow
 def test_score_reads_every_real_file(prm, work):
     """Every record of every real trace file (four ProcessBench splits, PRM800K, Math-Shepherd) is scored,
-    read in its own format with no conversion."""
+    read in its own format with no conversion. The command runs in this process (typer's runner: the
+    same CLI, without paying a fresh interpreter's imports six times; the other tests here run it as a
+    user would)."""
+    from typer.testing import CliRunner
+
+    from prmkit.cli import app
     from prmkit.formats.inputs import read_traces
 
     files = {s: PROCESSBENCH / f"{s}.json" for s in ("gsm8k", *EVAL_SPLITS)}
     files |= {"prm800k": PRM800K, "math_shepherd": SHEPHERD}
     for name, src in files.items():
         out = work / f"scored-{name}.jsonl"
-        shown = prmkit("score", prm, src, "-o", out, "--aggregate", "min")
+        shown = CliRunner().invoke(app, ["score", str(prm), str(src), "-o", str(out), "--aggregate", "min"])
+        assert shown.exit_code == 0 and "Traceback" not in shown.output, shown.output
         traces = read_traces(out)
         steps = sum(len(t.steps) for t in traces)
         assert len(traces) == RECORDS[name]
-        assert f"scored {len(traces)} of {len(traces)} traces ({steps} of {steps} steps)" in shown.stderr
+        assert f"scored {len(traces)} of {len(traces)} traces ({steps} of {steps} steps)" in shown.output
         labels = [s.label(f"model:{prm}") for t in traces for s in t.steps]
         assert all(lab is not None and 0.0 <= lab.score <= 1.0 for lab in labels), name
         for t in traces:

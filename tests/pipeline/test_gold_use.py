@@ -1,6 +1,6 @@
-"""Gold is for evaluation: with the demo recipe's training settings, a model that is not trained on gold
-must not change when every gold label outside its declared dev set is scrambled, and whatever gold it
-did use is declared in its process card (``gold_use``)."""
+"""Gold is for evaluation: with the demo recipe's training settings (cut to a few steps of a width-32
+LM), a model that is not trained on gold must not change when every gold label outside its declared dev
+set is scrambled, and whatever gold it did use is declared in its process card (``gold_use``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,15 @@ from prmkit.training import pretrain_lm, train_orm, train_prm
 from prmkit.training.data import split_by_problem
 
 RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "world.yaml"
-TINY = {"max_steps": 8, "eval_every": 8, "threads": 1}
+TINY = {"max_steps": 8, "eval_every": 8, "threads": 1, "batch_size": 8}
+"""Few small steps: what reaches a model is decided by the data path, not by how long it trains."""
+
+
+def _small(config):
+    """The recipe's config with TINY and a width-32 LM (for a model trained from scratch)."""
+    return config.model_copy(
+        update={**TINY, "tiny": config.tiny.model_copy(update={"width": 32, "heads": 2})}
+    )
 
 
 def _weights(folder: Path) -> dict:
@@ -61,7 +69,7 @@ def data():
 def test_gold_reaches_no_model_of_the_demo_recipe_undeclared(data, tmp_path: Path) -> None:
     train = load_recipe(RECIPE).train
     assert train.pretrain is not None and train.orm is not None
-    pre = train.pretrain.model_copy(update=TINY)
+    pre = _small(train.pretrain)
     prm = train.prm.model_copy(update={**TINY, "label_source": "mc_hard"})
     orm = train.orm.model_copy(update=TINY)
     assert not pre.only_valid  # the demo's LM reads the policy's own samples, unfiltered
@@ -97,7 +105,7 @@ def test_gold_reaches_no_model_of_the_demo_recipe_undeclared(data, tmp_path: Pat
 def test_a_gold_filtered_backbone_is_declared_by_every_model_on_it(data, tmp_path: Path) -> None:
     train = load_recipe(RECIPE).train
     assert train.pretrain is not None
-    pre = train.pretrain.model_copy(update={**TINY, "only_valid": True})
+    pre = _small(train.pretrain).model_copy(update={"only_valid": True})
     pretrain_lm(data, tmp_path / "lm", pre)
     lm_uses = read_process_card(tmp_path / "lm").gold_use
     assert [u.use for u in lm_uses] == ["corpus_filter"] and lm_uses[0].traces == len(data)

@@ -151,3 +151,13 @@ def test_world_configs_are_read_as_the_named_worlds_and_their_errors_located():
         assert err.value.errors()[0]["loc"] == where
     with pytest.raises(ValidationError, match="neither an embedded world"):
         Recipe.model_validate({"problems": {"source": "wrld"}})
+
+
+@pytest.mark.parametrize("name", ["world.yaml", "agent.yaml", "labels-study.yaml"])
+def test_every_shipped_recipe_passes_its_check(name):
+    """What docs tell users to run is valid as shipped: typed sections, known sources, a stage plan.
+    (hf-endpoint.yaml needs the user's files: tests/pipeline/test_hf_endpoint.py runs it with them;
+    rl.yaml is `prmkit rl`'s config and experiments/rl_grid.py's, checked by their tests.)"""
+    ok = CliRunner().invoke(app, ["run", str(REPO / "recipes" / name), "--check"])
+    assert ok.exit_code == 0, ok.output
+    assert "pretrain" in ok.output or "prm" in ok.output, ok.output

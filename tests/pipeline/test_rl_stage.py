@@ -48,7 +48,11 @@ def test_rl_mistakes_are_refused_before_work(recipe, message) -> None:
 def test_a_recipe_trains_policies_against_its_prm_and_reports_them(tmp_path) -> None:
     config = {"steps": 2, "group_size": 2, "batch": 2, "max_completion_length": 48, "monitor_every": 1,
               "save_every": 1, "prompts": {"n": 8, "monitor_n": 2, "monitor_samples": 2}}  # fmt: skip
-    train = {"pretrain": {"max_steps": 20, "threads": 1}, "prm": {"max_steps": 10, "threads": 1}, **TRAIN}
+    train = {
+        "pretrain": {"max_steps": 20, "threads": 1, "batch_size": 8, "tiny": {"width": 32, "heads": 2}},
+        "prm": {"max_steps": 10, "threads": 1},
+        **TRAIN,
+    }
     train["prm"]["head"] = "likelihood"
     evaluate = {"problems": 6, "per_problem": 4, "heldout_problems": 3, "bootstrap": 20, "beam_problems": 0}
     recipe = Recipe.model_validate(

@@ -20,7 +20,7 @@ output_dir: {out}
 problems: {{n: 16, per_problem: 4}}
 labels: {{methods: [mc, judge, consensus], rollouts: 2}}
 train:
-  pretrain: {{epochs: 1}}
+  pretrain: {{epochs: 1, batch_size: 8, tiny: {{width: 32, heads: 2}}}}
   prm: {{epochs: 1}}
   prm_sources: [gold]
   prm_runs:
@@ -29,7 +29,8 @@ train:
   orm: {{epochs: 1}}
 evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0}}
 """
-# No max_minutes: a wall-clock budget would make the numbers depend on the machine's speed.
+# No max_minutes: a wall-clock budget would make the numbers depend on the machine's speed. The LM is
+# cut to width 32 (batch 8): these tests check the pipeline's plumbing, not what the models learn.
 
 
 TIMING = ("minutes", "seconds", "runtime", "per_second", "finished_at")
@@ -105,7 +106,7 @@ output_dir: {out}
 problems: {{n: 16, per_problem: 4}}
 labels: {{methods: [mc, judge, consensus], rollouts: 2}}
 train:
-  pretrain: {{max_steps: 12, threads: 2}}
+  pretrain: {{max_steps: 12, threads: 2, batch_size: 8, tiny: {{width: 32, heads: 2}}}}
   prm: {{max_steps: 8, eval_every: 4, threads: 2, head: likelihood}}
   prm_sources: [gold, mc_hard]
   orm: {{max_steps: 6, threads: 2}}

@@ -16,7 +16,7 @@ seeds: [0, 1]
 problems: {{n: 16, per_problem: 4}}
 labels: {{methods: [mc], rollouts: 2}}
 train:
-  pretrain: {{max_steps: 20, threads: 1}}
+  pretrain: {{max_steps: 20, threads: 1, batch_size: 8, tiny: {{width: 32, heads: 2}}}}
   prm: {{max_steps: 10, threads: 1, head: likelihood}}
   prm_sources: [gold]
   orm: null

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -58,6 +59,39 @@ def test_step_minimum_and_targets_match_a_plain_loop():
     targets = step_targets_by_step(batch, mins.shape[1])
     assert [float(targets[k, j]) for k, j in have] == ref_ys
     assert float(targets[1, 2]) == IGNORE  # row 1 has no third step
+
+
+def test_excess_surprisal_adds_each_predictions_entropy_to_the_minimum_not_to_the_lm_loss():
+    """``surprisal: excess``: a step's minimum is of log p(x_t) + H(p_t) (a plain loop); its sum, the LM
+    loss's, stays plain log-probabilities; the entropy is a fixed reference level (no gradient)."""
+    logits, batch = _batch()
+    mins, sums, _ = step_min_logp(logits, batch, "excess")
+    logp = logits.log_softmax(-1)
+    entropy = -(logp.exp() * logp).sum(-1)
+    ref = []
+    for k in range(2):
+        start = int(batch["prompt_length"][k])
+        for end in batch["tag_mask"][k].nonzero()[:, 0].tolist():
+            ref.append(min(float(logp[k, t - 1, batch["input_ids"][k, t]] + entropy[k, t - 1])
+                           for t in range(start, end + 1)))  # fmt: skip
+            start = end + 1
+    have = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
+    assert [float(mins[k, j]) for k, j in have] == pytest.approx(ref, abs=1e-5)
+    _, plain_sums, _ = step_min_logp(logits, batch)
+    assert torch.equal(sums, plain_sums)
+    # the gradient of a step's excess minimum is that of its argmin token's log-probability alone
+    x = logits.clone().requires_grad_(True)
+    step_min_logp(x, batch, "excess")[0][0, 0].backward()
+    start, end = int(batch["prompt_length"][0]), 5
+    excess = [
+        float(logp[0, t - 1, batch["input_ids"][0, t]] + entropy[0, t - 1]) for t in range(start, end + 1)
+    ]
+    t = start + excess.index(min(excess))
+    y = logits.clone().requires_grad_(True)
+    y.log_softmax(-1)[0, t - 1, batch["input_ids"][0, t]].backward()
+    assert torch.allclose(x.grad, y.grad, atol=1e-6)
+    with pytest.raises(ValueError, match="surprisal"):
+        step_min_logp(logits, batch, "typical")
 
 
 def test_tool_result_tokens_are_left_out_of_each_step_minimum():
@@ -206,11 +240,27 @@ def test_likelihood_prm_is_an_ordinary_causal_lm_its_card_snippet_scores_the_sam
     scope = {"problem": trace.problem.text, "steps": [s.text for s in trace.steps]}
     exec(snippet, scope)  # the model card's transformers-only recipe
     assert scope["step_scores"] == pytest.approx(ours, abs=1e-5)
+    # the same weights read by excess surprisal: the scorer and the card's snippet still agree
+    from prmkit.cards import write_model_card
+
+    config = json.loads((tmp_path / "prm" / "config.json").read_text())
+    config["prmkit"]["surprisal"] = "excess"
+    (tmp_path / "prm" / "config.json").write_text(json.dumps(config))
+    excess = load_scorer(tmp_path / "prm")
+    assert excess.convention.surprisal == "excess"
+    theirs = excess.score([trace])[0]
+    assert theirs != pytest.approx(ours, abs=1e-3) and all(0 < x <= 1 for x in theirs)
+    write_model_card(tmp_path / "prm", excess.convention.spec, None)
+    snippet = re.search(r"```python\n(.*?)```", (tmp_path / "prm" / "README.md").read_text(), re.S).group(1)
+    scope = {"problem": trace.problem.text, "steps": [s.text for s in trace.steps]}
+    exec(snippet.replace('problem, steps = "...", ["step one", "step two"]', ""), scope)
+    assert scope["step_scores"] == pytest.approx(theirs, abs=1e-5)
 
 
 def test_an_agent_prm_trained_on_what_it_writes_is_read_that_way(tmp_path):
-    """``min_over: own`` end to end on agent-world trajectories: the spec records it, the scorer reads
-    each step's minimum after the tool results it reads, and dev evaluation used the same read-out."""
+    """``min_over: own`` and ``surprisal: excess`` end to end on agent-world trajectories: the spec
+    records them, the scorer reads each step's minimum after the tool results it reads, and dev
+    evaluation used the same read-out."""
     from prmkit.modeling import TinyConfig
     from prmkit.policies.worlds import world
     from prmkit.scoring import load_scorer
@@ -218,11 +268,12 @@ def test_an_agent_prm_trained_on_what_it_writes_is_read_that_way(tmp_path):
 
     traces = world("agentworld").traces(12, 2, 0, "train", None)
     tiny = TinyConfig(layers=1, width=32, heads=2, max_length=1024, positions="rope")
-    cfg = PrmConfig(head="likelihood", min_over="own", tiny=tiny, max_steps=4, batch_size=4,
-                    max_length=1024, eval_every=4, dev_fraction=0.25)  # fmt: skip
+    cfg = PrmConfig(head="likelihood", min_over="own", surprisal="excess", tiny=tiny, max_steps=4,
+                    batch_size=4, max_length=1024, eval_every=4, dev_fraction=0.25)  # fmt: skip
     result = train_prm(traces, tmp_path / "prm", cfg)
     scorer = load_scorer(tmp_path / "prm")
     assert scorer.convention.spec.min_over == "own" and scorer.convention.min_over == "own"
+    assert scorer.convention.spec.surprisal == "excess" and scorer.convention.surprisal == "excess"
     reads = [t for t in traces if any(s.observations for s in t.steps)][:3]
     encoded = [scorer.convention.encode(t.problem.text, step_inputs(t.steps)) for t in reads]
     assert all(any(e.context_tokens) for e in encoded)

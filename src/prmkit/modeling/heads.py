@@ -90,6 +90,7 @@ def card_fields(spec: PrmSpec, path: str, base: str | None) -> dict[str, Any]:
         "threshold": spec.threshold,
         "path": path,
         "prompt": repr(spec.template.prompt_template),
+        "surprisal": spec.surprisal,
     }
 
 
@@ -145,15 +146,19 @@ for s in steps:
     spans.append((len(ids), len(ids) + len(piece)))
     ids += piece
 with torch.no_grad():
-    logp = model(torch.tensor([ids])).logits[0].log_softmax(-1)
-token_p = logp[:-1].gather(1, torch.tensor(ids[1:])[:, None])[:, 0].exp()  # p(x_t | x_<t) at t - 1
-step_scores = [token_p[a - 1 : b - 1].min().item() for a, b in spans]
+    logp = model(torch.tensor([ids])).logits[0, :-1].log_softmax(-1)
+read = logp.gather(1, torch.tensor(ids[1:])[:, None])[:, 0]  # log p(x_t | x_<t) at t - 1
+if "{surprisal}" == "excess":  # config.json's prmkit.surprisal: plus the entropy of each prediction
+    read = read - (logp.exp() * logp).sum(-1)
+step_scores = [read[a - 1 : b - 1].min().clamp(max=0).exp().item() for a, b in spans]
 ```
 
 ## Serve with vLLM
 
 `vllm serve {path}`, then request the prompt's log-probabilities (`prompt_logprobs: 0` with
-`max_tokens: 1` on `/v1/completions`) and take each step's minimum, as above.
+`max_tokens: 1` on `/v1/completions`) and take each step's minimum, as above. This checkpoint's
+read-out is `surprisal: {surprisal}`; `excess` needs each prediction's entropy, which vLLM's top-k
+`prompt_logprobs` do not give: score it with the snippet above or `prmkit serve`.
 """
 
 HEADS.register(
@@ -203,8 +208,10 @@ would not have written; fine-tuning on step labels (label scale: {scale}) sharpe
 first error: the first step scoring below {threshold:.4g} (tuned on dev). Default aggregation: `{agg}`.
 An agent step is written as the tool results it reads (`<tool_response>` blocks), then its text and
 calls; with `min_over: own` in `config.json`'s `prmkit` block the minimum leaves those results out (start
-each span after them in the recipe below). See `process_card.json` for the label sources, data split and
-dev metrics.""",
+each span after them in the recipe below). With `surprisal: excess` (this one: `{surprisal}`) a token's
+log-probability is read plus the entropy of the model's prediction there, so a free choice among several
+right continuations is not mistaken for an error. See `process_card.json` for the label sources, data
+split and dev metrics.""",
         usage=LIKELIHOOD_USAGE,
     ),
 )

@@ -53,6 +53,10 @@ class PrmSpec(BaseModel):
     writes (text, calls, closing newline), the tool results it reads left out; ``input``: its whole input,
     results included (the default, so checkpoints written before this field read as they were trained).
     The two differ only for agent steps; a classifier head ignores it."""
+    surprisal: Literal["raw", "excess"] = "raw"
+    """Likelihood head: what a token's probability is measured against. ``raw``: its log-probability
+    (the default, so checkpoints written before this field read as they were trained); ``excess``: its
+    log-probability plus the entropy of the model's prediction there (see :func:`token_logp`)."""
     threshold: float = 0.5
     """First-error threshold: a step scoring below it is predicted wrong (tuned on dev in training)."""
     version: str = SPEC_VERSION
@@ -72,3 +76,26 @@ def read_spec(config: Any) -> PrmSpec | None:
     """The spec stored on an HF config, or None when the checkpoint was not made by prmkit."""
     raw = getattr(config, SPEC_KEY, None)
     return None if raw is None else PrmSpec.model_validate(raw)
+
+
+def token_logp(logits: Any, input_ids: Any, surprisal: str = "raw") -> Any:
+    """A causal LM's read-out of each token it was given, ``(B, L)``: position ``t`` holds
+    ``log p(x_t | x_<t)`` (0 at ``t = 0``, which nothing predicts).
+
+    With ``surprisal="excess"`` the entropy of the prediction at ``t`` is added: the token's surprisal
+    less the surprisal the model expected there. Why: where several continuations are right (which
+    entity an agent looks up next, which quantity a solution takes first) every one of them is
+    improbable, and a right step's least likely token is such a choice; a wrong digit copied from a
+    tool result is improbable where the model was sure of the right one. The raw minimum cannot tell the
+    two apart; the excess one scores a free choice near 0 and the slip far below it
+    (docs/agentworld.md). The entropy is a reference level, not a target: it carries no gradient, so
+    training cannot raise a step's score by making the model unsure.
+    """
+    logp = logits[:, :-1].float().log_softmax(-1)
+    out = logp.new_zeros(input_ids.shape)
+    out[:, 1:] = logp.gather(-1, input_ids[:, 1:, None])[..., 0]
+    if surprisal == "excess":
+        out[:, 1:] -= (logp.exp() * logp).sum(-1).detach()
+    elif surprisal != "raw":
+        raise ValueError(f"surprisal must be 'raw' or 'excess', found {surprisal!r}")
+    return out

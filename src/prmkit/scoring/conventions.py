@@ -22,7 +22,7 @@ from prmkit.core.errors import InputError, Issue
 from prmkit.core.registry import Registry
 from prmkit.modeling.backbone import load_tokenizer
 from prmkit.modeling.checkpoint import check_checkpoint, loading, written_by_prmkit
-from prmkit.modeling.spec import PrmSpec, read_spec
+from prmkit.modeling.spec import PrmSpec, read_spec, token_logp
 from prmkit.modeling.template import Encoded, StepTemplate, encode_trace
 
 CONVENTIONS: Registry[type] = Registry("PRM convention", entry_points="prmkit.conventions")
@@ -212,6 +212,8 @@ class LikelihoodConvention(Convention):
     An agent step's tool results (the context it reads) are left out of its minimum for any LM, and for
     a prmkit likelihood PRM whose spec says ``min_over: own``: a result is as surprising after a right
     step as after a wrong one. A PRM trained over whole inputs (``input``) is read as it was trained.
+    A PRM whose spec says ``surprisal: excess`` is read by each token's log-probability plus the entropy
+    of the prediction there (``prmkit.modeling.spec.token_logp``); any other LM by the plain one.
     """
 
     name = "likelihood"
@@ -223,20 +225,20 @@ class LikelihoodConvention(Convention):
         self.max_length = getattr(config, "max_position_embeddings", None) or max_length
         self.template = StepTemplate.named("newline")
         self.min_over = self.spec.min_over if self.spec is not None else "own"
+        self.surprisal = self.spec.surprisal if self.spec is not None else "raw"
 
     def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
         return encode_trace(self.tokenizer, self.template, problem, steps)
 
     def read(self, logits: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> list[list[float]]:
-        logp = logits[:, :-1].float().log_softmax(-1)
-        token_logp = logp.gather(-1, batch["input_ids"][:, 1:, None])[..., 0]  # [k, t-1] = log p(x_t | x_<t)
+        read = token_logp(logits, batch["input_ids"], self.surprisal)  # [k, t] = log p(x_t | x_<t) (+ H)
         out = []
         for k, r in enumerate(rows):
             start, scores = r.prompt_length, []
             skips = r.context_tokens if self.min_over == "own" else []
             for j, end in enumerate(r.tag_positions):  # step j: tokens start..end, its newline included
                 skip = skips[j] if j < len(skips) else 0  # its tool results: read, not written
-                scores.append(float(token_logp[k, start + skip - 1 : end].min().exp()))
+                scores.append(float(read[k, start + skip : end + 1].min().clamp(max=0).exp()))
                 start = end + 1
             out.append(scores)
         return out

@@ -86,7 +86,12 @@ def _model(config: PrmConfig | OrmConfig, tok: Any, spec: PrmSpec) -> tuple[Any,
     objective: Any = None
     if kind.objective is not None:
         loss = resolve(kind.objective)
-        objective = functools.partial(loss, lm_weight=config.lm_weight, noise=_noise(config))  # type: ignore[arg-type]
+        objective = functools.partial(
+            loss,
+            lm_weight=config.lm_weight,
+            noise=_noise(config),
+            surprisal=spec.surprisal,  # type: ignore[arg-type]
+        )
     if model.get_input_embeddings().num_embeddings < len(tok):
         model.resize_token_embeddings(len(tok))
     return model, objective
@@ -274,6 +279,7 @@ def train_prm(
     fields = {"num_labels": num_classes, "positive_labels": positive, "label_scale": scale}
     if config.head == "likelihood":
         fields["min_over"] = config.min_over
+        fields["surprisal"] = config.surprisal
     return _train_head((traces, name), output_dir, config, "prm", targets, fields, [config.label_source])
 
 

@@ -17,24 +17,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from prmkit.modeling.spec import token_logp as _token_logp
 from prmkit.training.data import IGNORE
 
 
-def step_min_logp(logits: Any, batch: dict[str, Any]) -> tuple[Any, Any, Any]:
+def step_min_logp(logits: Any, batch: dict[str, Any], surprisal: str = "raw") -> tuple[Any, Any, Any]:
     """Per step, the lowest token log-probability, the sum and the count of its tokens' log-probabilities.
 
     Step ``j`` of a row is its tokens after the tag of step ``j - 1`` (after the prompt for ``j = 0``) up to
     and including its own tag, the closing newline, less the tool results it reads where the batch has a
     ``context_mask`` (an agent's results are as surprising after a right step as after a wrong one, so
-    they would set the right steps' minimum). Returns three ``(B, S)`` tensors, ``S`` = most steps in the
-    batch; steps a row does not have hold 0.
+    they would set the right steps' minimum). The minimum is of the read-out ``surprisal`` names
+    (:func:`prmkit.modeling.spec.token_logp`); the sum is of plain log-probabilities (the LM loss).
+    Returns three ``(B, S)`` tensors, ``S`` = most steps in the batch; steps a row does not have hold 0.
     """
     import torch
 
     ids, tags = batch["input_ids"], batch["tag_mask"]
     B, L = ids.shape
-    token_logp = torch.zeros((B, L), dtype=torch.float, device=ids.device)
-    token_logp[:, 1:] = logits[:, :-1].float().log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]
+    token_logp = _token_logp(logits, ids, "raw")
+    read = token_logp if surprisal == "raw" else _token_logp(logits, ids, surprisal)
     before = tags.long().cumsum(1) - tags.long()  # tags strictly before each token: its step number
     S = int(tags.sum(1).max().item()) if tags.any() else 0
     positions = torch.arange(L, device=ids.device)[None, :]
@@ -45,7 +47,7 @@ def step_min_logp(logits: Any, batch: dict[str, Any]) -> tuple[Any, Any, Any]:
         inside &= ~batch["context_mask"]
     step = torch.where(inside, before, torch.full_like(before, S))  # S: a column for tokens of no step
     mins = torch.zeros((B, S + 1), device=ids.device).scatter_reduce(
-        1, step, token_logp, "amin", include_self=False
+        1, step, read, "amin", include_self=False
     )
     sums = torch.zeros((B, S + 1), device=ids.device).scatter_add(1, step, token_logp)
     counts = torch.zeros((B, S + 1), device=ids.device).scatter_add(1, step, inside.float())
@@ -65,17 +67,22 @@ def step_targets_by_step(batch: dict[str, Any], steps: int) -> Any:
 
 
 def likelihood_loss(
-    logits: Any, batch: dict[str, Any], lm_weight: float, noise: tuple[float, float] = (0.0, 0.0)
+    logits: Any,
+    batch: dict[str, Any],
+    lm_weight: float,
+    noise: tuple[float, float] = (0.0, 0.0),
+    surprisal: str = "raw",
 ) -> Any:
     """Min-pooled binary cross-entropy on the step targets (hard or soft; :func:`binary_loss` with
     ``noise``), plus ``lm_weight`` times the mean per-token negative log-likelihood of the correct steps,
     each weighted by its posterior of really being correct (1 without noise), so a wrong step labelled
-    correct does not teach the LM to write its error."""
+    correct does not teach the LM to write its error. ``surprisal``: the read-out trained (``PrmSpec``);
+    an ``excess`` minimum above 0 reads as probability 1."""
     import torch
 
     from prmkit.training.loop import binary_loss
 
-    mins, sums, counts = step_min_logp(logits, batch)
+    mins, sums, counts = step_min_logp(logits, batch, surprisal)
     targets = step_targets_by_step(batch, mins.shape[1])
     labelled = targets != IGNORE
     if not labelled.any():
