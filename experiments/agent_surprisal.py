@@ -57,16 +57,14 @@ def class_aucs(traces: Sequence[Trace], scores: Sequence[Sequence[float]]) -> di
     return {k: (len(v), auc(right, v)) for k, v in sorted(by.items())}
 
 
-def uses_loophole(trace: Trace) -> bool:
-    return any(kind == "loophole" for _, kind in (trace.metadata or {}).get("injected", []))
-
-
 def vote_gains(traces: Sequence[Trace], scores: Sequence[Sequence[float]], n: int) -> dict[str, dict]:
-    """Weighted vote (min aggregation) against majority at ``n``, all trajectories and honest ones only."""
+    """Weighted vote (min aggregation) against majority at ``n``, all trajectories and those with no step
+    gold marks as a loophole (the loophole audit's definition)."""
     from prmkit.evaluation.bon_curves import bon_curves
+    from prmkit.evaluation.loophole import loophole_step
 
     out = {}
-    for name, keep in (("all", lambda t: True), ("no loophole", lambda t: not uses_loophole(t))):
+    for name, keep in (("all", lambda t: True), ("no loophole", lambda t: loophole_step(t) < 0)):
         idx = [i for i, t in enumerate(traces) if keep(t)]
         result = bon_curves([traces[i] for i in idx], [scores[i] for i in idx], None, ("min",), "min",
                             ns=[n], draws=32, bootstrap=1000, seed=0)  # fmt: skip

@@ -8,15 +8,14 @@ from prmkit.core.model import Label, Problem, Provenance, Step, Trace
 from tests.experiments import load_experiment
 
 
-def _trace(tid: str, answer: str, right: bool, gold: list[tuple[int, str]], loophole: bool = False) -> Trace:
+def _trace(tid: str, answer: str, right: bool, gold: list[tuple[int, str]]) -> Trace:
     steps = []
     for i, (rating, kind) in enumerate(gold):
         metadata = {"class": kind} if rating == -1 else {}
         label = Label(rating=rating, provenance=Provenance(method="gold"), metadata=metadata)
         steps.append(Step(text=f"step {i}", labels=[label]))
-    injected = [[0, "loophole"]] if loophole else []
     return Trace(id=tid, problem=Problem(id="p", text="q", answer="7"), steps=steps, final_answer=answer,
-                 answer_correct=right, metadata={"injected": injected})  # fmt: skip
+                 answer_correct=right)  # fmt: skip
 
 
 def test_auc_counts_ties_half_and_classes_pool_into_errors() -> None:
@@ -36,7 +35,7 @@ def test_a_loophole_vote_is_left_out_of_the_honest_comparison() -> None:
     exp = load_experiment("agent_surprisal")
     # honest samples: two wrong "8"s outvote one right "7", unless the PRM weighs them down
     traces = [
-        _trace("l", "7", True, [(-1, "loophole")], loophole=True),
+        _trace("l", "7", True, [(-1, "loophole")]),  # gold marks its step a loophole
         _trace("w1", "8", False, [(-1, "observation")]),
         _trace("w2", "8", False, [(-1, "observation")]),
         _trace("h", "7", True, [(1, "")]),

@@ -91,11 +91,19 @@ def token_logp(logits: Any, input_ids: Any, surprisal: str = "raw") -> Any:
     (docs/agentworld.md). The entropy is a reference level, not a target: it carries no gradient, so
     training cannot raise a step's score by making the model unsure.
     """
-    logp = logits[:, :-1].float().log_softmax(-1)
-    out = logp.new_zeros(input_ids.shape)
-    out[:, 1:] = logp.gather(-1, input_ids[:, 1:, None])[..., 0]
-    if surprisal == "excess":
-        out[:, 1:] -= (logp.exp() * logp).sum(-1).detach()
-    elif surprisal != "raw":
+    return token_reads(logits, input_ids, surprisal)[1]
+
+
+def token_reads(logits: Any, input_ids: Any, surprisal: str = "raw") -> tuple[Any, Any]:
+    """``(log p, read)``: the plain per-token log-probabilities (an LM loss needs them) and the
+    :func:`token_logp` read-out named by ``surprisal``, from one log-softmax."""
+    if surprisal not in ("raw", "excess"):
         raise ValueError(f"surprisal must be 'raw' or 'excess', found {surprisal!r}")
-    return out
+    logp = logits[:, :-1].float().log_softmax(-1)
+    raw = logp.new_zeros(input_ids.shape)
+    raw[:, 1:] = logp.gather(-1, input_ids[:, 1:, None])[..., 0]
+    if surprisal == "raw":
+        return raw, raw
+    read = raw.clone()
+    read[:, 1:] -= (logp.exp() * logp).sum(-1).detach()
+    return raw, read

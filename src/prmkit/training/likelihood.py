@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prmkit.modeling.spec import token_logp as _token_logp
+from prmkit.modeling.spec import token_reads
 from prmkit.training.data import IGNORE
 
 
@@ -35,8 +35,7 @@ def step_min_logp(logits: Any, batch: dict[str, Any], surprisal: str = "raw") ->
 
     ids, tags = batch["input_ids"], batch["tag_mask"]
     B, L = ids.shape
-    token_logp = _token_logp(logits, ids, "raw")
-    read = token_logp if surprisal == "raw" else _token_logp(logits, ids, surprisal)
+    token_logp, read = token_reads(logits, ids, surprisal)
     before = tags.long().cumsum(1) - tags.long()  # tags strictly before each token: its step number
     S = int(tags.sum(1).max().item()) if tags.any() else 0
     positions = torch.arange(L, device=ids.device)[None, :]
