@@ -56,7 +56,12 @@ def _eval_summary(f1: float, gap: float, paid: float | None) -> dict:
     return {
         "summary": {
             "first_error": {"subsets": [{"name": "world-test", "f1": f1}]},
-            "bon": {"rows": [{"n": 16, "method": "prm:min", "accuracy": 0.6, "gap_vs_majority": gap}]},
+            "bon": {
+                "rows": [
+                    {"n": 16, "method": "prm:min", "accuracy": 0.6, "gap_vs_majority": gap},
+                    {"n": 16, "method": "weighted:min", "accuracy": 0.7, "gap_vs_majority": 2 * gap},
+                ]
+            },
             "audits": audits,
         }
     }
@@ -75,6 +80,10 @@ def test_the_sweep_reads_paired_gains_and_the_loophole_audit_where_there_is_one(
     }
     data = collect(per_seed)
     assert data["best-of-16 gain over majority vote"]["prm-gold"] == pytest.approx([0.05, 0.06, 0.07])
+    assert data["best-of-16 gain over majority vote"]["prm-gold weighted vote"] == pytest.approx(
+        [0.1, 0.12, 0.14]
+    )
+    assert data["best-of-16 accuracy"]["orm weighted vote"] == pytest.approx([0.7, 0.7, 0.7])
     assert data["loophole trajectories passed as error-free"] == {"prm-gold": [0.0, 0.1, 0.2]}
     titles = [s.title for s in sweep_report(Recipe(), per_seed, tmp_path).sections]
     assert (

@@ -115,6 +115,35 @@ def test_training_resumes_from_its_last_checkpoint(tmp_path, small_world, monkey
 
 
 @pytest.mark.slow
+def test_a_run_that_crashed_after_its_last_save_resumes_to_the_uninterrupted_model(
+    tmp_path, small_world, monkeypatch
+):
+    """transformers' Trainer resumed at its last step takes one optimiser step more; prmkit loads it."""
+    import torch
+    from safetensors.torch import load_file
+    from transformers import TrainerCallback
+
+    from prmkit.training import loop
+
+    class Crash(TrainerCallback):
+        def on_save(self, args, state, control, **kw):
+            if state.global_step >= 4:
+                raise RuntimeError("simulated crash")
+
+    cfg = PrmConfig(tiny=TINY, max_steps=4, batch_size=8, eval_every=2)
+    train_prm(small_world, tmp_path / "whole", cfg)
+    budget = loop.time_budget
+    monkeypatch.setattr(loop, "time_budget", lambda *a, **kw: Crash())
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        train_prm(small_world, tmp_path / "crashed", cfg)
+    monkeypatch.setattr(loop, "time_budget", budget)
+    result = train_prm(small_world, tmp_path / "crashed", cfg)
+    assert result["training"]["steps"] == 4
+    whole, resumed = (load_file(tmp_path / d / "model.safetensors") for d in ("whole", "crashed"))
+    assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
+
+
+@pytest.mark.slow
 def test_cli_train_prm(tmp_path, small_world):
     from typer.testing import CliRunner
 

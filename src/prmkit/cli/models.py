@@ -36,11 +36,14 @@ def _command(group: typer.Typer, name: str, config_cls: type, run: Any) -> None:
 
     def call(cfg: Any, data: Path, output: Path) -> Any:
         from prmkit.scoring.scorer import OverlongError
+        from prmkit.training.pretrain import CopyCheckError
 
         try:
             return run(data, output, cfg)
         except OverlongError as err:
             fail(f"{data}: {err}")
+        except CopyCheckError as err:
+            fail(str(err))
 
     config_command(group, name, config_cls, call, Layout(), extra=TRAIN_ARGS)
 

@@ -30,4 +30,11 @@ def register(app: typer.Typer) -> None:
             for st in plan(config):
                 typer.echo(f"{st.name:<20} reads {', '.join(st.deps) or '-'}")
             return
-        run(config, source=str(recipe))
+        from prmkit.training.pretrain import CopyCheckError
+
+        try:
+            run(config, source=str(recipe))
+        except CopyCheckError as err:  # the recipe's backbone was refused: say why, no traceback
+            from prmkit.cli.common import fail
+
+            fail(str(err))

@@ -241,6 +241,12 @@ def _training_rows(trained: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             "dev first-error F1 (step 0 → best)": "–" if best is None else f"{_pct(start)} → {_pct(best)}",
             "wall minutes": round(t["wall_seconds"] / 60, 1),
         })  # fmt: skip
+        copy, rounds = s.get("copy") or {}, t.get("copy_rounds") or []
+        if copy.get("numbers"):  # an LM pretrained on agent trajectories: does it copy tool results?
+            extra = f" after {len(rounds)} extra round{'s' * (len(rounds) > 1)}" if rounds else ""
+            rows[-1]["tool values copied (dev)"] = (
+                f"{_pct(copy['copy_rate'])} % of {copy['numbers']:,}{extra}"
+            )
     return rows
 
 

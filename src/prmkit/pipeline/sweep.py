@@ -97,9 +97,11 @@ def collect(per_seed: dict[int, dict[str, dict[str, Any]]]) -> dict[str, dict[st
                     add(f"first-error F1 {subset} {c}", model, m["f1"])
             for row in s["bon"]["rows"]:
                 metric = f"best-of-{row['n']} accuracy"
-                if row["method"] == "prm:min":
-                    add(metric, model, row["accuracy"])
-                    add(f"best-of-{row['n']} gain over majority vote", model, row.get("gap_vs_majority"))
+                if row["method"] == "prm:min" or row["method"].startswith("weighted:"):
+                    # best-of-N by the lowest step score, and the vote weighted by it (a row of its own)
+                    name = model if row["method"] == "prm:min" else f"{model} weighted vote"
+                    add(metric, name, row["accuracy"])
+                    add(f"best-of-{row['n']} gain over majority vote", name, row.get("gap_vs_majority"))
                 elif row["method"] in ("majority", "orm", "oracle") and (metric, row["method"]) not in shared:
                     shared.add((metric, row["method"]))
                     add(metric, BON_ROWS[row["method"]], row["accuracy"])

@@ -77,6 +77,17 @@ class PretrainConfig(_Config):
     loses nothing."""
     label_source: str = "gold"
     """Label source that decides validity for ``only_valid`` (traces it did not label are kept)."""
+    min_copy_rate: float | None = Field(None, gt=0, le=1)
+    """Agent traces: the share of restated tool values (a number a step writes that the result it just
+    read holds) the trained LM must reproduce digit for digit on its dev traces (``copy_rate`` in the
+    card; it reads no label). Below it, pretraining goes on for ``copy_steps`` more steps with a fresh
+    warm-up, up to ``copy_rounds`` times, then stops with an error. A likelihood PRM sees a misread tool
+    value only where its backbone is sure of the right digit, and the same steps from another seed can
+    give an LM that has not learned to copy yet. None (default): measured and recorded, not enforced."""
+    copy_steps: int = Field(400, ge=1)
+    """Optimiser steps of each extra round that ``min_copy_rate`` asks for."""
+    copy_rounds: int = Field(2, ge=0)
+    """Most extra rounds before a backbone that does not copy is refused."""
     lr: float = Field(2e-3, gt=0)
     """Peak learning rate (linear warm-up over 5 % of steps, then cosine decay)."""
     epochs: float = Field(2.0, gt=0)

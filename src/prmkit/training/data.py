@@ -157,6 +157,11 @@ class StepCollator:
                 "tag_mask": tags, "prompt_length": prompt, "context_mask": context}  # fmt: skip
 
 
+def lm_text(trace: Trace) -> str:
+    """The causal-LM text of a trace: ``problem\\n`` then one step input per line."""
+    return trace.problem.text + "\n" + "".join(s + "\n" for s in step_inputs(trace.steps))
+
+
 def lm_examples(
     traces: Sequence[Trace], tokenizer: Any, max_length: int, loss_on_problem: bool = True
 ) -> list[dict[str, Any]]:
@@ -171,7 +176,6 @@ def lm_examples(
     out = []
     for t in traces:
         prompt = tokenizer(t.problem.text + "\n").input_ids
-        text = t.problem.text + "\n" + "".join(s + "\n" for s in step_inputs(t.steps))
-        ids = [*tokenizer(text).input_ids, tokenizer.eos_token_id][:max_length]
+        ids = [*tokenizer(lm_text(t)).input_ids, tokenizer.eos_token_id][:max_length]
         out.append({"input_ids": ids, "prompt_len": 0 if loss_on_problem else min(len(prompt), len(ids))})
     return out

@@ -172,7 +172,7 @@ def _train_head(
         convention, [budget], objective, _noise(config),
     )  # fmt: skip
     wall, cpu = time.monotonic(), time.process_time()
-    trainer.train(resume_from_checkpoint=resume)
+    loop.train_from(trainer, resume)
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
     run = loop.run_record(trainer, config, budget, threads, wall, cpu)
     metrics = trainer.evaluate() if dev else {}

@@ -277,6 +277,27 @@ def make_trainer(
     )
 
 
+def train_from(trainer: Any, checkpoint: str | None) -> None:
+    """``trainer.train`` resumed from ``checkpoint``, except that a checkpoint already holding every
+    planned step is loaded, not trained on.
+
+    transformers' Trainer resumed at its last step takes one optimiser step more (and saves
+    ``checkpoint-N+1``), so a run that crashed after its final checkpoint but before the model was
+    written would come back as a model one step past the one it had finished.
+    """
+    if checkpoint is not None and trainer.args.max_steps > 0:
+        from transformers import TrainerState
+
+        state = TrainerState.load_from_json(str(Path(checkpoint) / "trainer_state.json"))
+        if state.global_step >= trainer.args.max_steps:
+            trainer._load_from_checkpoint(checkpoint)
+            trainer.state = state
+            if trainer.args.load_best_model_at_end and state.best_model_checkpoint:
+                trainer._load_best_model()
+            return
+    trainer.train(resume_from_checkpoint=checkpoint)
+
+
 def last_checkpoint(output_dir: Path, resume: bool) -> str | None:
     """The newest ``checkpoints/checkpoint-N`` to resume from, when resuming and one exists."""
     from transformers.trainer_utils import get_last_checkpoint
