@@ -68,6 +68,29 @@ def test_a_backbone_that_does_not_copy_trains_on_then_is_refused(tmp_path, caplo
     assert not (tmp_path / "strict" / "model.safetensors").exists()  # a refused backbone is not saved
 
 
+def test_a_backbone_that_copies_after_a_round_is_saved_with_every_round_logged(tmp_path, monkeypatch):
+    from prmkit.modeling import TinyConfig
+    from prmkit.policies.worlds import world
+    from prmkit.training import PretrainConfig, pretrain
+    from prmkit.training.pretrain import pretrain_lm
+
+    rates = iter([0.1, 0.6])  # the measured rate after max_steps, then after the first extra round
+    monkeypatch.setattr(
+        pretrain, "copy_rate", lambda *a: {"numbers": 10, "copy_rate": next(rates), "digit_logp": -1.0}
+    )
+    traces = world("agentworld").traces(12, 2, 0, "train", None)
+    tiny = TinyConfig(layers=1, width=32, heads=2, max_length=1024, positions="rope")
+    cfg = PretrainConfig(tiny=tiny, max_steps=2, batch_size=4, dev_fraction=0.25, threads=1, eval_every=1,
+                         min_copy_rate=0.5, copy_steps=3, copy_rounds=2)  # fmt: skip
+    result = pretrain_lm(traces, tmp_path / "lm", cfg)
+    record = json.loads((tmp_path / "lm" / "training.json").read_text())
+    assert record["copy_after_max_steps"]["copy_rate"] == 0.1 and result["copy"]["copy_rate"] == 0.6
+    assert [(r["round"], r["steps"], r["copy_rate"]) for r in record["copy_rounds"]] == [(1, 3, 0.6)]
+    logged = [json.loads(line) for line in (tmp_path / "lm" / "training_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in logged if "loss" in r] == [1, 2, 3, 4, 5]  # the round's 3 steps follow on
+    assert (tmp_path / "lm" / "model.safetensors").exists() and not (tmp_path / "lm" / "checkpoints").exists()
+
+
 def test_the_cli_says_why_a_backbone_was_refused(tmp_path):
     from typer.testing import CliRunner
 

@@ -162,6 +162,7 @@ def pretrain_lm(
     trainer, run = _train(model, tok, examples, config, out)
     copy = copy_rate(model, tok, dev, config.tiny.max_length)
     run["copy_after_max_steps"], rounds = copy, []
+    history = list(trainer.state.log_history)  # every round's log, its steps counted on from the last
     while config.min_copy_rate is not None and copy["numbers"] and copy["copy_rate"] < config.min_copy_rate:
         if len(rounds) == config.copy_rounds:
             raise CopyCheckError(
@@ -177,6 +178,10 @@ def pretrain_lm(
             update={"max_steps": config.copy_steps, "max_minutes": None, "seed": config.seed + k}
         )
         trainer, more = _train(model, tok, examples, extra, out / loop.CHECKPOINTS / f"round-{k}")
+        done = run["steps"] + sum(r["steps"] for r in rounds)
+        history += [
+            {**h, "step": h["step"] + done, "round": k} for h in trainer.state.log_history if "step" in h
+        ]
         copy = copy_rate(model, tok, dev, config.tiny.max_length)
         rounds.append({"round": k, "steps": more["steps"], "wall_seconds": more["wall_seconds"], **copy})
     run["copy_rounds"] = rounds
@@ -190,7 +195,7 @@ def pretrain_lm(
     tok.save_pretrained(str(out))
     from prmkit.training.heads import _write_logs
 
-    _write_logs(trainer.state.log_history, out, "LM pretraining")
+    _write_logs(history, out, "LM pretraining")
     shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)
     with atomic_write(out / "training.json") as fh:  # what the run did, beside the model
         record = {"config": config.model_dump(mode="json"), **run, "dev_loss": dev_loss, "copy": copy,
