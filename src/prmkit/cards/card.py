@@ -28,6 +28,7 @@ from prmkit.core.files import atomic_write
 from prmkit.core.protocols import StepScorer
 from prmkit.core.yamlconf import validate_at
 from prmkit.evaluation.config import WorldEvalSettings
+from prmkit.modeling.loading import LoadOptions
 
 _SETTINGS = WorldEvalSettings()
 
@@ -146,6 +147,7 @@ def card_for_scorer(
     refresh: bool = False,
     orm: StepScorer | None = None,
     processbench: list[str | Path] | None = None,
+    load: LoadOptions | None = None,
     **world: Any,
 ) -> Path:
     """Measure ``scorer`` on the world (unless results are already there), write the full card; returns README.md."""
@@ -165,8 +167,9 @@ def card_for_scorer(
         threshold = evaluation["first_error"]["threshold"]
         try:
             result = eval_processbench(
-                processbench, model=str(model_dir), threshold=threshold, out=eval_dir / "processbench_real"
-            )
+                processbench, model=str(model_dir), threshold=threshold, out=eval_dir / "processbench_real",
+                load=load,
+            )  # fmt: skip
             evaluation["processbench"] = result.to_dict()
         except ValueError as err:  # e.g. a text longer than the model takes: say so on the card
             evaluation["processbench_error"] = str(err).splitlines()[0]
@@ -191,6 +194,8 @@ class CardConfig(WorldEvalSettings):
     """ORM checkpoint: the best-of-N baseline."""
     processbench: list[Path] | None = None
     """ProcessBench files to evaluate too (repeat)."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How the checkpoints are loaded (dtype, device, device map, attention, remote code)."""
     policy: dict[str, Any] = Field(default_factory=dict)
     """The simulated policy whose samples are judged, as a recipe's ``evaluate.policy``: fields of
     ``world``'s policy config (``prmkit world sample --help``, ``prmkit agentworld sample --help``), e.g.
@@ -210,8 +215,8 @@ class CardConfig(WorldEvalSettings):
 
 def run_card(c: CardConfig) -> Path:
     """``prmkit card``: :func:`card` with these settings; returns the README path."""
-    settings = c.model_dump(exclude={"processbench", "policy"})
-    return card(**settings, processbench=c.processbench or None, policy_config=c.policy_config())
+    settings = c.model_dump(exclude={"processbench", "policy", "load"})
+    return card(**settings, processbench=c.processbench or None, policy_config=c.policy_config(), load=c.load)
 
 
 def card(
@@ -228,6 +233,7 @@ def card(
     seed: int = _SETTINGS.seed,
     world: str = _SETTINGS.world,
     policy_config: Any | None = None,
+    load: LoadOptions | None = None,
 ) -> Path:
     """Write the full process card (JSON + README.md with plots) for a checkpoint: ``prmkit card MODEL``.
 
@@ -237,14 +243,15 @@ def card(
     results already in ``MODEL/card/`` are reused unless ``refresh``. ``orm`` adds an ORM checkpoint as
     the best-of-N baseline; ``processbench`` files add a real first-error evaluation at the world-tuned
     threshold; ``policy_config`` (the world's policy config) sets the simulated policy whose samples are
-    judged (None: the world's default). Returns the README path.
+    judged (None: the world's default); ``load`` how the checkpoints are loaded. Returns the README path.
     """
     from prmkit.scoring import load_scorer
 
-    scorer = load_scorer(model)
-    orm_scorer = load_scorer(orm) if orm is not None else None
+    scorer = load_scorer(model, load=load)
+    orm_scorer = load_scorer(orm, load=load) if orm is not None else None
     data = {"problems": problems, "per_problem": per_problem, "heldout_problems": heldout_problems}
     data |= {"beam_problems": beam_problems, "world": world, "policy_config": policy_config}
     return card_for_scorer(
-        model, scorer, out, refresh, orm_scorer, processbench, bootstrap=bootstrap, seed=seed, **data
-    )
+        model, scorer, out, refresh, orm_scorer, processbench, bootstrap=bootstrap, seed=seed, load=load,
+        **data,
+    )  # fmt: skip

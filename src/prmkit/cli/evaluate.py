@@ -23,6 +23,8 @@ eval_app = typer.Typer(
     no_args_is_help=True,
 )
 OUT = {"out": ["-o", "--out"]}
+LOAD = ("load",)
+"""The loading options (``LoadOptions``) read as unprefixed flags: ``--dtype``, ``--device-map`` ..."""
 
 
 def _processbench(cfg: Any) -> None:
@@ -89,12 +91,13 @@ def register(app: typer.Typer) -> None:
         ProcessBenchConfig,
     )
 
-    config_command(eval_app, "processbench", ProcessBenchConfig, _processbench, Layout(("files",), OUT))
-    apb = Layout(("files",), OUT)
+    pb = Layout(("files",), OUT, flat=LOAD)
+    config_command(eval_app, "processbench", ProcessBenchConfig, _processbench, pb)
+    apb = Layout(("files",), OUT, flat=LOAD)
     config_command(eval_app, "agentprocessbench", AgentProcessBenchConfig, _agentprocessbench, apb)
     bon_flags = OUT | {"aggregations": "--aggregation"}
-    config_command(eval_app, "bon", EvalBonConfig, _bon, Layout(("traces",), bon_flags))
+    config_command(eval_app, "bon", EvalBonConfig, _bon, Layout(("traces",), bon_flags, flat=LOAD))
     app.add_typer(eval_app)
     audit_flags = OUT | {"source": "--gold-source"}
-    config_command(app, "audit", AuditConfig, _audit, Layout(("model", "traces"), audit_flags))
-    config_command(app, "card", CardConfig, _card, Layout(("model",), OUT))
+    config_command(app, "audit", AuditConfig, _audit, Layout(("model", "traces"), audit_flags, flat=LOAD))
+    config_command(app, "card", CardConfig, _card, Layout(("model",), OUT, flat=LOAD))

@@ -15,10 +15,7 @@ import typer
 
 from prmkit.cli.common import console, fail
 from prmkit.cli.config import Layout, config_command
-from prmkit.scoring.forms import SCORER_HELP
-from prmkit.scoring.scorer import OVERLONG_HELP, LengthCounts
-
-DATA_HELP = "Traces: prmkit JSONL/Parquet or any format `prmkit convert` detects (PRM800K, Math-Shepherd, ProcessBench, TRL)."
+from prmkit.scoring.config import DATA_HELP
 
 _KW = inspect.Parameter.KEYWORD_ONLY
 TRAIN_ARGS = (
@@ -87,65 +84,20 @@ def _check_outcomes(data: Path) -> None:
     )
 
 
-def score(
-    model: str = typer.Argument(..., help=SCORER_HELP),
-    data: Path = typer.Argument(..., help=DATA_HELP),
-    output: Path = typer.Option(..., "-o", "--output", help="Where to write the scored traces."),
-    aggregate: str | None = typer.Option(
-        None, "--aggregate", help="Also store one trace score: min, prod, last, mean, geomean."
-    ),
-    convention: str | None = typer.Option(
-        None, "--convention", help="PRM convention of a checkpoint; default: what the checkpoint declares."
-    ),
-    batch_tokens: int | None = typer.Option(
-        None, "--batch-tokens", help="Padded tokens per forward batch of a checkpoint (default 16384)."
-    ),
-    trust_remote_code: bool = typer.Option(
-        False, "--trust-remote-code", help="Allow the checkpoint's own code."
-    ),
-    overlong: str | None = typer.Option(None, "--overlong", help=OVERLONG_HELP),
-) -> None:
-    """Score every step of every trace; adds Labels with provenance ``model`` (actor = MODEL)."""
-    from prmkit.core.dataset import write_traces
-    from prmkit.formats.inputs import read_traces
-    from prmkit.scoring import AGGREGATIONS, OverlongError, load_scorer
-    from prmkit.scoring import score as score_traces
+def _score(cfg: Any) -> None:
+    from prmkit.scoring import OverlongError
+    from prmkit.scoring.config import run_score
 
-    policy = _policy(overlong)
-    if aggregate is not None:
-        AGGREGATIONS.get(aggregate)  # an unknown name fails now, with suggestions, not after scoring
-    traces = read_traces(data)
-    scorer = load_scorer(
-        model,
-        convention,
-        trust_remote_code=trust_remote_code or None,
-        batch_tokens=batch_tokens,
-        overlong=policy,
-    )
     try:
-        score_traces(scorer, traces, aggregation=aggregate)
+        done = run_score(cfg)
     except OverlongError as err:
-        fail(f"{data}: {err}")
-    n = write_traces(output, traces)
-    counts = getattr(scorer, "length_counts", None) or LengthCounts()  # only a checkpoint has a length limit
-    steps = sum(len(t.steps) for t in traces)
+        fail(f"{cfg.data}: {err}")
+    n, steps, counts = done["traces"], done["steps"], done["counts"]
     console.print(
-        f"scored {n - counts.skipped} of {n} traces ({steps - counts.steps_cut} of {steps} steps) -> {output}"
+        f"scored {n - counts.skipped} of {n} traces ({steps - counts.steps_cut} of {steps} steps) -> {cfg.output}"
     )
     if counts.line():
         console.print(counts.line(), markup=False, highlight=False, soft_wrap=True)
-
-
-def _policy(value: str | None) -> Any:
-    """``--overlong``'s value (None: not given), refused in one line when it is not one of the three
-    policies."""
-    from typing import get_args
-
-    from prmkit.scoring import Overlong
-
-    if value is not None and value not in get_args(Overlong):
-        fail(f"--overlong: expected one of {', '.join(get_args(Overlong))}, found {value!r}")
-    return value
 
 
 def register(app: typer.Typer) -> None:
@@ -157,4 +109,7 @@ def register(app: typer.Typer) -> None:
     _command(train, "orm", OrmConfig, _orm)
     app.add_typer(train, name="train")
     _command(app, "pretrain", PretrainConfig, _pretrain)
-    app.command("score")(score)
+    from prmkit.scoring.config import ScoreConfig
+
+    layout = Layout(("model", "data"), {"output": ["-o", "--output"]}, flat=("load",))
+    config_command(app, "score", ScoreConfig, _score, layout)

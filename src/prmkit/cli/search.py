@@ -28,6 +28,7 @@ SEARCH_LAYOUT = Layout(
         "policy.url": "--url",
         "policy.temperature": "--temperature",
     },
+    flat=("load",),
 )
 """The flags the search commands have always had; the policy's other options read ``--policy-...``."""
 
@@ -35,6 +36,7 @@ SERVE_LAYOUT = Layout(
     flags={"split.separator": "--step-separator", "split.pattern": "--step-pattern"},
     envvars={"api_key": "PRMKIT_API_KEY"},
     hidden=("split.strip_special", "split.max_chars"),
+    flat=("load",),
 )
 
 

@@ -65,6 +65,7 @@ from prmkit.evaluation.processbench import (
     source_prediction,
     subset_metrics,
 )
+from prmkit.modeling.loading import LoadOptions
 
 if TYPE_CHECKING:
     from prmkit.scoring.scorer import Overlong
@@ -598,6 +599,7 @@ def eval_agentprocessbench(
     out: str | Path | None = None,
     overlong: Overlong | None = None,
     score_metric: str = "step_micro_acc",
+    load: LoadOptions | None = None,
 ) -> AgentProcessBenchResult:
     """AgentProcessBench's metrics (the ``prmkit eval agentprocessbench`` twin).
 
@@ -605,7 +607,8 @@ def eval_agentprocessbench(
     reference file, same order) the records are compared as the official script does, no model. Else
     ``files`` are read as traces (``prmkit.formats.read``) and exactly one of ``model`` (any scorer
     spec), ``judge`` or ``source`` predicts their labels. ``out``: folder for agentprocessbench.json and
-    predictions.jsonl. ``score_metric``: the AVG metric reported as the final score.
+    predictions.jsonl. ``score_metric``: the AVG metric reported as the final score. ``load``: how a
+    checkpoint is loaded.
     """
     if score_metric not in SCORE_METRICS:
         raise ValueError(f"score_metric: expected one of {', '.join(SCORE_METRICS)}, found {score_metric!r}")
@@ -621,7 +624,7 @@ def eval_agentprocessbench(
             raise ValueError(
                 "give --predictions FILE (compare files) or one predictor: --model, --judge, --source"
             )
-        predictor = load_predictor(model, judge, source, overlong)
+        predictor = load_predictor(model, judge, source, overlong, load)
         result = evaluate_traces(load_sets(files), predictor, threshold, neutral_below, gold_source)
         result.params = {"files": [str(f) for f in files]}
     result.score_metric = score_metric

@@ -33,6 +33,7 @@ from prmkit.evaluation.collapse import lucky_answers, process_collapse, step_gro
 from prmkit.evaluation.gaming import outcome_shift, verifier_gaming
 from prmkit.evaluation.gold import check_lengths, has_gold
 from prmkit.evaluation.loophole import loophole_audit
+from prmkit.modeling.loading import LoadOptions
 
 AUDITS = ("gaming", "shift", "collapse", "lucky", "calibration", "length", "loophole")
 
@@ -160,6 +161,7 @@ def audit(
     seed: int = 0,
     source: str = "gold",
     broadcast: Literal["auto", "last", "none"] = "auto",
+    load: LoadOptions | None = None,
 ) -> dict[str, Any]:
     """Score a gold-labelled trace file with ``model`` and audit it (the ``prmkit audit`` command).
 
@@ -168,12 +170,13 @@ def audit(
     ``broadcast``: ``last`` gives every step its trace's last-step score (an ORM's verdict on the
     whole trace); ``auto`` does so for checkpoints whose spec says ``kind: orm``. ``threshold``: None
     takes the checkpoint's own (``prmkit.scoring.pick_threshold``); the report says which was used.
+    ``load``: how a checkpoint is loaded.
     """
     from prmkit.formats.inputs import read_traces
     from prmkit.scoring import pick_threshold
 
     items = read_traces(traces)
-    scores, name, kind, stored = score_with(model, items)
+    scores, name, kind, stored = score_with(model, items, load)
     if broadcast == "last" or (broadcast == "auto" and kind == "orm"):
         scores = broadcast_last(scores)
         name = f"{name} (last-step score broadcast)"
@@ -196,13 +199,13 @@ def scorer_kind(scorer: Any) -> str | None:
 
 
 def score_with(
-    model: str, traces: Sequence[Trace]
+    model: str, traces: Sequence[Trace], load: LoadOptions | None = None
 ) -> tuple[list[list[float]], str, str | None, float | None]:
     """Per-step scores, scorer name and kind, and the threshold the scorer stores (a checkpoint's; None
-    for the other forms), for any scorer spec (``prmkit.scoring.load_scorer``)."""
+    for the other forms), for any scorer spec (``prmkit.scoring.load_scorer``) loaded with ``load``."""
     from prmkit.scoring import load_scorer
 
-    scorer = load_scorer(model)
+    scorer = load_scorer(model, load=load)
     scores = [list(map(float, s)) for s in scorer.score(list(traces))]
     stored = getattr(scorer, "threshold", None)
     return scores, getattr(scorer, "name", str(model)), scorer_kind(scorer), stored

@@ -28,6 +28,7 @@ from prmkit.core.answers import check_answer
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.evaluation.gold import check_lengths, group_by_problem, trace_correct
+from prmkit.modeling.loading import LoadOptions
 from prmkit.scoring.aggregate import aggregate
 from prmkit.search.vote import group_answers
 
@@ -272,12 +273,14 @@ def eval_bon(
     confidence: float = 0.95,
     seed: int = 0,
     out: str | Path | None = None,
+    load: LoadOptions | None = None,
 ) -> BonResult:
     """Best-of-N curves for a trace file with many samples per problem (the ``prmkit eval bon`` twin).
 
     ``prm`` / ``orm``: any scorer spec (``prmkit.scoring.SCORER_HELP``), e.g. a checkpoint folder or
     ``labels:SOURCE`` for scores already stored on the traces.
-    ``out``: folder for ``bon.csv``, ``bon.json`` (rows and parameters) and ``bon.png``.
+    ``out``: folder for ``bon.csv``, ``bon.json`` (rows and parameters) and ``bon.png``. ``load``: how
+    checkpoints are loaded.
     """
     import json
 
@@ -286,8 +289,8 @@ def eval_bon(
     from prmkit.formats.inputs import read_traces
 
     items = read_traces(traces)
-    prm_scores, prm_name, *_ = score_with(prm, items) if prm else (None, None)
-    orm_scores, orm_name, *_ = score_with(orm, items) if orm else (None, None)
+    prm_scores, prm_name, *_ = score_with(prm, items, load) if prm else (None, None)
+    orm_scores, orm_name, *_ = score_with(orm, items, load) if orm else (None, None)
     result = bon_curves(
         items,
         prm_scores,

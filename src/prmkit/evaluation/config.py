@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from prmkit.modeling.loading import LoadOptions
 from prmkit.scoring.forms import SCORER_HELP
 from prmkit.scoring.scorer import Overlong
 
@@ -84,6 +85,8 @@ class ProcessBenchConfig(_Config):
     """A trace longer than a checkpoint takes: error (the default: stop and name it), skip (no
     prediction), truncate (score the steps that fit; no prediction unless one of them falls below the
     threshold). Counted."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
 
 
 class AgentProcessBenchConfig(_Config):
@@ -117,6 +120,8 @@ class AgentProcessBenchConfig(_Config):
     """Folder for agentprocessbench.json and predictions.jsonl."""
     overlong: Overlong | None = None
     """A trace longer than a checkpoint takes: error (the default), skip, truncate (as eval processbench)."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
 
 
 class EvalBonConfig(_Config):
@@ -142,6 +147,8 @@ class EvalBonConfig(_Config):
     """Seed of the random subsets and the bootstrap."""
     out: Path | None = None
     """Folder for bon.csv, bon.json, bon.png."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
 
 
 class AuditConfig(_Config):
@@ -167,6 +174,8 @@ class AuditConfig(_Config):
     """Gold selector."""
     broadcast: Literal["auto", "last", "none"] = "auto"
     """last: every step gets the trace's last score (ORM); auto: for ORM checkpoints; none."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
 
 
 def run_processbench(c: ProcessBenchConfig) -> Any:
@@ -174,8 +183,9 @@ def run_processbench(c: ProcessBenchConfig) -> Any:
     from prmkit.evaluation.processbench import eval_processbench
 
     return eval_processbench(
-        c.files, c.model, c.judge, c.source, c.threshold, c.dev or None, c.gold_source, c.out, c.overlong
-    )
+        c.files, c.model, c.judge, c.source, c.threshold, c.dev or None, c.gold_source, c.out, c.overlong,
+        c.load,
+    )  # fmt: skip
 
 
 def run_agentprocessbench(c: AgentProcessBenchConfig) -> Any:
@@ -184,7 +194,7 @@ def run_agentprocessbench(c: AgentProcessBenchConfig) -> Any:
 
     return eval_agentprocessbench(
         c.files, c.predictions or None, c.model, c.judge, c.source, c.threshold, c.neutral_below,
-        c.gold_source, c.out, c.overlong, c.score_metric,
+        c.gold_source, c.out, c.overlong, c.score_metric, c.load,
     )  # fmt: skip
 
 
@@ -194,7 +204,7 @@ def run_eval_bon(c: EvalBonConfig) -> Any:
 
     return eval_bon(
         c.traces, c.prm, c.orm, c.aggregations, c.vote_aggregation, c.max_n, c.draws, c.bootstrap,
-        c.confidence, c.seed, c.out,
+        c.confidence, c.seed, c.out, c.load,
     )  # fmt: skip
 
 
@@ -203,5 +213,6 @@ def run_audit(c: AuditConfig) -> dict[str, Any]:
     from prmkit.evaluation.audits import audit
 
     return audit(
-        c.model, c.traces, c.out, c.aggregation, c.threshold, c.max_n, c.draws, c.seed, c.source, c.broadcast
-    )
+        c.model, c.traces, c.out, c.aggregation, c.threshold, c.max_n, c.draws, c.seed, c.source, c.broadcast,
+        c.load,
+    )  # fmt: skip

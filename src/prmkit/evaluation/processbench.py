@@ -45,6 +45,7 @@ import numpy as np
 from prmkit.core.model import Trace
 from prmkit.core.protocols import Judge, JudgeVerdict, StepScorer
 from prmkit.evaluation.gold import has_gold
+from prmkit.modeling.loading import LoadOptions
 
 if TYPE_CHECKING:
     from prmkit.scoring.scorer import Overlong
@@ -491,10 +492,15 @@ def load_sets(paths: Sequence[str | Path], format: str | None = None) -> dict[st
 
 
 def load_predictor(
-    model: str | None, judge: str | None, source: str | None, overlong: Overlong | None = None
+    model: str | None,
+    judge: str | None,
+    source: str | None,
+    overlong: Overlong | None = None,
+    load: LoadOptions | None = None,
 ) -> Predictor:
     """Exactly one of: a scorer spec (``prmkit.scoring.SCORER_HELP``; a checkpoint is read with the length
-    policy ``overlong``, default ``error``), a judge name (``prmkit.policies.JUDGES``), a label source."""
+    policy ``overlong``, default ``error``, and the loading options ``load``), a judge name
+    (``prmkit.policies.JUDGES``), a label source."""
     given = [x for x in (model, judge, source) if x is not None]
     if len(given) != 1:
         raise ValueError("give exactly one predictor: a model folder, a judge name, or a label source")
@@ -503,7 +509,7 @@ def load_predictor(
     if model is not None:
         from prmkit.scoring import load_scorer
 
-        return load_scorer(model, overlong=overlong)  # None: the scorer's default
+        return load_scorer(model, load=load, overlong=overlong)  # None: the scorer's default
     from prmkit.policies import load_judge
 
     return load_judge(judge)
@@ -519,6 +525,7 @@ def eval_processbench(
     gold_source: str | None = None,
     out: str | Path | None = None,
     overlong: Overlong | None = None,
+    load: LoadOptions | None = None,
 ) -> FirstErrorResult:
     """First-error evaluation of a model, judge or label source on files (the ``prmkit eval processbench`` twin).
 
@@ -527,11 +534,11 @@ def eval_processbench(
     ``dev``: files to tune the threshold on (never the test files).
     ``out``: folder for ``processbench.json``, ``predictions.jsonl`` and ``first_error_hist.png``.
     ``overlong``: a checkpoint's length policy (error, the default; skip; truncate); the result counts
-    what it did.
+    what it did. ``load``: how a checkpoint is loaded (dtype, device ...).
     """
     sets = load_sets(files)
     dev_sets = load_sets(dev) if dev else None
-    predictor = load_predictor(model, judge, source, overlong)
+    predictor = load_predictor(model, judge, source, overlong, load)
     result = evaluate_first_error(sets, predictor, threshold, dev_sets, gold_source, show_progress=True)
     result.params["files"] = [str(f) for f in files]
     if out is not None:

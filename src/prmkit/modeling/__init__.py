@@ -11,11 +11,14 @@ aggregation), so it loads with ``AutoModelForTokenClassification`` and serves on
 - ``heads.py``      HEADS: the head kinds (classifier, likelihood): auto class, template, convention,
                     training objective, model-card usage
 - ``checkpoint.py`` save a model + tokenizer + spec as one HF folder (``prmkit.cards`` adds the cards)
+- ``loading.py``    LoadOptions (dtype, device map, attention) and load_exact: every weight as saved, or refused
+- ``released.py``   prmkit's own classes for released PRM architectures (Qwen2.5-Math-PRM, Skywork-PRM) and
+                    the implicit PRM's pair of LMs: no checkpoint code runs
 """
 
 from prmkit.modeling.backbone import TinyConfig, causal_lm, load_tokenizer, tiny_config, token_classifier
 from prmkit.modeling.spec import PrmSpec, read_spec, write_spec
-from prmkit.modeling.template import SEPARATORS, Encoded, StepTemplate, encode_trace
+from prmkit.modeling.template import SEPARATORS, Encoded, StepTemplate, encode_trace, encode_traces
 from prmkit.modeling.tokenizer import STEP_TAG, build_tokenizer
 
 __all__ = [
@@ -28,6 +31,7 @@ __all__ = [
     "build_tokenizer",
     "causal_lm",
     "encode_trace",
+    "encode_traces",
     "load_tokenizer",
     "read_spec",
     "tiny_config",

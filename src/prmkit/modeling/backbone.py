@@ -9,7 +9,6 @@ caller asks for it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -147,7 +146,11 @@ def token_classifier(
         for key, value in kwargs.items():
             setattr(base, key, value)
         return AutoModelForTokenClassification.from_config(base)
-    with _quiet_load_report(_new_head(base, trust_remote_code)):
+    from prmkit.modeling.loading import quiet_load_report
+
+    # a fresh head on a backbone: the report's "MISSING score.*" / "UNEXPECTED lm_head.*" rows are what
+    # that means, not a problem (errors still raise)
+    with quiet_load_report() if _new_head(base, trust_remote_code) else contextlib.nullcontext():
         return AutoModelForTokenClassification.from_pretrained(
             str(base), trust_remote_code=trust_remote_code, **kwargs
         )
@@ -159,21 +162,6 @@ def _new_head(path: str | Path, trust_remote_code: bool) -> bool:
 
     archs = AutoConfig.from_pretrained(str(path), trust_remote_code=trust_remote_code).architectures or []
     return not any(a.endswith("ForTokenClassification") for a in archs)
-
-
-@contextlib.contextmanager
-def _quiet_load_report(quiet: bool) -> Iterator[None]:
-    """Silence transformers' load report while a fresh head goes on a backbone: its "MISSING score.*" and
-    "UNEXPECTED lm_head.*" rows are what that means, not a problem (errors still raise)."""
-    from transformers.utils import logging as hf_logging
-
-    verbosity = hf_logging.get_verbosity()
-    if quiet:
-        hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
 
 
 def causal_lm(base: str | Path | Any, trust_remote_code: bool = False) -> Any:

@@ -199,19 +199,34 @@ def loading(path: str | Path) -> Iterator[None]:
     """Turn what transformers raises on a checkpoint it cannot load into one located :class:`InputError`.
 
     :func:`check_checkpoint` catches the common cases first with their place; this is the backstop for the
-    rest (shapes that do not match the config, an unknown architecture, a Hub repo that does not exist).
+    rest (shapes that do not match the config, an unknown architecture, a Hub repo that does not exist, a
+    ``.bin`` that holds more than tensors).
     """
+    import pickle
+
     from prmkit.core.registry import UnknownNameError
+    from prmkit.modeling.loading import refuse_pickle
 
     try:
         yield
     except (InputError, UnknownNameError):
         raise
+    except pickle.UnpicklingError as err:  # torch's weights_only loader refused a .bin: never run it
+        raise refuse_pickle(Path(path) / "pytorch_model.bin", err) from None
     except (OSError, ValueError, KeyError) as err:
         found = str(err).strip().split("\n")[0][:200]
         raise InputError(
             [_issue(path, "(checkpoint)", "a checkpoint transformers can load", found)], False
         ) from None
+
+
+def card_kind(path: str | Path) -> str | None:
+    """The ``kind`` the process card beside a checkpoint declares (``prm``, ``orm``, ``lm`` for ``prmkit
+    pretrain``'s LM), or None where there is no readable card."""
+    with contextlib.suppress(OSError, UnicodeDecodeError, ValueError, AttributeError):
+        kind = json.loads((Path(path) / CARD_FILE).read_text(encoding="utf-8")).get("kind")
+        return kind if isinstance(kind, str) else None
+    return None
 
 
 def written_by_prmkit(path: str | Path) -> str | None:

@@ -98,12 +98,45 @@ def encode_trace(
     (scoring) or a shorter training example (training). ``separator`` is ``template.separator_ids``,
     passed in by callers that encode many traces.
     """
-    sep_ids, tag_offset = separator or template.separator_ids(tokenizer)
-    prompt = template.prompt_template.replace("{problem}", problem)
-    contexts = [context_length(s) for s in steps]
-    fast = any(contexts) and getattr(tokenizer, "is_fast", False)
+    return encode_traces(tokenizer, template, [(problem, steps)], max_length, separator)[0]
+
+
+def encode_traces(
+    tokenizer: Any,
+    template: StepTemplate,
+    items: Sequence[tuple[str, Sequence[str]]],
+    max_length: int | None = None,
+    separator: tuple[list[int], int] | None = None,
+) -> list[Encoded]:
+    """:func:`encode_trace` of many (problem, steps) pairs, every prompt and step in one tokenizer call
+    (a fast tokenizer spreads it over every core); the ids are those of one call per trace."""
+    sep = separator or template.separator_ids(tokenizer)
+    texts, contexts = [], []
+    for problem, steps in items:
+        texts += [template.prompt_template.replace("{problem}", problem), *steps]
+        contexts.append([context_length(s) for s in steps])
+    fast = any(any(c) for c in contexts) and getattr(tokenizer, "is_fast", False)
     offsets = {"return_offsets_mapping": True} if fast else {}  # math: the call as it always was
-    enc = tokenizer([prompt, *steps], add_special_tokens=False, **offsets)
+    enc = tokenizer(texts, add_special_tokens=False, **offsets) if texts else {"input_ids": []}
+    out, at = [], 0
+    for (_, steps), ctx in zip(items, contexts, strict=True):
+        part = {key: value[at : at + 1 + len(steps)] for key, value in enc.items()}
+        out.append(_assemble(tokenizer, template, steps, ctx, part, max_length, sep))
+        at += 1 + len(steps)
+    return out
+
+
+def _assemble(
+    tokenizer: Any,
+    template: StepTemplate,
+    steps: Sequence[str],
+    contexts: Sequence[int],
+    enc: dict[str, Any],
+    max_length: int | None,
+    separator: tuple[list[int], int],
+) -> Encoded:
+    """One trace's :class:`Encoded` from its prompt's and steps' ids (``enc``: ``[prompt, *steps]``)."""
+    sep_ids, tag_offset = separator
     pieces = enc["input_ids"]
     context_tokens = _context_tokens(tokenizer, steps, contexts, enc) if any(contexts) else []
     ids: list[int] = []

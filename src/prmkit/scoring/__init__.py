@@ -7,7 +7,11 @@ provenance ``model``; :func:`aggregate` turns step scores into one number by a r
 
 - ``forms.py``       SCORER_FORMS registry and ``load_scorer``: every spec a command takes, read one way
 - ``aggregate.py``   AGGREGATIONS registry: min, prod, last, mean, geomean
-- ``conventions.py`` CONVENTIONS registry: prmkit, trl, qwen, math-shepherd, rlhflow, likelihood
+- ``conventions.py`` CONVENTIONS registry (prmkit, trl, likelihood here): how a checkpoint is loaded
+                     (exactly, or refused), fed and read; ``CONVENTION:PATH`` names one
+- ``families.py``    the released families, read as their cards read them: qwen, math-shepherd, rlhflow,
+                     skywork, implicit
+- ``config.py``      ``prmkit score``'s config and ``run_score``
 - ``scorer.py``      ModelScorer (the checkpoint form): length-bucketed, padding-aware, inference-mode batches
 - ``remote.py``      RemoteScorer (the ``http(s)://`` form): a reward server's ``/score`` with retries
 - ``labels.py``      LabelScorer (the ``labels:`` form): scores stored on the traces

@@ -1,31 +1,42 @@
-"""PRM conventions: how each family of checkpoints is fed and where its step scores are read.
+"""PRM conventions: how each family of checkpoints is loaded, fed and read, one registry entry each.
 
-One registry, one small class per convention (never an if-chain on model ids):
+A convention says what loads the weights (a transformers auto class, or prmkit's native implementation
+of a released family: the checkpoint's own code never runs), the weight names of its head, the
+``architectures`` that declare it in ``config.json``, the input layout and where a step's score is read.
+Never an if-chain on model ids:
 
 - ``prmkit``        token classification at prmkit's step tag; template and classes from config.json
 - ``trl``           TRL ``PRMTrainer``: token classification at the separator (``"\\n"``), LABEL_1 = correct
-- ``qwen``          Qwen2.5-Math-PRM: chat template, ``<extra_0>`` after each step, softmax, class 1
-- ``math-shepherd`` causal LM, `` ки`` after each step, softmax over the ``+``/``-`` logits, index 0
-- ``rlhflow``       causal LM, chat turns (user = step, assistant = ``+``), ``+`` vs ``-`` before each ``+``
 - ``likelihood``    any causal LM as a zero-shot verifier: the lowest probability of a token of the step
+- the released families, in :mod:`prmkit.scoring.families`: ``qwen`` (Qwen2.5-Math-PRM), ``math-shepherd``,
+  ``rlhflow``, ``skywork`` (Skywork-o1-Open-PRM), ``implicit`` (PRIME / EurusPRM)
 
-A plugin adds a convention through the ``prmkit.conventions`` entry-point group (a Convention subclass).
+Weights load exactly or not at all (:func:`prmkit.modeling.loading.load_exact`): a head the checkpoint
+lacks, or one it has that the convention does not use, is refused with the convention that would read
+it. A checkpoint is read by the convention it declares (:func:`detect`) or the one its spec names
+(``qwen:PATH``, :func:`split_convention`). A plugin adds a convention through the ``prmkit.conventions``
+entry-point group (a Convention subclass).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from prmkit.core.errors import InputError, Issue
-from prmkit.core.registry import Registry
+from prmkit.core.registry import Registry, RegistryError, resolve
 from prmkit.modeling.backbone import load_tokenizer
-from prmkit.modeling.checkpoint import check_checkpoint, loading, written_by_prmkit
+from prmkit.modeling.checkpoint import card_kind, check_checkpoint, loading, written_by_prmkit
+from prmkit.modeling.loading import LoadOptions, load_exact
 from prmkit.modeling.spec import PrmSpec, read_spec, token_logp
-from prmkit.modeling.template import Encoded, StepTemplate, encode_trace
+from prmkit.modeling.template import Encoded, StepTemplate, encode_traces
 
 CONVENTIONS: Registry[type] = Registry("PRM convention", entry_points="prmkit.conventions")
+
+CAUSAL_HEAD = ("lm_head.weight",)
+"""A causal LM's head (absent from checkpoints that tie it to the embeddings)."""
 
 
 class Convention:
@@ -33,39 +44,117 @@ class Convention:
 
     name = "base"
     auto_class = "AutoModelForTokenClassification"
+    """What loads the weights: a transformers auto class, or a lazy ``"module:Class"`` of prmkit's own
+    implementation of a released architecture."""
+    architectures: tuple[str, ...] = ()
+    """``config.json`` architectures that declare this convention (how :func:`detect` finds it)."""
+    head: tuple[str, ...] = ("score.weight",)
+    """Weight names of the head this convention reads (how a refusal names the convention that would
+    read a checkpoint's leftover weights)."""
     spec: PrmSpec | None = None
     """What a prmkit checkpoint declares (template, head, its dev-tuned threshold); None for others."""
+    takes_reference = False
+    """Whether it reads the checkpoint against a reference model (``--reference``, ``--beta``)."""
 
     def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
         self.tokenizer, self.config, self.max_length = tokenizer, config, max_length
 
     @classmethod
-    def load_model(cls, path: str | Path, trust_remote_code: bool = False) -> Any:
+    def causal(cls) -> bool:
+        """Whether the model is a causal LM read through its vocabulary logits."""
+        return cls.auto_class == "AutoModelForCausalLM"
+
+    @classmethod
+    def model_class(cls) -> Any:
         import transformers
 
-        auto = getattr(transformers, cls.auto_class)
-        return auto.from_pretrained(str(path), trust_remote_code=trust_remote_code)
+        return resolve(cls.auto_class) if ":" in cls.auto_class else getattr(transformers, cls.auto_class)
+
+    @classmethod
+    def load_model(cls, path: str | Path, options: LoadOptions | None = None) -> Any:
+        """The model, every weight as saved (see :func:`~prmkit.modeling.loading.load_exact`)."""
+        return load_exact(cls.model_class(), path, cls.name, options, fix=readers)
 
     def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
         raise NotImplementedError
+
+    def encode_many(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Encoded]:
+        """:meth:`encode` of many (problem, step texts) pairs; a family overrides it to tokenize them in
+        one call."""
+        return [self.encode(problem, steps) for problem, steps in items]
 
     def scores(self, rows: Any) -> Any:
         """Rows of logits gathered at the read positions (N, C or V) -> (N,) scores in [0, 1]."""
         raise NotImplementedError
 
-    def read(self, logits: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> list[list[float]]:
-        """Each row's step scores from a batch's logits (B, L, C or V): by default one read position per
-        step (``tag_positions``) turned into a score by :meth:`scores`, in one gather for the batch."""
-        import torch
+    def forward(self, model: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> Any:
+        """What :meth:`read` reads from one padded batch: by default the model's per-token outputs
+        (B, L, C). A causal-LM convention makes only the vocabulary logits it reads."""
+        out = model(**batch)
+        return out[0] if isinstance(out, tuple) else out.logits
 
-        b = torch.tensor([k for k, r in enumerate(rows) for _ in r.tag_positions], dtype=torch.long)
-        p = torch.tensor([p for r in rows for p in r.tag_positions], dtype=torch.long)
-        flat = self.scores(logits[b.to(logits.device), p.to(logits.device)]).tolist()
-        out, start = [], 0
-        for r in rows:
-            out.append(flat[start : start + len(r.tag_positions)])
-            start += len(r.tag_positions)
-        return out
+    def read(self, logits: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> list[list[float]]:
+        """Each row's step scores from :meth:`forward`'s output (B, L, C): by default one read position
+        per step (``tag_positions``) turned into a score by :meth:`scores`, in one gather for the batch."""
+        b, p = read_index(rows, logits.device)
+        return per_row(self.scores(logits[b, p]).tolist(), rows)
+
+
+def read_index(rows: Sequence[Encoded], device: Any) -> tuple[Any, Any]:
+    """(row, position) of every step's read position in a batch, as two index tensors on ``device``."""
+    import torch
+
+    b = torch.tensor([k for k, r in enumerate(rows) for _ in r.tag_positions], dtype=torch.long)
+    p = torch.tensor([p for r in rows for p in r.tag_positions], dtype=torch.long)
+    return b.to(device), p.to(device)
+
+
+def per_row(flat: Sequence[float], rows: Sequence[Encoded]) -> list[list[float]]:
+    """A batch's step scores, in read-position order, cut back into one list per row."""
+    out, start = [], 0
+    for r in rows:
+        out.append(list(flat[start : start + len(r.tag_positions)]))
+        start += len(r.tag_positions)
+    return out
+
+
+LOGITS_BUDGET = 2**28
+"""Most vocabulary logits (rows x positions x vocabulary) a causal-LM convention makes at once. A 7B LM's
+152k-token vocabulary over a 16k-token batch would be 10 GB of float32: past this the projection runs over
+slices of positions. The world's tiny LMs stay under it and take the model's own forward pass."""
+
+
+def vocab_head(model: Any) -> Any | None:
+    """The output projection of a causal LM whose logits are exactly ``head(hidden)``, or None where its
+    forward pass does more (Gemma's soft-capping, Cohere's scale): then only the full pass is exact."""
+    config = model.config
+    if getattr(config, "final_logit_softcapping", None) or getattr(config, "logit_scale", None) not in (
+        None,
+        1,
+    ):
+        return None
+    base = getattr(model, "base_model", None)
+    return model.get_output_embeddings() if base is not None and base is not model else None
+
+
+def causal_reads(model: Any, batch: dict[str, Any], surprisal: str = "raw") -> Any:
+    """``token_logp`` of a causal LM over a batch, (B, L), the vocabulary projection made in slices of
+    positions under :data:`LOGITS_BUDGET` (in one piece, through the model's own forward pass, below it)."""
+    import torch
+
+    ids = batch["input_ids"]
+    rows, length = ids.shape
+    head = vocab_head(model)
+    step = max(1, LOGITS_BUDGET // (rows * int(model.config.vocab_size)))
+    if head is None or step >= length:
+        return token_logp(model(**batch).logits, ids, surprisal)
+    hidden = model.base_model(**batch).last_hidden_state
+    parts = [ids.new_zeros((rows, 1), dtype=torch.float32)]
+    for start in range(0, length - 1, step):  # logits at start..end-1 predict tokens start+1..end
+        end = min(start + step, length - 1)
+        part = token_logp(head(hidden[:, start : end + 1]), ids[:, start : end + 1], surprisal)
+        parts.append(part[:, 1:])
+    return torch.cat(parts, dim=1)
 
 
 @CONVENTIONS.register("prmkit")
@@ -83,9 +172,12 @@ class PrmkitConvention(Convention):
         self.max_length = spec.max_length
 
     def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
+        return self.encode_many([(problem, steps)])[0]
+
+    def encode_many(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Encoded]:
         if not hasattr(self, "_sep"):
             self._sep = self.template.separator_ids(self.tokenizer)
-        return encode_trace(self.tokenizer, self.template, problem, steps, separator=self._sep)
+        return encode_traces(self.tokenizer, self.template, items, separator=self._sep)
 
     def scores(self, rows: Any) -> Any:
         return rows.float().softmax(-1)[:, self.positive].sum(-1)
@@ -93,107 +185,18 @@ class PrmkitConvention(Convention):
 
 @CONVENTIONS.register("trl")
 class TrlConvention(PrmkitConvention):
-    """TRL's layout: ``[bos] prompt + sep``, then each step + sep; LABEL_1 read at the separator."""
+    """TRL ``PRMTrainer``'s training layout (``tokenize_row``): ``[bos] prompt``, then each step and the
+    separator, nothing between the prompt and the first step; LABEL_1 read at each separator's last
+    token. (Hugging Face's ProcessBench script puts the separator after the prompt too: the ``prmkit``
+    layout; docs/models.md#conventions says which tool uses which.)"""
 
     name = "trl"
+    architectures = ("ForTokenClassification",)  # any token classifier without a prmkit block
 
     def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096, separator: str = "\n"):
         Convention.__init__(self, tokenizer, config, max_length)
-        self.template = StepTemplate(
-            prompt_template="{problem}" + separator, separator=separator, tag=separator
-        )
+        self.template = StepTemplate(prompt_template="{problem}", separator=separator, tag=separator)
         self.positive = [1]
-
-
-def _tag_positions(ids: list[int], tag_id: int) -> list[int]:
-    return [i for i, t in enumerate(ids) if t == tag_id]
-
-
-@CONVENTIONS.register("qwen")
-class QwenConvention(Convention):
-    """Qwen2.5-Math-PRM: the system prompt, the query, the steps joined and ended by ``<extra_0>``."""
-
-    name = "qwen"
-    system = "Please reason step by step, and put your final answer within \\boxed{}."
-    tag = "<extra_0>"
-
-    @classmethod
-    def load_model(cls, path: str | Path, trust_remote_code: bool = False) -> Any:
-        import transformers
-
-        auto = transformers.AutoModel if trust_remote_code else transformers.AutoModelForTokenClassification
-        return auto.from_pretrained(str(path), trust_remote_code=trust_remote_code)
-
-    def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
-        messages = [
-            {"role": "system", "content": self.system},
-            {"role": "user", "content": problem},
-            {"role": "assistant", "content": self.tag.join(steps) + self.tag},
-        ]
-        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)
-        ids = self.tokenizer.encode(text, add_special_tokens=False)
-        tag_id = self.tokenizer.convert_tokens_to_ids(self.tag)
-        return Encoded(input_ids=ids, tag_positions=_tag_positions(ids, tag_id))
-
-    def scores(self, rows: Any) -> Any:
-        return rows.float().softmax(-1)[:, 1]
-
-
-class _PlusMinus(Convention):
-    """Causal LMs that answer ``+`` (good) or ``-`` (bad): softmax over those two logits, P(+)."""
-
-    auto_class = "AutoModelForCausalLM"
-    good, bad = "+", "-"
-
-    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
-        super().__init__(tokenizer, config, max_length)
-        ids = tokenizer.encode(f"{self.good} {self.bad}", add_special_tokens=False)
-        self.good_id, self.bad_id = ids[-2], ids[-1]
-
-    def scores(self, rows: Any) -> Any:
-        return rows[:, [self.good_id, self.bad_id]].float().softmax(-1)[:, 0]
-
-
-@CONVENTIONS.register("math-shepherd")
-class MathShepherdConvention(_PlusMinus):
-    """``f"{question} {step1} ки\\n{step2} ки..."``, read at every ``ки`` (vLLM: ``step_tag_id``)."""
-
-    name = "math-shepherd"
-    tag = "ки"
-
-    def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
-        text = f"{problem} " + "\n".join(f"{s} {self.tag}" for s in steps)
-        ids = self.tokenizer.encode(text)
-        tag_id = self.tokenizer.encode(self.tag, add_special_tokens=False)[-1]
-        return Encoded(input_ids=ids, tag_positions=_tag_positions(ids, tag_id))
-
-
-@CONVENTIONS.register("rlhflow")
-class RLHFlowConvention(_PlusMinus):
-    """Chat turns: user = problem + step 1, then one user turn per step, each answered by ``+``.
-
-    The reference reads ``logits[:, -3]`` after ``apply_chat_template`` of every growing conversation
-    (one forward per step). The template renders a shorter conversation as a prefix of the longer one,
-    so the same positions in the full conversation give the same scores in one forward pass.
-    """
-
-    name = "rlhflow"
-
-    def _ids(self, messages: list[dict[str, str]]) -> list[int]:
-        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)
-        return self.tokenizer.encode(text, add_special_tokens=False)
-
-    def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
-        messages: list[dict[str, str]] = []
-        positions: list[int] = []
-        for k, step in enumerate(steps):
-            messages += [
-                {"role": "user", "content": f"{problem} {step}" if k == 0 else step},
-                {"role": "assistant", "content": self.good},
-            ]
-            positions.append(len(self._ids(messages)) - 3)
-        ids = self._ids(messages) if messages else self.tokenizer.encode(problem)
-        return Encoded(input_ids=ids, tag_positions=positions)
 
 
 @CONVENTIONS.register("likelihood")
@@ -218,6 +221,7 @@ class LikelihoodConvention(Convention):
 
     name = "likelihood"
     auto_class = "AutoModelForCausalLM"
+    head = CAUSAL_HEAD
 
     def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
         super().__init__(tokenizer, config, max_length)
@@ -228,10 +232,17 @@ class LikelihoodConvention(Convention):
         self.surprisal = self.spec.surprisal if self.spec is not None else "raw"
 
     def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
-        return encode_trace(self.tokenizer, self.template, problem, steps)
+        return self.encode_many([(problem, steps)])[0]
 
-    def read(self, logits: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> list[list[float]]:
-        read = token_logp(logits, batch["input_ids"], self.surprisal)  # [k, t] = log p(x_t | x_<t) (+ H)
+    def encode_many(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Encoded]:
+        return encode_traces(self.tokenizer, self.template, items)
+
+    def forward(self, model: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> Any:
+        return causal_reads(model, batch, self.surprisal)  # [k, t] = log p(x_t | x_<t) (+ H)
+
+    def read(self, read: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> list[list[float]]:
+        if read.device.type != "cpu":  # one copy off the GPU, not one sync per step
+            read = read.cpu()
         out = []
         for k, r in enumerate(rows):
             start, scores = r.prompt_length, []
@@ -244,13 +255,71 @@ class LikelihoodConvention(Convention):
         return out
 
 
-def detect(path: str | Path, config: Any, tokenizer: Any) -> str:
-    """The convention of a checkpoint folder, from what it declares (no guessing on model names)."""
+_SPEC = re.compile(r"([a-z][a-z0-9_-]*):(.+)", re.S)
+
+
+def split_convention(spec: str) -> tuple[str | None, str]:
+    """``("qwen", "Qwen/Qwen2.5-Math-PRM-7B")`` for ``"qwen:Qwen/Qwen2.5-Math-PRM-7B"``: a scorer spec
+    may name the convention that reads its checkpoint; ``(None, spec)`` when it names none."""
+    match = _SPEC.fullmatch(spec)
+    if match and match[1] in CONVENTIONS and not Path(spec).exists():
+        return match[1], match[2]
+    return None, spec
+
+
+def _conventions() -> dict[str, type]:
+    """Every convention that loads (a plugin that does not is left out of hints, not fatal here)."""
+    out = {}
+    for name in CONVENTIONS.names():
+        try:
+            out[name] = CONVENTIONS.get(name)
+        except (RegistryError, ImportError, AttributeError):
+            continue
+    return out
+
+
+def readers(unexpected: list[str], architectures: list[str]) -> str:
+    """What would read a checkpoint whose weights ``unexpected`` a convention left unused: the conventions
+    whose head those are, else the ones its ``architectures`` declare."""
+    conventions = _conventions()
+    names = [n for n, c in conventions.items() if c.head and set(c.head) <= set(unexpected)]
+    most = max((len(conventions[n].head) for n in names), default=0)
+    names = [n for n in names if len(conventions[n].head) == most]  # Qwen's head, not the lm_head beside it
+    if names:
+        return f"those are the head a {' or '.join(names)} checkpoint has: read it as " + " or ".join(
+            f"{n}:PATH" for n in names
+        )
+    names = [
+        n
+        for n, c in conventions.items()
+        if any(a.endswith(d) for a in architectures for d in c.architectures)
+    ]
+    if names:
+        return f"its architectures ({', '.join(architectures)}) are read by {' or '.join(names)}"
+    if any(a.endswith("ForCausalLM") for a in architectures):
+        return f"it is a causal LM ({', '.join(architectures)}): read it as {causal_choices()}"
+    return "read it with the convention of the architecture that saved it (config.json's architectures)"
+
+
+def causal_choices() -> str:
+    """The conventions a causal LM can be read by, as scorer specs (for errors and help)."""
+    names = [n for n, c in _conventions().items() if c.causal()]
+    return ", ".join(f"{n}:PATH" for n in names)
+
+
+def detect(path: str | Path, config: Any) -> str:
+    """The convention of a checkpoint folder, from what it declares (no guessing on model names): a
+    prmkit block (or the process card of ``prmkit pretrain``'s LM: ``likelihood``), else ``config.json``'s
+    architectures (an exact name a convention lists, then a
+    suffix such as ``ForTokenClassification``). A causal LM could be read several ways: refused with
+    the choices."""
     spec = read_spec(config)
     if spec is not None:
         from prmkit.modeling.heads import head
 
         return head(spec.head).convention
+    if card_kind(path) == "lm":
+        return "likelihood"  # prmkit pretrain's LM, read as the zero-shot verifier it is in the pipeline
     evidence = written_by_prmkit(path)
     if evidence is not None:  # its block was lost: another convention would read it with other scores
         raise InputError(
@@ -263,31 +332,67 @@ def detect(path: str | Path, config: Any, tokenizer: Any) -> str:
                     "no 'prmkit' key",
                     "checkpoint",
                     "restore it (process_card.json's 'model' section holds its values) or save the model "
-                    "again with prmkit; pass --convention NAME only to read it another way on purpose",
+                    "again with prmkit; name a convention (CONVENTION:PATH) only to read it another way on "
+                    "purpose",
                 )
             ],
             skippable=False,
         )
-    archs = getattr(config, "architectures", None) or []
-    if any(a.endswith("ForProcessRewardModel") for a in archs):
-        return "qwen"
-    if any(a.endswith("ForTokenClassification") for a in archs):
-        return "trl"
-    raise ValueError(  # a causal LM could be Math-Shepherd or RLHFlow style: the caller must say
-        f"{path}: cannot tell which PRM convention this checkpoint follows; "
-        f"pass convention= one of {', '.join(CONVENTIONS.names())}"
+    archs = list(getattr(config, "architectures", None) or [])
+    conventions = _conventions()
+    for exact in (True, False):
+        for name, cls in conventions.items():
+            if any(a == d if exact else a.endswith(d) for a in archs for d in cls.architectures):
+                return name
+    found = ", ".join(archs) or "no architectures"
+    raise InputError(
+        [
+            Issue(
+                str(Path(path) / "config.json") if Path(path).exists() else str(path),
+                None,
+                "architectures",
+                "an architecture that says how its steps are scored (a prmkit block, "
+                + ", ".join(sorted({d for c in conventions.values() for d in c.architectures}))
+                + ")",
+                found,
+                "checkpoint",
+                f"name the convention in the scorer: {causal_choices()} for a causal LM "
+                f"(conventions: {', '.join(conventions)})",
+            )
+        ],
+        skippable=False,
     )
 
 
-def load_convention(path: str | Path, convention: str | None = None, trust_remote_code: bool = False):
-    """(model, convention instance) for a checkpoint folder."""
+def load_convention(
+    path: str | Path, convention: str | None = None, options: LoadOptions | None = None
+) -> tuple[Any, Convention]:
+    """(model, convention instance) for a checkpoint folder or Hub id: ``convention`` when given, else
+    what the folder declares; every weight loaded as saved, or refused."""
     from transformers import AutoConfig
 
+    options = options or LoadOptions()
+    remote = bool(options.trust_remote_code)
     check_checkpoint(path)  # a broken folder or a missing local path fails here, located, at once
     with loading(path):
-        config = AutoConfig.from_pretrained(str(path), trust_remote_code=trust_remote_code)
-        tokenizer = load_tokenizer(path, trust_remote_code)
-        name = convention or detect(path, config, tokenizer)
-        cls = CONVENTIONS.get(name)
-        model = cls.load_model(path, trust_remote_code=trust_remote_code)
+        config = AutoConfig.from_pretrained(str(path), trust_remote_code=remote)
+        tokenizer = load_tokenizer(path, remote)
+        cls = CONVENTIONS.get(convention or detect(path, config))
+        given = [f for f in ("reference", "beta") if getattr(options, f) is not None]
+        if given and not cls.takes_reference:
+            issue = Issue(str(path), None, given[0], f"no --{given[0]} (only an implicit PRM reads one)",
+                          str(getattr(options, given[0])), "checkpoint", f"leave out --{given[0]}, or read "
+                          "the checkpoint as implicit:PATH")  # fmt: skip
+            raise InputError([issue], skippable=False)
+        model = cls.load_model(path, options)
         return model, cls(tokenizer, model.config)
+
+
+for _name, _target in {
+    "qwen": "QwenConvention",
+    "math-shepherd": "MathShepherdConvention",
+    "rlhflow": "RLHFlowConvention",
+    "skywork": "SkyworkConvention",
+    "implicit": "ImplicitConvention",
+}.items():
+    CONVENTIONS.register(_name, f"prmkit.scoring.families:{_target}")

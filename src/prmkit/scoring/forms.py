@@ -4,7 +4,8 @@ Every command that takes a scorer (``score``, ``bon``, ``vote``, ``beam``, ``res
 ``eval processbench``, ``audit``, ``serve``) reads it with :func:`load_scorer` and documents it with
 :data:`SCORER_HELP`, so the forms below are written down once (docs/models.md#scorer-forms):
 
-- ``PATH``                 a checkpoint folder (or Hugging Face Hub id) read by its PRM convention
+- ``[CONVENTION:]PATH``    a checkpoint folder (or Hugging Face Hub id) read by the PRM convention it
+                           declares, or the one named (``qwen:Qwen/Qwen2.5-Math-PRM-7B``, ``likelihood:LM``)
 - ``world-oracle``         the world's exact checker (:mod:`prmkit.world.oracle`)
 - ``http(s)://HOST:PORT``  a prmkit reward server (:mod:`prmkit.scoring.remote`)
 - ``labels:SOURCE``        scores already stored on the traces (:mod:`prmkit.scoring.labels`)
@@ -27,6 +28,7 @@ from typing import Any
 from prmkit.core.errors import InputError, Issue
 from prmkit.core.protocols import StepScorer
 from prmkit.core.registry import Registry, resolve, suggest
+from prmkit.modeling.loading import LoadOptions
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 
@@ -62,9 +64,10 @@ SCORER_FORMS: Registry[ScorerForm] = Registry("scorer form", entry_points="prmki
 
 _BUILT_IN = {
     "checkpoint": ScorerForm(
-        "PATH",
-        "a checkpoint folder or Hub id (prmkit, TRL, Qwen, Math-Shepherd, RLHFlow; any causal LM with "
-        "--convention likelihood)",
+        "[CONVENTION:]PATH",
+        "a checkpoint folder or Hub id, read by the convention it declares (prmkit, TRL, Qwen2.5-Math-PRM, "
+        "Skywork-PRM) or the one named before it: math-shepherd:, rlhflow:, implicit:, or likelihood: for "
+        "any causal LM as a zero-shot verifier",
         "prmkit.scoring.scorer:load_checkpoint",
     ),
     "world-oracle": ScorerForm(
@@ -122,19 +125,32 @@ def scorer_form(spec: str | Path) -> str:
         for name, form in forms.items():
             if scheme[1] in form.schemes:
                 return name
+        from prmkit.scoring.conventions import CONVENTIONS
+
+        if scheme[1] in CONVENTIONS:
+            return "checkpoint"  # CONVENTION:PATH
         if not Path(text).expanduser().exists():
             keys = [k for f in forms.values() for k in f.spellings() if k.endswith(":")]
+            if not text[len(scheme[0]) :].startswith("//"):  # a URL is not a CONVENTION:PATH
+                keys += [f"{c}:" for c in CONVENTIONS.names()]
             raise _issue(text, f"unknown scheme {scheme[0]!r}", suggest(scheme[0], keys, "").strip())
     return "checkpoint"
 
 
-def load_scorer(spec: str | Path | StepScorer, convention: str | None = None, **options: Any) -> StepScorer:
+def load_scorer(
+    spec: str | Path | StepScorer,
+    convention: str | None = None,
+    load: LoadOptions | None = None,
+    **options: Any,
+) -> StepScorer:
     """The scorer ``spec`` names (see :data:`SCORER_HELP`); a StepScorer is returned as is.
 
-    ``convention`` and ``options`` go to the form's loader (a checkpoint takes ``convention``,
-    ``trust_remote_code``, ``device``, ``batch_tokens`` and ``overlong``; a server ``api_key``,
-    ``timeout`` and ``retries``). None means "not given": the loader's default applies. An option the
+    ``convention`` and ``options`` go to the form's loader (a checkpoint takes ``convention``, the
+    :class:`~prmkit.modeling.loading.LoadOptions` (``dtype``, ``device``, ``device_map``,
+    ``attn_implementation``, ``trust_remote_code``), ``batch_tokens`` and ``overlong``; a server
+    ``api_key``, ``timeout`` and ``retries``). None means "not given": the loader's default applies. An option the
     form does not take is refused in one line, as is a spec that names nothing (with "Did you mean").
+    ``load`` is a command's loading options as one object (those set join ``options``).
     """
     if not isinstance(spec, str | Path):
         return spec
@@ -142,9 +158,10 @@ def load_scorer(spec: str | Path | StepScorer, convention: str | None = None, **
     name = scorer_form(text)
     if name == "checkpoint":
         _check_path(text)
-    load = SCORER_FORMS.get(name).loader()
-    given = {k: v for k, v in {"convention": convention, **options}.items() if v is not None}
-    params = inspect.signature(load).parameters
+    loader = SCORER_FORMS.get(name).loader()
+    given = {"convention": convention, **(load.options() if load is not None else {}), **options}
+    given = {k: v for k, v in given.items() if v is not None}
+    params = inspect.signature(loader).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     for key, value in given.items():
         if not takes_any and key not in params:
@@ -154,13 +171,15 @@ def load_scorer(spec: str | Path | StepScorer, convention: str | None = None, **
                 f"leave out --{key.replace('_', '-')}",
             )  # fmt: skip
             raise InputError([issue], skippable=False)
-    return load(text, **given)
+    return loader(text, **given)
 
 
 def _check_path(spec: str) -> None:
     """Refuse a missing local path at once, suggesting forms and nearby folders (a Hub id goes on)."""
     from prmkit.modeling.checkpoint import is_hub_id, nearby_folders
+    from prmkit.scoring.conventions import split_convention
 
+    spec = split_convention(spec)[1]
     if Path(spec).expanduser().exists() or is_hub_id(spec):
         return
     keys = [k for n in SCORER_FORMS.names() for k in SCORER_FORMS.get(n).spellings()]

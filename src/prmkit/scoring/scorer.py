@@ -13,9 +13,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from prmkit.core.errors import InputError, Issue
 from prmkit.core.model import Trace
 from prmkit.core.render import step_inputs
 from prmkit.modeling.backbone import hard_position_limit
+from prmkit.modeling.loading import Dtype
 from prmkit.modeling.template import Encoded
 
 Overlong = Literal["error", "skip", "truncate"]
@@ -131,10 +133,13 @@ class ModelScorer:
         device: str | None = None,
         overlong: Overlong = "error",
     ):
-        import torch
+        from prmkit.modeling.loading import default_device
 
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.model = model.to(self.device).eval()
+        if getattr(model, "hf_device_map", None):  # placed across devices by device_map: inputs go first
+            self.device, self.model = str(model.device), model.eval()
+        else:
+            self.device = default_device(device)
+            self.model = model.to(self.device).eval()
         self.convention = convention
         hard = hard_position_limit(model)
         if hard is not None and hard < convention.max_length:
@@ -158,8 +163,8 @@ class ModelScorer:
         """Every trace's ids and read positions, fitted to the model's limit by ``self.overlong``
         (None: skipped); see :func:`fit`."""
         out: list[Encoded | None] = []
-        for t in traces:
-            enc = self.convention.encode(t.problem.text, step_inputs(t.steps))
+        items = [(t.problem.text, step_inputs(t.steps)) for t in traces]
+        for t, enc in zip(traces, self.convention.encode_many(items), strict=True):
             if len(enc.tag_positions) != len(t.steps):
                 raise ValueError(
                     f"trace {t.id}: {len(t.steps)} steps but {len(enc.tag_positions)} read positions "
@@ -199,7 +204,7 @@ class ModelScorer:
         return {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
 
     def forward(self, batch: dict[str, Any]) -> Any:
-        """The model's per-token logits (B, L, C or V): the one thing a convention reads."""
+        """The model's per-token logits (B, L, C or V), as ``/pooling`` returns them."""
         out = self.model(**batch)
         return out[0] if isinstance(out, tuple) else out.logits
 
@@ -216,30 +221,44 @@ class ModelScorer:
             for group in self.batches(encoded):
                 rows = [encoded[i] for i in group]  # batches() leaves out the skipped
                 batch = self.pad(rows)
-                for i, scores in zip(
-                    group, self.convention.read(self.forward(batch), batch, rows), strict=True
-                ):
+                outputs = self.convention.forward(self.model, batch, rows)
+                for i, scores in zip(group, self.convention.read(outputs, batch, rows), strict=True):
                     result[i] = scores
         return result
 
 
 def load_checkpoint(
-    path_or_name: str | Path,
+    spec: str | Path,
     convention: str | None = None,
     *,
-    trust_remote_code: bool = False,
+    dtype: Dtype | None = None,
     device: str | None = None,
+    device_map: str | None = None,
+    attn_implementation: str | None = None,
+    trust_remote_code: bool | None = None,
+    reference: str | None = None,
+    beta: float | None = None,
     batch_tokens: int = 16384,
     overlong: Overlong = "error",
 ) -> ModelScorer:
-    """The checkpoint scorer form: a step scorer for a checkpoint folder (or Hub id); ``convention``
-    defaults to what the folder declares; ``overlong`` is the length policy (see :data:`Overlong`).
-    Reach it through :func:`prmkit.scoring.load_scorer`, which reads every scorer form."""
-    from prmkit.scoring.conventions import load_convention
+    """The checkpoint scorer form: a step scorer for ``[CONVENTION:]PATH``, a checkpoint folder or Hub
+    id read by the convention the spec names, else ``convention``, else the one the folder declares.
+    The loading options are :class:`~prmkit.modeling.loading.LoadOptions`'; ``overlong`` is the length
+    policy (see :data:`Overlong`). Reach it through :func:`prmkit.scoring.load_scorer`, which reads every
+    scorer form."""
+    from prmkit.modeling.loading import LoadOptions
+    from prmkit.scoring.conventions import load_convention, split_convention
 
-    model, conv = load_convention(path_or_name, convention, trust_remote_code)
+    named, path = split_convention(str(spec))
+    if named is not None and convention is not None and named != convention:
+        issue = Issue(str(spec), None, "convention", f"one convention ({named}, as the spec names it)",
+                      f"--convention {convention} too", "scorer", "leave out --convention")  # fmt: skip
+        raise InputError([issue], skippable=False)
+    options = LoadOptions(dtype=dtype, device=device, device_map=device_map, reference=reference, beta=beta,
+                          attn_implementation=attn_implementation, trust_remote_code=trust_remote_code)  # fmt: skip
+    model, conv = load_convention(path, named or convention, options)
     return ModelScorer(
-        model, conv, name=str(path_or_name), device=device, batch_tokens=batch_tokens, overlong=overlong
+        model, conv, name=str(spec), device=device, batch_tokens=batch_tokens, overlong=overlong
     )
 
 

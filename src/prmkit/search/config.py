@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prmkit.modeling.loading import LoadOptions
 from prmkit.policies.options import PolicyOptions
 from prmkit.scoring.forms import SCORER_HELP
 
@@ -37,6 +38,8 @@ class SearchOptions(BaseModel):
     """Also write the chosen traces here (JSONL or .parquet)."""
     policy: PolicyOptions = Field(default_factory=PolicyOptions)
     """Which policy samples the solutions."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
 
 
 class Sampled(SearchOptions):
@@ -82,14 +85,18 @@ def run_bon(c: BonConfig) -> dict[str, Any]:
     """``prmkit bon``: :func:`prmkit.search.jobs.bon` with these settings; returns the summary."""
     from prmkit.search.jobs import bon
 
-    return bon(c.problems, c.scorer, c.out, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out)
+    return bon(
+        c.problems, c.scorer, c.out, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out, c.load
+    )
 
 
 def run_vote(c: VoteConfig) -> dict[str, Any]:
     """``prmkit vote``: :func:`prmkit.search.jobs.vote` with these settings; returns the summary."""
     from prmkit.search.jobs import vote
 
-    return vote(c.problems, c.out, c.scorer, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out)
+    return vote(
+        c.problems, c.out, c.scorer, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out, c.load
+    )
 
 
 def run_beam(c: BeamConfig) -> dict[str, Any]:
@@ -98,7 +105,7 @@ def run_beam(c: BeamConfig) -> dict[str, Any]:
 
     return beam(
         c.problems, c.scorer, c.out, c.n, c.beam_width, c.max_depth, c.aggregation, c.diverse, c.seed,
-        c.policy, c.limit, c.traces_out,
+        c.policy, c.limit, c.traces_out, c.load,
     )  # fmt: skip
 
 
@@ -108,5 +115,5 @@ def run_resample(c: ResampleConfig) -> dict[str, Any]:
 
     return resample(
         c.problems, c.scorer, c.out, c.threshold, c.budget, c.aggregation, c.seed, c.policy, c.limit,
-        c.traces_out,
+        c.traces_out, c.load,
     )  # fmt: skip

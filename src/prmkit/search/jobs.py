@@ -17,6 +17,7 @@ from prmkit.core.dataset import write_traces
 from prmkit.core.files import atomic_write
 from prmkit.core.protocols import StepScorer
 from prmkit.formats.inputs import read_problems
+from prmkit.modeling.loading import LoadOptions
 from prmkit.policies.options import PolicyOptions
 from prmkit.search.beam import beam_search, dvts
 from prmkit.search.bon import best_of_n
@@ -57,39 +58,41 @@ def _run(
     return summarize(results)
 
 
-def _scorer(scorer: str, api_key: str | None = None) -> StepScorer:
-    """Any scorer spec (``prmkit.scoring.SCORER_HELP``); ``api_key`` is a reward server's."""
+def _scorer(scorer: str, load: LoadOptions | None = None) -> StepScorer:
+    """Any scorer spec (``prmkit.scoring.SCORER_HELP``), a checkpoint loaded with ``load``."""
     from prmkit.scoring import load_scorer
 
-    return load_scorer(scorer, api_key=api_key)
+    return load_scorer(scorer, load=load)
 
 
 def bon(
     problems: Path, scorer: str, out: Path, n: int = 16, aggregation: str = "min", seed: int = 0,
     policy: PolicyOptions | None = None, limit: int | None = None, traces_out: Path | None = None,
+    load: LoadOptions | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Best-of-N: ``n`` samples per problem, the best by aggregated step score."""
-    pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer)
+    pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer, load)
     return _run(problems, out, traces_out, limit, lambda ps: best_of_n(ps, pol, sc, n, aggregation, seed))
 
 
 def vote(
     problems: Path, out: Path, scorer: str | None = None, n: int = 16, aggregation: str = "min", seed: int = 0,
     policy: PolicyOptions | None = None, limit: int | None = None, traces_out: Path | None = None,
+    load: LoadOptions | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Majority vote over ``n`` samples; PRM-weighted when ``scorer`` is given."""
     pol = (policy or PolicyOptions()).build_policy()
-    sc = _scorer(scorer) if scorer else None
+    sc = _scorer(scorer, load) if scorer else None
     return _run(problems, out, traces_out, limit, lambda ps: vote_search(ps, pol, n, sc, aggregation, seed))
 
 
 def beam(
     problems: Path, scorer: str, out: Path, n: int = 16, beam_width: int = 4, max_depth: int = 40,
     aggregation: str = "min", diverse: bool = False, seed: int = 0, policy: PolicyOptions | None = None,
-    limit: int | None = None, traces_out: Path | None = None,
+    limit: int | None = None, traces_out: Path | None = None, load: LoadOptions | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Step-level beam search (or DVTS with ``diverse``): ``n`` candidate steps per round."""
-    pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer)
+    pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer, load)
     method = dvts if diverse else beam_search
     return _run(
         problems,
@@ -103,13 +106,13 @@ def beam(
 def resample(
     problems: Path, scorer: str, out: Path, threshold: float | None = None, budget: int = 64,
     aggregation: str = "min", seed: int = 0, policy: PolicyOptions | None = None, limit: int | None = None,
-    traces_out: Path | None = None,
+    traces_out: Path | None = None, load: LoadOptions | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Reject-and-resample from the first step scored below ``threshold`` (None: the checkpoint's own,
     else 0.5), within ``budget`` steps; the summary says which threshold was used and where it came from."""
     from prmkit.scoring import pick_threshold
 
-    pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer)
+    pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer, load)
     used, origin = pick_threshold(threshold, sc)
     summary = _run(
         problems, out, traces_out, limit,

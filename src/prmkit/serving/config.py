@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prmkit.modeling.loading import LoadOptions
 from prmkit.serving.steps import StepSplit
 
 
@@ -52,6 +53,8 @@ class ServerConfig(BaseModel):
     """Longest a request waits in the queue before its forward pass starts: one predicted to wait longer
     (from the measured scoring speed) gets 503 with Retry-After at once, and one still waiting after this
     long gets 503 instead of a late answer its client may have stopped waiting for."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint is loaded (dtype, device, device map, attention, remote code)."""
     max_body_bytes: int = Field(default=4_000_000, ge=1)
     """Largest request body accepted (413 beyond)."""
     max_traces_per_request: int = Field(default=512, ge=1)

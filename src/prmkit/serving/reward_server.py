@@ -380,6 +380,6 @@ def serve(model: str, config: ServerConfig | None = None) -> None:
     from prmkit.scoring import load_scorer
 
     config = config or ServerConfig()
-    scorer = load_scorer(model, batch_tokens=serving_batch_tokens(model, config))
+    scorer = load_scorer(model, load=config.load, batch_tokens=serving_batch_tokens(model, config))
     app = create_app(scorer, config)
     uvicorn.run(app, host=config.host, port=config.port, log_level="info")

@@ -1,0 +1,168 @@
+"""Load a checkpoint's weights exactly as saved, or refuse it in one line: never a head made up at random.
+
+transformers loads whatever it can and initialises the rest: a Qwen2.5-Math-PRM read as a token
+classifier gets a new random ``score`` (its own ``score.0`` / ``score.2`` are "UNEXPECTED"), and the
+scores that come out look like scores. :func:`load_exact` asks transformers for its loading report and
+refuses any missing, unexpected or wrongly shaped weight, naming the keys; the caller adds which
+convention would read them (``prmkit.scoring.conventions``).
+
+:class:`LoadOptions` is how a model is put on the machine (dtype, device, ``device_map`` for a model
+larger than one GPU, attention kernel, whether the checkpoint's own code may run): every command that
+scores takes these, written once here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from prmkit.core.errors import InputError, Issue
+
+Dtype = Literal["auto", "bfloat16", "float16", "float32"]
+
+
+class LoadOptions(BaseModel):
+    """How a checkpoint scorer is loaded: every command that scores takes these (``--dtype``,
+    ``--device``, ``--device-map``, ``--attn-implementation``, ``--trust-remote-code``). None means the
+    default below; a scorer that loads no weights (a server, the world's checker) refuses any that is set."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    dtype: Dtype | None = None
+    """Weights and activations: auto (the default) is bfloat16 on a GPU that has it and float32 on a CPU;
+    float32 reproduces a checkpoint's reference scores most closely."""
+    device: str | None = None
+    """Where the model runs (cuda, cuda:1, cpu); default: the first GPU if there is one, else the CPU."""
+    device_map: str | None = None
+    """Spread a model larger than one GPU over every GPU (``auto``, accelerate's placement); replaces
+    --device."""
+    attn_implementation: Literal["sdpa", "eager", "flash_attention_2"] | None = None
+    """Attention kernel (default sdpa; flash_attention_2 needs the flash-attn package)."""
+    trust_remote_code: bool | None = None
+    """Run Python code shipped in the checkpoint folder (its tokenizer's or config's). Off by default: the
+    released PRM families are implemented natively and their own modelling code never runs."""
+    reference: str | None = None
+    """Implicit PRMs only (``implicit:PATH``): the reference policy whose log-ratio with the checkpoint is
+    the reward (EurusPRM: Qwen/Qwen2.5-Math-7B-Instruct); loaded with these same options."""
+    beta: float | None = None
+    """Implicit PRMs only: the reward's scale, reward = beta * log(policy / reference) (default 0.001,
+    EurusPRM's)."""
+
+    def options(self) -> dict[str, Any]:
+        """The options that were set, as ``load_scorer`` keywords."""
+        return self.model_dump(exclude_none=True)
+
+
+def torch_dtype(dtype: Dtype | None, device: str) -> Any:
+    """The torch dtype ``dtype`` means on ``device`` (``auto``: bfloat16 on a GPU that supports it)."""
+    import torch
+
+    if dtype in (None, "auto"):
+        gpu = device.startswith("cuda") and torch.cuda.is_available()
+        return torch.bfloat16 if gpu and torch.cuda.is_bf16_supported() else torch.float32
+    return getattr(torch, dtype)
+
+
+def default_device(device: str | None) -> str:
+    import torch
+
+    return device or ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _keys(found: Iterable[Any], body: str) -> list[str]:
+    """Weight names from a loading report (a mismatch entry is ``(name, ...shapes)``), the head's first:
+    those outside the ``body`` prefix say most about which family a checkpoint is."""
+    names = {str(k[0] if isinstance(k, tuple) else k) for k in found}
+    return sorted(names, key=lambda k: (k.startswith(f"{body}."), k))
+
+
+def _listed(keys: list[str], limit: int = 6) -> str:
+    shown = ", ".join(keys[:limit])
+    return shown + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
+
+
+def load_exact(
+    model_class: Any,
+    path: str | Path,
+    family: str,
+    options: LoadOptions | None = None,
+    fix: Callable[[list[str], list[str]], str] | None = None,
+) -> Any:
+    """``model_class.from_pretrained(path)`` with every saved weight used and every model weight found.
+
+    ``family`` names what it was loaded as (the convention), ``fix(unexpected_keys, architectures)`` says
+    what would read the checkpoint instead. Refused (an :class:`InputError`, one line per kind of problem): weights
+    the model has and the checkpoint lacks (they would be random), weights the checkpoint has and the
+    model does not use (its real head, left behind), weights of another shape.
+    """
+    options = options or LoadOptions()
+    device = "cuda" if options.device_map is not None else default_device(options.device)
+    kwargs: dict[str, Any] = {
+        "dtype": torch_dtype(options.dtype, device),
+        "attn_implementation": options.attn_implementation or "sdpa",
+        "trust_remote_code": bool(options.trust_remote_code),
+        "output_loading_info": True,
+        "ignore_mismatched_sizes": True,  # reported below as a refusal, not raised after a printed table
+    }
+    if options.device_map is not None:
+        kwargs["device_map"] = options.device_map
+    with quiet_load_report():
+        model, info = model_class.from_pretrained(str(path), **kwargs)
+    body = getattr(model, "base_model_prefix", "") or "model"
+    missing, unexpected = _keys(info["missing_keys"], body), _keys(info["unexpected_keys"], body)
+    mismatched = _keys(info["mismatched_keys"], body)
+    where = str(Path(path) / "config.json") if Path(path).exists() else str(path)
+    how = f"the weights a {family} model has ({getattr(model_class, '__name__', model_class)})"
+    archs = list(getattr(model.config, "architectures", None) or [])
+    hint = fix(unexpected, archs) if fix is not None else ""
+    issues = [
+        Issue(where, None, "(weights)", how, f"{what} {_listed(keys)}", "checkpoint", hint)
+        for what, keys in (
+            ("missing from the checkpoint (they would be random):", missing),
+            ("unused (the checkpoint's own, left behind):", unexpected),
+            ("of another shape:", mismatched),
+        )
+        if keys
+    ]
+    if issues:
+        raise InputError(issues, skippable=False)
+    return model
+
+
+@contextlib.contextmanager
+def quiet_load_report() -> Iterator[None]:
+    """Silence transformers' load report: :func:`load_exact` turns what it says into a refusal."""
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+
+
+def refuse_pickle(path: str | Path, err: pickle.UnpicklingError) -> InputError:
+    """The one line for a ``.bin`` that holds more than tensors: torch's safe loader (``weights_only``)
+    refused it, and prmkit never falls back to running a pickle."""
+    first = str(err).strip().split("\n")[0][:120]
+    return InputError(
+        [
+            Issue(
+                str(path),
+                None,
+                "(weights)",
+                "weights torch can read without running code (safetensors, or a .bin of tensors only)",
+                f"a pickle that holds other objects ({first})",
+                "checkpoint",
+                "ask its publisher for safetensors, or convert it yourself where you trust it "
+                "(torch.load(..., weights_only=False), then save_pretrained(..., safe_serialization=True))",
+            )
+        ],
+        skippable=False,
+    )

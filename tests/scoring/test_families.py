@@ -1,0 +1,336 @@
+"""Each released PRM family, scored by prmkit and by its model card's own snippet, on a tiny random model
+of the real architecture with the real weight names (tests/scoring/released.py) and the real tokenizer
+(tests/scoring/real_tokenizers.py; skipped without ``make vocab``): equal within 1e-5."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+
+from prmkit.core.model import Problem, Step, Trace
+from prmkit.scoring import load_scorer
+from tests.scoring import released
+from tests.scoring.real_tokenizers import llama3, mistral_7b, qwen25
+
+QUESTION = (
+    "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins for her "
+    "friends every day with four. She sells the remainder at the farmers' market daily for $2 per fresh duck "
+    "egg. How much in dollars does she make every day at the farmers' market?"
+)
+STEPS = [
+    "Step 1: Janet's ducks lay 16 eggs per day.",
+    "Step 2: She eats 3 for breakfast, so she has 16 - 3 = 13 eggs left.",
+    "Step 3: She bakes muffins with 4 eggs, so she has 13 - 4 = 9 eggs left.",
+    "Step 4: She sells the remaining eggs for $2 each, so she makes 9 * $2 = $<<9*2=18>>18. The answer is: 18",
+]
+
+
+def traces() -> list[Trace]:
+    problem = Problem(id="janet", text=QUESTION)
+    return [
+        Trace(id="full", problem=problem, steps=[Step(text=s) for s in STEPS]),
+        Trace(id="short", problem=problem, steps=[Step(text=s) for s in STEPS[:2]]),
+    ]
+
+
+def test_math_shepherd_as_its_card_scores_it(tmp_path: Path) -> None:
+    folder = released.causal_lm(tmp_path / "ms", mistral_7b(), "mistral")
+    ours = load_scorer(f"math-shepherd:{folder}").score(traces())
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    # peiyi9979/math-shepherd-mistral-7b-prm's README, verbatim but for the names of the inputs
+    good_token, bad_token, step_tag = "+", "-", "ки"
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    candidate_tokens = tokenizer.encode(f"{good_token} {bad_token}")[1:]  # [648, 387]
+    step_tag_id = tokenizer.encode(f"{step_tag}")[-1]  # 12902
+    assert (candidate_tokens, step_tag_id) == ([648, 387], 12902)
+    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    for trace, expected in zip(traces(), ours, strict=True):
+        output = "\n".join(f"{s.text} {step_tag}" for s in trace.steps)
+        input_for_prm = f"{QUESTION} {output}"
+        input_id = torch.tensor([tokenizer.encode(input_for_prm)])
+        with torch.no_grad():
+            logits = model(input_id).logits[:, :, candidate_tokens]
+            scores = logits.softmax(dim=-1)[:, :, 0]
+            step_scores = scores[input_id == step_tag_id]
+        assert step_scores.tolist() == pytest.approx(expected, abs=1e-5)
+    spread = [s for row in ours for s in row]
+    assert max(spread) - min(spread) > 1e-3  # the random model is not flat: the comparison has teeth
+
+
+def test_rlhflow_as_its_reference_scores_it(tmp_path: Path) -> None:
+    folder = released.causal_lm(tmp_path / "rlhflow", llama3(), "llama")
+    scorer = load_scorer(f"rlhflow:{folder}")
+    assert (scorer.convention.good_id, scorer.convention.bad_id) == (10, 12)  # not " -" (482)
+    ours = scorer.score(traces())
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    # RLHFlow/RLHF-Reward-Modeling math-rm/prm_evaluate.py: one forward per growing conversation
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    plus_tag_id = tokenizer.encode("+")[-1]
+    minus_tag_id = tokenizer.encode("-")[-1]
+    candidate_tokens = [plus_tag_id, minus_tag_id]
+    for trace, expected in zip(traces(), ours, strict=True):
+        conversation, single_step_score = [], []
+        ans_list = [s.text for s in trace.steps]
+        for k in range(len(ans_list)):
+            text = QUESTION + " " + ans_list[0] if k == 0 else ans_list[k]
+            conversation.append({"content": text, "role": "user"})
+            conversation.append({"content": "+", "role": "assistant"})
+            input_ids = tokenizer.apply_chat_template(conversation, return_tensors="pt", return_dict=True)[
+                "input_ids"
+            ]
+            with torch.no_grad():
+                logits = model(input_ids).logits[:, -3, candidate_tokens]
+                scores = logits.softmax(dim=-1)[:, 0]
+                single_step_score.append(scores[0].item())
+        assert single_step_score == pytest.approx(expected, abs=1e-5)
+    spread = [s for row in ours for s in row]
+    assert max(spread) - min(spread) > 1e-3
+
+
+QWEN_PRM_TOKENS = (("<|quad_end|>", "<extra_0>"),)
+"""Qwen2.5-Math-PRM's tokenizer: Qwen2.5's, with ``<extra_0>`` at id 151651."""
+
+
+def qwen_reference(folder: Path, trace: Trace, tokenizer: Any, body: Any) -> list[float]:
+    """Qwen/Qwen2.5-Math-PRM-7B's README: the chat, ``make_step_rewards``; the model's forward pass as its
+    ``modeling_qwen2_rm.py`` computes it (the Qwen2 body, then score.0, ReLU, score.2), by hand."""
+
+    def make_step_rewards(logits, token_masks):  # the card's, verbatim
+        probabilities = F.softmax(logits, dim=-1)
+        probabilities = probabilities * token_masks.unsqueeze(-1)  # bs, seq_len, num_labels
+        all_scores_res = []
+        for i in range(probabilities.size(0)):
+            sample = probabilities[i]  # seq_len, num_labels
+            positive_probs = sample[sample != 0].view(-1, 2)[:, 1]  # valid_tokens, num_labels
+            non_zero_elements_list = positive_probs.cpu().tolist()
+            all_scores_res.append(non_zero_elements_list)
+        return all_scores_res
+
+    data = {
+        "system": "Please reason step by step, and put your final answer within \\boxed{}.",
+        "query": trace.problem.text,
+        "response": [s.text for s in trace.steps],
+    }
+    messages = [
+        {"role": "system", "content": data["system"]},
+        {"role": "user", "content": data["query"]},
+        {"role": "assistant", "content": "<extra_0>".join(data["response"]) + "<extra_0>"},
+    ]
+    conversation_str = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)
+    input_ids = tokenizer.encode(conversation_str, return_tensors="pt")
+    head = load_file(str(folder / "model.safetensors"))
+    with torch.no_grad():
+        hidden = body(input_ids=input_ids).last_hidden_state
+        hidden = F.relu(hidden @ head["score.0.weight"].T + head["score.0.bias"])
+        logits = hidden @ head["score.2.weight"].T + head["score.2.bias"]
+    step_sep_id = tokenizer.encode("<extra_0>")[0]
+    token_masks = input_ids == step_sep_id
+    return make_step_rewards(logits, token_masks)[0]
+
+
+def test_qwen_as_its_card_scores_it(tmp_path: Path) -> None:
+    tok = qwen25(QWEN_PRM_TOKENS)
+    assert tok.convert_tokens_to_ids("<extra_0>") == 151651  # vLLM's step_tag_id for Qwen PRMs
+    folder = released.qwen_prm(tmp_path / "qwen", tok)
+    scorer = load_scorer(folder)  # detected from architectures; auto_map's code is not there, not needed
+    assert scorer.convention.name == "qwen"
+    ours = scorer.score(traces())
+    from transformers import AutoTokenizer, Qwen2Model
+
+    tokenizer, body = AutoTokenizer.from_pretrained(folder), Qwen2Model.from_pretrained(folder).eval()
+    for trace, expected in zip(traces(), ours, strict=True):
+        assert qwen_reference(folder, trace, tokenizer, body) == pytest.approx(expected, abs=1e-5)
+    spread = [s for row in ours for s in row]
+    assert max(spread) - min(spread) > 1e-3
+
+
+def test_skywork_as_its_reference_scores_it(tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = qwen25()
+    tok.bos_token = "<|im_start|>"  # Skywork's special_tokens_map (stock Qwen2.5 has none)
+    folder = released.skywork_prm(tmp_path / "skywork", tok)
+    scorer = load_scorer(folder)  # detected: Qwen2ForPrmModel
+    assert scorer.convention.name == "skywork"
+    ours = scorer.score(traces())
+
+    # SkyworkAI/skywork-o1-prm-inference model_utils/io_utils.py, verbatim
+    def prepare_input(problem, response, tokenizer, step_token):
+        prompt_ids = tokenizer.encode(tokenizer.bos_token + problem + "\n")
+        response_ids = []
+        steps = []
+        reward_flags = [0] * len(prompt_ids)
+        step_token_id = tokenizer.encode(step_token)[-1]
+        for _idx, step in enumerate(response.split(step_token)):
+            step_ids = tokenizer.encode(step) if step != "" else []
+            step_ids += [step_token_id]
+            step = step + step_token
+            flag = [0] * len(step_ids)
+            flag[-1] = 1
+            response_ids.extend(step_ids)
+            reward_flags.extend(flag)
+            steps.append(step)
+        input_ids = prompt_ids + response_ids
+        return input_ids, steps, reward_flags
+
+    def derive_step_rewards(rewards, reward_flags):
+        batch_size = rewards.shape[0]
+        batch_step_rewards = []
+        for i in range(batch_size):
+            rewards_indices = torch.nonzero(reward_flags[i] == 1).view(-1)
+            step_rewards = [rewards[i][rewards_indices[j]].item() for j in range(len(rewards_indices))]
+            batch_step_rewards.append(step_rewards)
+        return batch_step_rewards
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    body = AutoModelForCausalLM.from_pretrained(folder).eval()  # PRM_MODEL's pretrained_model
+    head = load_file(str(folder / "model.safetensors"))
+    for trace, expected in zip(traces(), ours, strict=True):
+        response = "\n".join(s.text for s in trace.steps)
+        input_ids, _, reward_flags = prepare_input(trace.problem.text, response, tokenizer, "\n")
+        with torch.no_grad():  # PRM_MODEL.forward(return_probs=True): v_head on hidden_states[-1], sigmoid
+            hidden = body(torch.tensor([input_ids]), output_hidden_states=True).hidden_states[-1]
+            value = (hidden @ head["v_head.summary.weight"].T + head["v_head.summary.bias"]).squeeze(-1)
+            rewards = torch.sigmoid(value)
+        assert derive_step_rewards(rewards, torch.tensor([reward_flags]))[0] == pytest.approx(
+            expected, abs=1e-5
+        )
+    spread = [s for row in ours for s in row]
+    assert max(spread) - min(spread) > 1e-3
+
+
+EURUS_CHAT = (
+    "{% for m in messages %}{% if loop.first and m['role'] != 'system' %}<|im_start|>system\nPlease reason step "
+    "by step, and put your final answer within \\boxed{}.<|im_end|>\n{% endif %}<|im_start|>{{ m['role'] }}\n"
+    "{{ m['content'] }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+"""Qwen2.5-Math's ChatML with its default system turn (EurusPRM's base)."""
+
+
+def test_implicit_prm_as_its_card_scores_it(tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = qwen25()
+    tok.chat_template = EURUS_CHAT
+    prm = released.causal_lm(tmp_path / "eurus", tok, "qwen2", seed=1)
+    ref = released.causal_lm(tmp_path / "ref", tok, "qwen2", seed=2)
+    ours = load_scorer(f"implicit:{prm}", reference=str(ref), beta=0.05).score(traces())
+
+    # EurusPRM's card (as PRIME-RL/ImplicitPRM eval/processbench.py runs it), coef = beta
+    tokenizer = AutoTokenizer.from_pretrained(prm)
+    model = AutoModelForCausalLM.from_pretrained(prm).eval()
+    ref_model = AutoModelForCausalLM.from_pretrained(ref).eval()
+    coef = 0.05
+
+    def get_logps(model, inputs):
+        logits = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"]).logits
+        labels = inputs["labels"][:, 1:].clone().long()
+        logits = logits[:, :-1, :]
+        labels[labels == -100] = 0
+        return torch.gather(logits.log_softmax(-1), dim=2, index=labels.unsqueeze(2)).squeeze(2)
+
+    for trace, expected in zip(traces(), ours, strict=True):
+        prompt = trace.problem.text
+        steps = [s.text if s.text.startswith(f"Step {i + 1}:") else f"Step {i + 1}: " + s.text
+                 for i, s in enumerate(trace.steps)]  # fmt: skip
+        conversation = [
+            {"role": "user", "content": prompt},
+            {"role": "assistant", "content": "\n\n".join(steps)},
+        ]
+        input_ids = tokenizer.apply_chat_template(conversation, tokenize=True, add_generation_prompt=False,
+                                                  return_tensors="pt", return_dict=True)["input_ids"]  # fmt: skip
+        attention_mask = input_ids != tokenizer.pad_token_id
+        step_last_tokens = []
+        for step_num in range(0, len(steps) + 1):
+            conv = tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}, {"role": "assistant", "content": "\n\n".join(steps[:step_num])}],
+                tokenize=False, add_generation_prompt=False,
+            )  # fmt: skip
+            conv = conv.strip()
+            if step_num != 0 and step_num != len(steps):
+                conv += "\n\n"
+            currect_ids = tokenizer.encode(conv, add_special_tokens=False)
+            step_last_tokens.append(len(currect_ids) - 2)
+        inputs = {"input_ids": input_ids, "attention_mask": attention_mask, "labels": input_ids}
+        label_mask = torch.tensor(
+            [[0] * step_last_tokens[0] + [1] * (input_ids.shape[-1] - step_last_tokens[0])]
+        )
+        step_last_tokens = torch.tensor([step_last_tokens])
+        with torch.no_grad():
+            per_token_logps = get_logps(model, inputs)
+            ref_per_token_logps = get_logps(ref_model, inputs)
+        raw_reward = per_token_logps - ref_per_token_logps
+        beta_reward = coef * raw_reward * label_mask[:, 1:]
+        beta_reward = beta_reward.cumsum(-1)
+        beta_reward = beta_reward.gather(dim=-1, index=step_last_tokens[:, 1:])
+        q = torch.logit(torch.tensor(expected, dtype=torch.float64))  # prmkit's score is sigmoid(q_t)
+        assert beta_reward[0].tolist() == pytest.approx(q.tolist(), abs=1e-4)
+    spread = [s for row in ours for s in row]
+    assert max(spread) - min(spread) > 1e-3
+
+
+GSM8K = Path(__file__).resolve().parents[3] / "shared" / "data" / "real" / "processbench" / "gsm8k.json"
+
+
+def _qwen_chat():
+    tok = qwen25(QWEN_PRM_TOKENS)
+    return tok
+
+
+def _skywork_tok():
+    tok = qwen25()
+    tok.bos_token = "<|im_start|>"
+    return tok
+
+
+def _eurus_tok():
+    tok = qwen25()
+    tok.chat_template = EURUS_CHAT
+    return tok
+
+
+STANDINS = {
+    "qwen": lambda d: (str(released.qwen_prm(d / "m", _qwen_chat())), []),
+    "skywork": lambda d: (str(released.skywork_prm(d / "m", _skywork_tok())), []),
+    "math-shepherd": lambda d: (f"math-shepherd:{released.causal_lm(d / 'm', mistral_7b(), 'mistral')}", []),
+    "rlhflow": lambda d: (f"rlhflow:{released.causal_lm(d / 'm', llama3(), 'llama')}", []),
+    "implicit": lambda d: (
+        f"implicit:{released.causal_lm(d / 'm', _eurus_tok(), 'qwen2', seed=1)}",
+        ["--reference", str(released.causal_lm(d / "ref", _eurus_tok(), "qwen2", seed=2))],
+    ),
+    "trl": lambda d: (str(released.token_classifier(d / "m", qwen25())), []),
+    "likelihood": lambda d: (f"likelihood:{released.causal_lm(d / 'm', qwen25(), 'qwen2')}", []),
+}
+
+
+@pytest.mark.parametrize(
+    "family", [pytest.param(f, marks=[pytest.mark.slow] if f == "implicit" else []) for f in sorted(STANDINS)]
+)
+def test_eval_processbench_runs_end_to_end_for_each_family(family: str, tmp_path: Path) -> None:
+    """``prmkit eval processbench`` on ProcessBench's own GSM8K records, each family's stand-in read as
+    released, real tokenizers (a prmkit checkpoint: tests/cli/test_overlong.py). The implicit one, two
+    LMs over a 152k vocabulary read in full on the CPU, is ``slow``."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from prmkit.cli import app
+
+    spec, extra = STANDINS[family](tmp_path)
+    records = tmp_path / "gsm8k.json"  # ProcessBench's first four GSM8K records, as the file has them
+    records.write_text(json.dumps(json.loads(GSM8K.read_text())[:4]))
+    args = ["eval", "processbench", str(records), "--model", spec, *extra, "-o", str(tmp_path / "out")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "out" / "processbench.json").read_text())
+    (subset,) = saved["subsets"]
+    assert subset["traces"] == 4 and subset["no_prediction"] == 0
+    assert saved["params"]["files"] == [str(records)]
