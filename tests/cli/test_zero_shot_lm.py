@@ -1,8 +1,6 @@
-"""The demo's zero-shot verifier, ``prmkit pretrain``'s LM, in every command that scores.
-
-Its process card says it is an LM (``kind: lm``), so it is read by the ``likelihood`` convention as the
-pipeline reads it; ``likelihood:LM`` says the same explicitly, and a causal LM without such a card is
-refused with the ways it could be read.
+"""The demo's zero-shot verifier, ``prmkit pretrain``'s LM, in every command that scores, as
+``likelihood:LM`` (how the pipeline reads it). By its path alone it is refused with that spec as the fix
+(its process card says ``kind: lm``), and a causal LM with no card with every way it could be read.
 """
 
 from __future__ import annotations
@@ -37,16 +35,21 @@ def ok(args: list) -> str:
     return result.output
 
 
-@pytest.mark.parametrize("named", [False, True])
-def test_eval_bon_and_audit_read_the_pretrained_lm(
-    named: bool, lm: Path, world_pool: Path, tmp_path: Path
-) -> None:
-    spec = f"likelihood:{lm}" if named else str(lm)
+def test_eval_bon_and_audit_read_the_pretrained_lm(lm: Path, world_pool: Path, tmp_path: Path) -> None:
+    spec = f"likelihood:{lm}"
     ok(["eval", "bon", world_pool, "--prm", spec, "--bootstrap", 20, "--draws", 2, "-o", tmp_path / "bon"])
     assert json.loads((tmp_path / "bon" / "bon.json").read_text())["params"]["prm"] == spec
     ok(["audit", spec, world_pool, "-o", tmp_path / "audit", "--max-n", 4])
     report = json.loads((tmp_path / "audit" / "audit.json").read_text())
     assert report["scorer"] == spec
+
+
+def test_the_pretrained_lm_by_its_path_alone_is_refused_with_the_spec_to_use(lm: Path, world_pool: Path):
+    """An LM is a verifier only when read as one on purpose; the refusal gives the spec that reads it."""
+    result = runner.invoke(app, ["eval", "bon", str(world_pool), "--prm", str(lm)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("error:")]
+    assert "prmkit pretrain's language model" in line and f"likelihood:{lm}" in line
 
 
 def test_serve_reads_the_pretrained_lm(lm: Path, world_pool: Path, tmp_path: Path) -> None:

@@ -309,17 +309,25 @@ def causal_choices() -> str:
 
 def detect(path: str | Path, config: Any) -> str:
     """The convention of a checkpoint folder, from what it declares (no guessing on model names): a
-    prmkit block (or the process card of ``prmkit pretrain``'s LM: ``likelihood``), else ``config.json``'s
-    architectures (an exact name a convention lists, then a
+    prmkit block, else ``config.json``'s architectures (an exact name a convention lists, then a
     suffix such as ``ForTokenClassification``). A causal LM could be read several ways: refused with
-    the choices."""
+    the choices (``prmkit pretrain``'s LM with ``likelihood:PATH``, how the pipeline reads it)."""
     spec = read_spec(config)
     if spec is not None:
         from prmkit.modeling.heads import head
 
         return head(spec.head).convention
-    if card_kind(path) == "lm":
-        return "likelihood"  # prmkit pretrain's LM, read as the zero-shot verifier it is in the pipeline
+    if card_kind(path) == "lm":  # an LM is a verifier only when read as one on purpose
+        raise InputError(
+            [
+                Issue(
+                    str(Path(path) / "process_card.json"), None, "kind", "a PRM or ORM checkpoint",
+                    "'lm' (prmkit pretrain's language model)", "checkpoint",
+                    f"read it as the zero-shot verifier it is in the pipeline with likelihood:{path}",
+                )
+            ],
+            skippable=False,
+        )  # fmt: skip
     evidence = written_by_prmkit(path)
     if evidence is not None:  # its block was lost: another convention would read it with other scores
         raise InputError(
