@@ -38,6 +38,13 @@ def tag_positions(ids: Sequence[int], tag_id: int) -> list[int]:
     return [i for i, t in enumerate(ids) if t == tag_id]
 
 
+def tagged(text: str, tag_id: int) -> Plan:
+    """One text, encoded as a card's ``tokenizer.encode(text)`` does, read at every ``tag_id``."""
+    return Plan(
+        [text], True, lambda ids, _: Encoded(input_ids=ids[0], tag_positions=tag_positions(ids[0], tag_id))
+    )
+
+
 @dataclass(frozen=True)
 class Plan:
     """How one trace becomes ids: the texts the reference code tokenizes, whether it lets the tokenizer add
@@ -103,9 +110,7 @@ class QwenConvention(_Family):
             {"role": "user", "content": problem},
             {"role": "assistant", "content": self.tag.join(steps) + self.tag},
         ]
-        tag_id = self.tokenizer.convert_tokens_to_ids(self.tag)
-        return Plan([self.render(messages)], True, lambda ids, _: Encoded(input_ids=ids[0],
-                                                                          tag_positions=tag_positions(ids[0], tag_id)))  # fmt: skip
+        return tagged(self.render(messages), self.tokenizer.convert_tokens_to_ids(self.tag))
 
     def scores(self, rows: Any) -> Any:
         return rows.float().softmax(-1)[:, 1]
@@ -149,18 +154,16 @@ class MathShepherdConvention(_PlusMinus):
     name = "math-shepherd"
     tag = "ки"
 
+    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
+        super().__init__(tokenizer, config, max_length)
+        self.tag_id = tokenizer.encode(self.tag)[-1]
+
     def answer_ids(self, tokenizer: Any) -> tuple[int, int]:
         good, bad = tokenizer.encode(f"{self.good} {self.bad}", add_special_tokens=False)[-2:]
-        self.tag_id = tokenizer.encode(self.tag)[-1]
         return good, bad
 
     def plan(self, problem: str, steps: Sequence[str]) -> Plan:
-        text = f"{problem} " + "\n".join(f"{s} {self.tag}" for s in steps)
-        return Plan(
-            [text],
-            True,
-            lambda ids, _: Encoded(input_ids=ids[0], tag_positions=tag_positions(ids[0], self.tag_id)),
-        )
+        return tagged(f"{problem} " + "\n".join(f"{s} {self.tag}" for s in steps), self.tag_id)
 
 
 class RLHFlowConvention(_PlusMinus):

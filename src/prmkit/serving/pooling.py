@@ -64,7 +64,7 @@ def step_pooling(scorer: StepScorer, step_tag: str | None = None) -> StepPooling
     returned = None
     if hasattr(convention, "good_id"):  # a causal LM answering +/- (vLLM's returned_token_ids)
         returned = (convention.good_id, convention.bad_id)
-    elif convention.auto_class == "AutoModelForCausalLM":
+    elif convention.causal():
         raise PoolingError(
             f"/pooling: {scorer.name} is a causal LM read by the {convention.name} convention, which "
             "has no step-tag classes to pool; score it with /score"
