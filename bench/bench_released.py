@@ -164,7 +164,9 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="+", default=["1.5B", "7B"] if gpu else ["tiny"], choices=list(SHAPES))
     ap.add_argument("--traces", type=int, default=256 if gpu else 8)
     ap.add_argument("--steps", type=int, default=10 if gpu else 4)
-    ap.add_argument("--fp32", nargs="*", default=["1.5B"] if gpu else [], help="Sizes to compare bf16 with fp32 on.")
+    ap.add_argument(
+        "--fp32", nargs="*", default=["1.5B"] if gpu else [], help="Sizes to compare bf16 with fp32 on."
+    )
     ap.add_argument("--json", type=Path, default=None, help="Write every number here.")
     a = ap.parse_args()
     from transformers import Qwen2Config

@@ -115,12 +115,16 @@ def payloads(n: int) -> list[dict]:
 
 @contextlib.contextmanager
 def serving(app):
+    """``app`` served as ``prmkit serve`` serves it (its connection bounds included) on a free port."""
     import uvicorn
+
+    from prmkit.serving.reward_server import uvicorn_config
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    config = app.state.config.model_copy(update={"port": port})
+    server = uvicorn.Server(uvicorn_config(app, config, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:

@@ -25,6 +25,8 @@ import pytest
 from sqlalchemy import update
 
 from prmkit.annotate import auth
+from prmkit.annotate.api import server_config
+from prmkit.annotate.limits import Limits
 from prmkit.annotate.models import users
 from prmkit.annotate.store import Store
 from prmkit.core.model import Label, Observation, Problem, Provenance, Step, ToolCall, Trace
@@ -331,11 +333,12 @@ def live_server(tmp_path: Path):
 
 
 @contextlib.contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
-    """``app`` served by uvicorn on a free loopback port in a thread; yields its base URL."""
+def serve_in_thread(app: Any, limits: Limits | None = None) -> Iterator[str]:
+    """``app`` served by uvicorn on a free loopback port in a thread, with the config ``prmkit annotate
+    serve`` uses (``limits``' connection bounds and trusted proxies); yields its base URL."""
     import uvicorn
 
-    config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="off")
+    config = server_config(app, "127.0.0.1", free_port(), limits or Limits(), lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -58,6 +58,38 @@ def test_login_burst_from_one_client_is_throttled(small_store: Store) -> None:
     assert max(took[3:]) < min(took[:3]) / 3, took
 
 
+def test_spoofed_forwarded_for_from_loopback_does_not_reset_the_client_limit(small_store: Store) -> None:
+    """Issue 42: uvicorn believed ``X-Forwarded-For`` from 127.0.0.1, so a local client sending a fresh
+    address each time made 25 of 25 attempts (25 scrypt checks). By default no proxy is trusted."""
+    limits = Limits(client_logins=3, client_window_s=60)
+    with serve_in_thread(create_app(small_store, limits=limits)) as url, httpx.Client(base_url=url) as client:
+        codes = []
+        for i in range(8):
+            client.headers["x-forwarded-for"] = f"203.0.113.{i}"
+            client.headers["forwarded"] = f"for=203.0.113.{i}"
+            codes.append(_post_login(client, f"guess{i}", "wrong").status_code)
+    assert codes == [303] * 3 + [429] * 5, codes
+
+
+def test_forwarded_for_is_believed_from_a_trusted_proxy(small_store: Store) -> None:
+    """With the proxy's address trusted, each client behind it is counted on its own (by the address the
+    proxy appends last); an IPv6 client is counted by its /64, which it commonly owns whole."""
+    limits = Limits(client_logins=2, client_window_s=60, trusted_proxies=("127.0.0.0/8",))
+    app = create_app(small_store, limits=limits)
+    with serve_in_thread(app, limits) as url, httpx.Client(base_url=url) as client:
+
+        def attempt(forwarded_for: str) -> int:
+            client.headers["x-forwarded-for"] = forwarded_for
+            return _post_login(client, f"nobody-{forwarded_for}", "wrong").status_code  # no lockout
+
+        # a client's own header is kept by the proxy in front of what it appends: only the last counts
+        first = [attempt(f"198.51.100.{i}, 203.0.113.7") for i in range(3)]
+        assert first == [303, 303, 429], first
+        assert attempt("203.0.113.8") == 303  # another client behind the same proxy
+        assert [attempt(f"2001:db8:1:2::{i}") for i in (1, 2, 3)] == [303, 303, 429]
+        assert attempt("2001:db8:1:3::1") == 303  # another /64
+
+
 def test_right_password_is_refused_until_the_lockout_ends(small_store: Store) -> None:
     app = create_app(small_store, limits=Limits(login_failures=3, lockout_s=2.0))
     with serve_in_thread(app) as url, httpx.Client(base_url=url) as client:

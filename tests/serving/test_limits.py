@@ -154,3 +154,54 @@ def test_prmkit_serve_flags_set_the_limits(tmp_path: Path) -> None:
     assert step.status_code == 413 and "at most 10 per step" in step.json()["detail"]
     assert trace.status_code == 413 and "at most 15 per trace" in trace.json()["detail"]
     assert deep.status_code == 422 and "deeper than 5 levels" in deep.json()["detail"]
+
+
+def test_a_large_request_does_not_block_small_ones_behind_it() -> None:
+    """Issue 42: one request of 512 traces held the scorer for its whole length (15.9 s with a model)
+    and every request sent meanwhile waited for it, 12 of 40 answered 503 after 10-15.6 s. Now it is
+    scored in passes of at most ``max_batch_traces`` that take turns with the requests waiting."""
+    scorer = HashScorer(per_trace=0.008)  # 512 traces: 4.1 s in one pass, 0.5 s per 64-trace piece
+    config = ServerConfig(max_queue_wait_s=2.0)
+    big = {"traces": [{"problem": f"big {k}", "steps": ["a", "b"]} for k in range(512)]}
+    with run_server(create_app(scorer, config)) as url:
+
+        async def main() -> list[tuple[httpx.Response, float]]:
+            async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+                await client.post("/score", json=_one("warm", "up"))  # measures the speed
+                smalls = [_timed(client, _one(f"p{k}", f"s{k}"), delay=0.3 + 0.02 * k) for k in range(40)]
+                return await asyncio.gather(_timed(client, big), *smalls)
+
+        (large, large_s), *smalls = asyncio.run(main())
+    assert large.status_code == 200, large.text
+    assert max(scorer.calls) <= config.max_batch_traces, scorer.calls
+    expected = scorer.score([make_trace(t["problem"], t["steps"]) for t in big["traces"]])
+    assert [r["step_scores"] for r in large.json()["results"]] == expected
+    codes = [r.status_code for r, _ in smalls]
+    assert codes == [200] * 40, codes
+    waits = sorted(s for _, s in smalls)
+    assert waits[-1] < 1.5 < large_s, (waits[-1], large_s)  # none waited for the whole large request
+
+
+def test_a_request_admitted_is_scored_within_the_wait_it_was_promised() -> None:
+    """The 503 prediction counts the pass already running and the requests ahead of the newcomer, so a
+    request is either refused at once or its first pass starts within ``max_queue_wait_s``."""
+    scorer = HashScorer(per_trace=0.01)
+    config = ServerConfig(max_queue_wait_s=0.8, max_batch_traces=16, max_wait_ms=0)
+    with run_server(create_app(scorer, config)) as url:
+
+        async def main() -> list[tuple[httpx.Response, float]]:
+            async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+                await client.post("/score", json=_one("warm", "up"))
+                many = [
+                    {"traces": [{"problem": f"r{j} t{k}", "steps": ["x"]} for k in range(64)]}
+                    for j in range(8)
+                ]
+                return await asyncio.gather(
+                    *(_timed(client, body, delay=0.01 * j) for j, body in enumerate(many))
+                )
+
+        results = asyncio.run(main())
+    refused = [(r.json()["detail"], s) for r, s in results if r.status_code == 503]
+    assert refused and all(s < 0.3 and "--max-queue-wait-s" in d for d, s in refused), refused
+    assert not any("in the queue; the limit is" in d for d, _ in refused), refused  # none expired
+    assert any(r.status_code == 200 for r, _ in results)

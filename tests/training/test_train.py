@@ -229,3 +229,34 @@ def test_dev_selection_falls_back_to_the_training_labels_without_gold(tmp_path):
     assert 0.0 <= result["dev"]["eval_first_error_f1"] <= 1.0
     spec = read_spec(AutoModelForTokenClassification.from_pretrained(tmp_path / "prm").config)
     assert spec.threshold == result["dev"]["eval_threshold"]
+
+
+@pytest.mark.slow
+def test_a_run_killed_while_writing_its_model_resumes_to_a_whole_record(tmp_path, small_world):
+    """Issue 42: killed while its final model was written, a run resumed to a stray
+    ``.process_card.json.*.tmp``, a training log without the trainer's closing summary and a card
+    saying it took 0.003 s (only the resuming process's time)."""
+    import os
+    import subprocess
+    import sys
+
+    cfg = PrmConfig(tiny=TINY, max_steps=4, batch_size=8, eval_every=2)
+    out = tmp_path / "prm"
+    root = Path(__file__).resolve().parents[2]
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.training.kill_while_saving", str(out), cfg.model_dump_json()],
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    assert list(out.glob(".process_card.json.*.tmp"))  # what the kill left
+    result = train_prm(small_world, out, cfg)
+    assert not list(out.glob(".*.tmp"))
+    logs = [json.loads(line) for line in (out / "training_log.jsonl").read_text().splitlines()]
+    closing = [r for r in logs if "train_runtime" in r]
+    assert len(closing) == 1 and closing[0]["step"] == 4
+    card = json.loads((out / "process_card.json").read_text())
+    # the killed process trained for 4 steps and evaluated 3 times: the card counts that time
+    assert (
+        card["training"]["wall_seconds"] == result["training"]["wall_seconds"] > closing[0]["train_runtime"]
+    )
+    assert card["training"]["train_clock_minutes"] > 0

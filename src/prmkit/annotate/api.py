@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prmkit.annotate import auth
 from prmkit.annotate.agreement import agreement
@@ -24,7 +24,11 @@ from prmkit.annotate.qc import annotator_stats, world_gold_traces
 from prmkit.annotate.store import Store, open_store
 from prmkit.annotate.work import load_items
 from prmkit.core.files import atomic_write
+from prmkit.core.http_limits import bounded_config
 from prmkit.formats.inputs import read_traces
+
+if TYPE_CHECKING:
+    import uvicorn
 
 
 def load(
@@ -64,11 +68,13 @@ def serve(
     limits: Limits | None = None,
 ) -> None:
     """Run the annotation app (blocking). On a store with no lead, creates ``lead`` and prints its token.
-    ``limits``: request body and login limits (:class:`~prmkit.annotate.limits.Limits` defaults if None)."""
+    ``limits``: request body, login and connection limits, and the trusted proxies
+    (:class:`~prmkit.annotate.limits.Limits` defaults if None)."""
     import uvicorn
 
     from prmkit.annotate.app import create_app
 
+    limits = limits or Limits()
     store = open_store(db)
     if data:
         load(store, data)
@@ -83,7 +89,23 @@ def serve(
         f"prmkit annotate: serving at {url}/{where}; leads: {url}/lead, annotators: {url}/annotate",
         flush=True,
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+    uvicorn.Server(server_config(app, host, port, limits)).run()
+
+
+def server_config(app: Any, host: str, port: int, limits: Limits, **options: Any) -> uvicorn.Config:
+    """The ``uvicorn.Config`` that :func:`serve` runs ``app`` with (tests serve through it too): idle and
+    header timeouts, connections per client and trusted proxies from ``limits``; ``options`` go to uvicorn.
+    Without it uvicorn would believe ``X-Forwarded-For`` from any local client (issue 42)."""
+    return bounded_config(
+        app,
+        host=host,
+        port=port,
+        keep_alive_s=limits.keep_alive_s,
+        header_timeout_s=limits.header_timeout_s,
+        connections_per_client=limits.connections_per_client,
+        trusted_proxies=limits.trusted_proxies,
+        **{"log_level": "warning", "timeout_graceful_shutdown": 5, **options},
+    )
 
 
 def assign(

@@ -8,8 +8,10 @@ bug could not run injected script.
 
 Hostile requests get a 4xx with a message, never a 500: bodies are capped (:class:`BodyLimit`, 413),
 bodies are read strictly (``"step": "1"`` is refused, not coerced), ids are bounded to
-what the database can hold, validation errors are written so that NaN or a lone surrogate in the input
-cannot break the answer, and logins are throttled per account and per client (429, see ``limits.py``).
+what the database can hold (32-bit: PostgreSQL's ``integer``), texts to what it can store (no NUL, no
+lone surrogate), validation errors are written so that NaN or a lone surrogate in the input cannot break
+the answer, and logins are throttled per account and per client (429, see ``limits.py``). The client is
+the connecting address unless it is a trusted proxy (``api.server_config``), so it cannot be made up.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from prmkit.annotate.qc import annotator_items, annotator_stats, flagged_steps
 from prmkit.annotate.render import math_html, observation_summary, tool_call, tool_list
 from prmkit.annotate.store import HERE, Store
 from prmkit.core.errors import short
+from prmkit.core.http_limits import client_key
 from prmkit.core.render import is_agentic
 
 COOKIE = "prmkit_session"
@@ -129,7 +132,9 @@ class BodyLimit:
         await JSONResponse({"detail": detail}, status_code=code)(scope, receive, send)
 
 
-Id = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="an id the database can hold")]
+MAX_ID = 2**31 - 1
+"""Largest id the store's ``Integer`` columns hold on PostgreSQL (32-bit); larger ones are refused (422)."""
+Id = Annotated[int, PathParam(ge=1, le=MAX_ID, description="an id the database can hold")]
 UserName = Annotated[str, PathParam(min_length=1, max_length=128, description="an account name")]
 
 
@@ -263,6 +268,11 @@ def create_app(
             raise HTTPException(303, headers={"Location": f"/login?next={request.url.path}"})
         return caller
 
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        """Liveness for a proxy or a monitor: no login, no database, answered on the event loop."""
+        return {"status": "ok"}
+
     _login_routes(app, store, templates, session_ttl, secure_cookies, LoginThrottle(limits))
     _api_routes(app, store, api_user)
     _page_routes(app, store, templates, page_user)
@@ -309,7 +319,7 @@ def _login_routes(
         if not expected or not _same(csrf, expected):
             raise HTTPException(403, "login form expired; reload the page")
         # Throttled before any hashing, so a burst costs the server nothing.
-        wait = throttle.client_wait(request.client.host if request.client else "")
+        wait = throttle.client_wait(client_key(request.client.host if request.client else ""))
         if wait > 0:
             return too_many(request, next, wait, "Too many login attempts from this address")
         if token:

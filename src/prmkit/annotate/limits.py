@@ -1,7 +1,10 @@
-"""What one client may cost the annotation server, and the two guards that hold it to that.
+"""What one client may cost the annotation server, and the guards that hold it to that.
 
 - :class:`Limits` is the typed config (``prmkit annotate serve --max-body-bytes ... --login-...``); this
   module imports nothing heavy, so the CLI reads its defaults and help without loading the app.
+- ``prmkit.core.http_limits`` holds connections to ``keep_alive_s``, ``header_timeout_s`` and
+  ``connections_per_client``, and believes forwarded headers only from ``trusted_proxies`` (``api.serve``
+  builds the server with it), so the client address the throttle counts cannot be made up.
 - ``app.BodyLimit`` refuses a request body over ``max_body_bytes`` with 413 before the app reads it.
 - :class:`LoginThrottle` answers "wait" (429) before any password is hashed: per account, a lockout
   after ``login_failures`` wrong passwords in a row that doubles with each further one (a right password
@@ -20,7 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from prmkit.core.http_limits import parse_networks
 
 MAX_TRACKED = 50_000
 """Accounts and clients remembered at once (oldest dropped first): bounds the throttle's memory."""
@@ -52,6 +57,35 @@ class Limits(BaseModel):
         20, ge=1, description="Login attempts one client address may make per client_window_s, any account."
     )
     client_window_s: float = Field(60.0, gt=0, description="The window of client_logins, in seconds.")
+    keep_alive_s: float = Field(
+        5.0,
+        gt=0,
+        description="Seconds an idle connection is kept open after a response for the next request.",
+    )
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="Seconds a client has to send a whole request head (request line and headers) after "
+        "connecting or after the previous response; then the connection is closed.",
+    )
+    connections_per_client: int = Field(
+        64,
+        ge=1,
+        description="Open connections one client address may hold (IPv6: per /64); one more is answered 503. "
+        "Clients behind one NAT share an address; a trusted proxy's connections are not counted.",
+    )
+    trusted_proxies: tuple[str, ...] = Field(
+        (),
+        strict=False,
+        description="Addresses or CIDR networks of reverse proxies whose X-Forwarded-For and "
+        "X-Forwarded-Proto are believed; none by default, so the connecting address is the client.",
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        """Refused here, naming the entry, rather than when the server starts (or silently ignored)."""
+        return tuple(str(n) for n in parse_networks(value))
 
 
 @dataclass

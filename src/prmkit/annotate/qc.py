@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from prmkit.annotate.agreement import first_error
+from prmkit.annotate.auth import valid_user_id
 from prmkit.annotate.models import assignments, items, ratings, users
 from prmkit.annotate.store import Store
 from prmkit.core.model import Trace
@@ -112,6 +113,8 @@ def annotator_items(store: Store, user: str) -> list[dict[str, Any]] | None:
     """A lead's view of one account's queue, in order: each item's kind (data, gold, screening), trace,
     status and progress, for links to the read-only pages (None: no such account). Unlike ``work.queue``
     it names gold items."""
+    if not valid_user_id(user):  # no account has such a name (and PostgreSQL refuses a NUL in a query)
+        return None
     with store.read() as conn:
         if conn.execute(select(users.c.id).where(users.c.id == user)).first() is None:
             return None

@@ -156,10 +156,14 @@ def assignment_state(store: Store, user: User, assignment_id: int) -> dict[str, 
 
 
 def _check_text(field: str, text: str) -> str:
-    """``text`` stripped, when it fits the store: at most MAX_TEXT characters, valid Unicode."""
+    """``text`` stripped, when it fits the store: at most MAX_TEXT characters, valid Unicode, no NUL
+    (PostgreSQL's text cannot hold one; refused on SQLite too, so both stores take the same texts)."""
     text = text.strip()
     if len(text) > MAX_TEXT:
         raise BadInput(f"{field}: expected at most {MAX_TEXT} characters, found {len(text)}")
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise BadInput(f"{field}: expected text without NUL characters (\\x00), found one at character {nul}")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
@@ -320,7 +324,9 @@ def finish(
             raise Conflict("finish_reason found_error: expected a step rated -1, found none")
         if reason == "solution" and (len(given) < n or -1 in given):
             raise Conflict(f"finish_reason solution: expected all {n} steps rated and none -1, found {given}")
-        spent = sum(r.time_ms for r in rows) if total_time_ms is None else max(0, int(total_time_ms))
+        # the steps' times (each clamped to a day) can sum past the 32-bit column: clamped like them
+        spent = sum(r.time_ms for r in rows) if total_time_ms is None else int(total_time_ms)
+        spent = max(0, min(spent, MAX_TOTAL_MS))
         conn.execute(
             update(assignments)
             .where(assignments.c.id == assignment_id)

@@ -74,6 +74,12 @@ def serve_cmd(
     max_lockout_s: float = _limit("max_lockout_s"),
     client_logins: int = _limit("client_logins"),
     client_window_s: float = _limit("client_window_s"),
+    keep_alive_s: float = _limit("keep_alive_s"),
+    header_timeout_s: float = _limit("header_timeout_s"),
+    connections_per_client: int = _limit("connections_per_client"),
+    trusted_proxies: list[str] = typer.Option(
+        [], help=Limits.model_fields["trusted_proxies"].description + " Repeat the flag for each."
+    ),
 ) -> None:
     """Run the annotation web app."""
     from prmkit.annotate import serve
@@ -85,6 +91,10 @@ def serve_cmd(
         max_lockout_s=max_lockout_s,
         client_logins=client_logins,
         client_window_s=client_window_s,
+        keep_alive_s=keep_alive_s,
+        header_timeout_s=header_timeout_s,
+        connections_per_client=connections_per_client,
+        trusted_proxies=tuple(trusted_proxies),
     )
     with _user_errors():
         serve(

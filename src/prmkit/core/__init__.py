@@ -7,6 +7,7 @@
 - ``registry.py``  lazy name -> backend registries with "Did you mean"
 - ``protocols.py`` Policy, Judge, StepScorer: the seams backends implement
 - ``answers.py``   final-answer equivalence (exact for numbers, math-verify otherwise)
+- ``http_limits.py`` what one client's connections may cost a prmkit web server (uvicorn bounds)
 - ``progress.py``  the shared stderr console and rich progress bar (not imported here: rich loads lazily)
 """
 

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -77,20 +78,61 @@ def read_input_head(path: str | Path, size: int = 64) -> bytes:
         raise InputError([file_issue(path, "a readable data file", err)], False) from None
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+LONE_SURROGATE = "Unicode text (a character outside the BMP escaped as a surrogate pair, or written as UTF-8)"
+
+
+class LoneSurrogate(ValueError):
+    """A JSON string escapes half a surrogate pair (``"\\ud800"``): valid JSON, but not text. Python reads
+    it into a ``str`` that no UTF-8 encoder, hash or tokenizer accepts, so it is refused where it is read,
+    naming the field, instead of failing later in whatever first encodes it."""
+
+    def __init__(self, field: str, found: str):
+        self.field, self.found = field, found
+        super().__init__(f"{field}: {found}")
+
+
+def lone_surrogate(doc: Any, where: str = "") -> LoneSurrogate | None:
+    """The first string or key of ``doc`` holding a lone surrogate, with its JSON path; None if none."""
+    stack: list[tuple[Any, str]] = [(doc, where)]
+    while stack:
+        value, at = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as err:
+                found = f"a lone surrogate \\u{ord(value[err.start]):04x} at character {err.start}"
+                return LoneSurrogate(at or "(record)", found)
+        elif isinstance(value, list):
+            stack.extend((item, f"{at}[{i}]") for i, item in reversed(list(enumerate(value))))
+        elif isinstance(value, dict):
+            for key, item in reversed(list(value.items())):
+                name = f"{at}.{key}" if at else str(key)
+                if (bad := lone_surrogate(key, name)) is not None:
+                    return LoneSurrogate(bad.field, f"a key holding {bad.found}")
+                stack.append((item, name))
+    return None
+
+
 def _loads(text: str) -> Any:
     """``json.loads`` with every way it can fail on hostile text turned into one :class:`ValueError`.
 
     Python's parser raises ``RecursionError`` for deep nesting and a plain ``ValueError`` for integers
-    over 4,300 digits (a guard against quadratic conversion), not only ``JSONDecodeError``.
+    over 4,300 digits (a guard against quadratic conversion), not only ``JSONDecodeError``. A lone
+    surrogate is :class:`LoneSurrogate` (looked for only when the text escapes one, so it costs nothing
+    otherwise).
     """
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except RecursionError:
         raise ValueError("JSON nested too deep to read") from None
     except json.JSONDecodeError:
         raise
     except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion..."
         raise ValueError(f"a number longer than {sys.get_int_max_str_digits()} digits") from None
+    if _SURROGATE_ESCAPE.search(text) and (bad := lone_surrogate(doc)) is not None:
+        raise bad
+    return doc
 
 
 def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
@@ -114,6 +156,17 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
     if text.lstrip().startswith("["):
         try:
             data = _loads(text)
+        except LoneSurrogate:  # found again per element below, with its position
+            data = json.loads(text)
+            for i, rec in enumerate(data, start=1):
+                bad = lone_surrogate(rec)
+                yield (
+                    i,
+                    rec
+                    if bad is None
+                    else Issue(str(path), i, bad.field, LONE_SURROGATE, bad.found, "encoding"),
+                )
+            return
         except json.JSONDecodeError as err:
             yield err.lineno, Issue(str(path), err.lineno, "(json)", "a valid JSON array", err.msg, "json")
             return
@@ -128,6 +181,9 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any | Issue]]:
             continue
         try:
             rec = _loads(line)
+        except LoneSurrogate as err:
+            yield lineno, Issue(str(path), lineno, err.field, LONE_SURROGATE, err.found, "encoding")
+            continue
         except json.JSONDecodeError as err:
             found = f"{err.msg}: {short(line, 40)}"
         except ValueError as err:
@@ -224,6 +280,22 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
                 [file_issue(path, "a writable output file", err, fix, "(output)")], False
             ) from None
         raise
+
+
+_PARTIAL = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+
+
+def remove_partial_writes(folder: str | Path) -> list[Path]:
+    """Delete the temporary files :func:`atomic_write` leaves in ``folder`` when its process is killed
+    mid-write (``.NAME.XXXXXXXX.tmp``); returns them. Only for a folder one run owns (a training output):
+    in a shared folder another process's write may be in flight."""
+    removed = []
+    for path in Path(folder).glob(".*.tmp"):
+        if _PARTIAL.match(path.name) and path.is_file():
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed.append(path)
+    return removed
 
 
 class JsonlAppender:

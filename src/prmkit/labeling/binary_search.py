@@ -20,22 +20,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from prmkit.core.dataset import write_traces
 from prmkit.core.model import Label, Trace
 from prmkit.core.protocols import Policy
 from prmkit.labeling.common import JobOptions, provenance, read_labelable, record_rollouts, write_result
 from prmkit.labeling.jobs import Job, derive_seed, prefix_key
 from prmkit.labeling.labellers import Labeller
-from prmkit.labeling.rollouts import continuation_trace, draw, merge, outcome
+from prmkit.labeling.rollouts import DRAW_FIELDS, MAX_ROLLOUTS, continuation_trace, draw, merge, outcome
 from prmkit.policies.options import PolicyOptions
 
 
 class BinarySearchConfig(JobOptions, PolicyOptions):
     """``prmkit label search``: first-error labels by binary search over step prefixes."""
 
-    rollouts: int = 8
-    """Most rollouts per probed prefix; a probe stops at the first rollout that reaches the answer."""
-    batch: int = 2
+    rollouts: int = Field(default=8, ge=1, le=MAX_ROLLOUTS)
+    """Most rollouts per probed prefix (at most 1024); a probe stops at the first rollout that reaches
+    the answer."""
+    batch: int = Field(default=2, ge=1, le=MAX_ROLLOUTS)
     """Rollouts per request while probing (smaller wastes fewer rollouts on good prefixes)."""
     keep_rollouts: Path | None = None
     """Also write the probe rollouts whose labels the search determines, as new traces, to this file."""
@@ -104,8 +107,8 @@ def label_binary_search(
     job_params: dict[str, Any] | None = None,
 ) -> tuple[list[Trace], list[Trace], dict[str, Any]]:
     """(labelled copies of ``traces``, kept rollout traces, summary). Resumable with ``work_dir``."""
-    if rollouts < 1 or batch < 1:
-        raise ValueError(f"rollouts and batch: expected at least 1, found {rollouts} and {batch}")
+    if not (1 <= rollouts <= MAX_ROLLOUTS and 1 <= batch <= MAX_ROLLOUTS):
+        raise ValueError(f"rollouts and batch: expected 1 to {MAX_ROLLOUTS}, found {rollouts} and {batch}")
     out = [t.model_copy(deep=True) for t in traces]
     params = {
         "method": "binary_search",
@@ -115,12 +118,15 @@ def label_binary_search(
         "policy": policy.name,
         "keep": keep_rollouts,
     }
-    with Job(work_dir, "binary_search", {**params, **(job_params or {})}, restart) as job:
+    fields = {**DRAW_FIELDS, "prefix_len": int, "good": bool}
+    with Job(work_dir, "binary_search", {**params, **(job_params or {})}, restart, fields) as job:
 
         def one(t: Trace) -> tuple[int, str, list[str]]:
             return search_trace(t, lambda k: _probe(job, policy, t, k, rollouts, batch, seed, keep_rollouts))
 
-        results = job.map(out, one, concurrency, "binary search", show_progress)
+        results = job.map(
+            out, one, concurrency, "binary search", show_progress, getattr(policy, "stop", None)
+        )
         records, at = job.records, job.started_at
     prov = provenance("binary_search", policy.name, {k: v for k, v in params.items() if k != "keep"}, at)
     return _assemble(out, results, records, prov, keep_rollouts)

@@ -17,7 +17,7 @@ import json
 import shutil
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -62,8 +62,18 @@ class Job:
     threads ask at the same moment (shared prefixes), and logging it before returning.
     """
 
-    def __init__(self, work_dir: str | Path | None, kind: str, params: dict[str, Any], restart: bool = False):
+    def __init__(
+        self,
+        work_dir: str | Path | None,
+        kind: str,
+        params: dict[str, Any],
+        restart: bool = False,
+        fields: Mapping[str, type] | None = None,
+    ):
         self.kind, self.params = kind, params
+        self.fields = dict(fields or {})
+        """The fields every record of this kind holds, with their types: a logged record without them
+        is refused with its place when the job resumes, not a KeyError deep in the summary."""
         self.records: dict[str, dict] = {}
         self.resumed = 0
         self._lock = threading.Lock()
@@ -103,7 +113,7 @@ class Job:
             with atomic_write(meta_path) as fh:
                 json.dump(meta, fh, indent=2, default=str)
         self._log = JsonlAppender(work_dir / "records.jsonl")
-        self.records = _read_records(self._log)
+        self.records = _read_records(self._log, self.fields)
         self.resumed = len(self.records)
 
     def get(self, key: str, compute: Callable[[], dict]) -> dict:
@@ -135,9 +145,18 @@ class Job:
                 self._inflight.pop(key, None)
 
     def map(
-        self, items: Sequence[T], fn: Callable[[T], R], concurrency: int, desc: str, show: bool = True
+        self,
+        items: Sequence[T],
+        fn: Callable[[T], R],
+        concurrency: int,
+        desc: str,
+        show: bool = True,
+        stop: Callable[[], None] | None = None,
     ) -> list[R]:
-        """``fn`` over ``items`` on a thread pool, results in input order, with a progress bar and ETA."""
+        """``fn`` over ``items`` on a thread pool, results in input order, with a progress bar and ETA.
+
+        On the first failure ``stop`` (a policy's or judge's, where it has one) is called so the units
+        already running end without retrying, and the rest are cancelled."""
         results: list[R | None] = [None] * len(items)
         bar = _Bar(desc, len(items), self, show)
         with (
@@ -151,6 +170,8 @@ class Job:
                     bar.advance()
             except BaseException:
                 # Fail fast: finished work is already logged; queued units would only fail the same way.
+                if stop is not None:
+                    stop()
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
         return results  # type: ignore[return-value]
@@ -196,7 +217,7 @@ def _read_meta(path: Path) -> dict[str, Any]:
 JOB_META = "a job description {kind, params, started_at}"
 
 
-def _read_records(log: JsonlAppender) -> dict[str, dict]:
+def _read_records(log: JsonlAppender, fields: Mapping[str, type]) -> dict[str, dict]:
     """The finished records by key; a damaged line (not a torn last one, which is cut off on open) is
     refused with its place: replaying past it would silently redo or lose work the log says is done."""
     out: dict[str, dict] = {}
@@ -210,11 +231,25 @@ def _read_records(log: JsonlAppender) -> dict[str, dict]:
                     str(log.path), line, "key", "a record with a string key", short(rec), "type", RESTART_FIX
                 )
             )
+        elif (bad := _bad_field(rec, fields)) is not None:
+            name, expected = bad
+            found = short(rec[name]) if name in rec else "nothing"
+            issues.append(Issue(str(log.path), line, name, expected, found, "type", RESTART_FIX))
         else:
             out[rec["key"]] = rec
     if issues:
         raise InputError(issues, skippable=False)
     return out
+
+
+def _bad_field(rec: dict, fields: Mapping[str, type]) -> tuple[str, str] | None:
+    """The first of ``fields`` that ``rec`` lacks or holds with another type: (name, what was expected)."""
+    for name, kind in fields.items():
+        value = rec.get(name)
+        wrong = isinstance(value, bool) and kind is not bool  # JSON true is not a count
+        if not isinstance(value, kind) or wrong:
+            return name, f"a {kind.__name__} (a {{{', '.join(fields)}}} record)"
+    return None
 
 
 class _Bar:

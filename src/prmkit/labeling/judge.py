@@ -70,8 +70,8 @@ def label_judge(
 
         return job.get("judge-" + prefix_key(t.problem.id, t.steps), compute)
 
-    with Job(work_dir, "judge", {**params, **(job_params or {})}, restart) as job:
-        recs = job.map(out, one, concurrency, "judge", show_progress)
+    with Job(work_dir, "judge", {**params, **(job_params or {})}, restart, {"verdict": dict}) as job:
+        recs = job.map(out, one, concurrency, "judge", show_progress, getattr(judge, "stop", None))
         at = job.started_at
     summary: dict[str, Any] = {
         "method": "judge",

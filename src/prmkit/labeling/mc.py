@@ -12,20 +12,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import Field
+
 from prmkit.core.model import Label, Trace
 from prmkit.core.protocols import Policy
 from prmkit.labeling.common import JobOptions, provenance, read_labelable, record_rollouts, write_result
 from prmkit.labeling.jobs import Job, derive_seed, prefix_key
 from prmkit.labeling.labellers import Labeller
-from prmkit.labeling.rollouts import OUTCOMES, draw, outcome, success_rate
+from prmkit.labeling.rollouts import DRAW_FIELDS, MAX_ROLLOUTS, OUTCOMES, draw, outcome, success_rate
 from prmkit.policies.options import PolicyOptions
 
 
 class MCConfig(JobOptions, PolicyOptions):
     """``prmkit label mc``: hard and soft Monte Carlo labels for every step."""
 
-    rollouts: int = 8
-    """Rollouts per step prefix (Math-Shepherd used 8)."""
+    rollouts: int = Field(default=8, ge=1, le=MAX_ROLLOUTS)
+    """Rollouts per step prefix (Math-Shepherd used 8); at most 1024."""
 
 
 def final_step_record(trace: Trace) -> dict[str, Any] | None:
@@ -58,8 +60,8 @@ def label_mc(
     With ``work_dir`` the job is resumable: rerun the same call after a crash and it continues.
     ``job_params`` (e.g. the policy's options) must also match for a folder to be resumed.
     """
-    if rollouts < 1:
-        raise ValueError(f"rollouts: expected at least 1, found {rollouts}")
+    if not 1 <= rollouts <= MAX_ROLLOUTS:
+        raise ValueError(f"rollouts: expected 1 to {MAX_ROLLOUTS}, found {rollouts}")
     out = [t.model_copy(deep=True) for t in traces]
     params = {"method": "mc", "rollouts": rollouts, "seed": seed, "policy": policy.name}
     todo: dict[str, tuple[Trace, int]] = {}
@@ -75,9 +77,9 @@ def label_mc(
             key, lambda: draw(policy, trace.problem, trace.steps[:k], rollouts, derive_seed(seed, "mc", key))
         )
 
-    with Job(work_dir, "mc", {**params, **(job_params or {})}, restart) as job:
+    with Job(work_dir, "mc", {**params, **(job_params or {})}, restart, DRAW_FIELDS) as job:
         resumed = sum(1 for k in todo if k in job.records)
-        job.map(list(todo), work, concurrency, "mc rollouts", show_progress)
+        job.map(list(todo), work, concurrency, "mc rollouts", show_progress, getattr(policy, "stop", None))
         records, at = job.records, job.started_at
     summary = _assemble(out, records, policy.name, params, at)
     summary.update(prefixes=len(todo), prefixes_resumed=resumed)

@@ -16,6 +16,11 @@ from prmkit.core.model import Problem, Step, Trace
 from prmkit.core.protocols import Policy
 
 OUTCOMES = ("correct", "wrong", "no_answer", "unparseable")
+MAX_ROLLOUTS = 1024
+"""Most rollouts per prefix a job accepts: Math-Shepherd drew 8 and OmegaPRM 16 per probe; a mistyped
+100000000 used to grow memory by ~65 MB/s with no output before the first prefix finished."""
+DRAW_FIELDS: dict[str, type] = {"n": int, **dict.fromkeys(OUTCOMES, int), "tokens": int}
+"""The fields of a :func:`draw` record, as a job's log must hold them."""
 
 
 def outcome(gold: str | None, answer: str | None) -> str:

@@ -39,6 +39,10 @@ class EndpointPolicy:
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
         self.client = OpenAIClient(url, concurrency=concurrency, retries=retries, timeout=timeout)
 
+    def stop(self) -> None:
+        """Send nothing more (a failing job calls it so the requests still queued end at once)."""
+        self.client.stop()
+
     def continue_from(
         self,
         problem: Problem,
@@ -100,6 +104,10 @@ class EndpointJudge:
         self.template = template
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.client = OpenAIClient(url, concurrency=concurrency, retries=retries, timeout=timeout)
+
+    def stop(self) -> None:
+        """Send nothing more (a failing job calls it so the requests still queued end at once)."""
+        self.client.stop()
 
     def judge(self, problem: Problem, steps: Sequence[Step]) -> JudgeVerdict:
         payload: dict = {

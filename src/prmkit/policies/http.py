@@ -45,6 +45,7 @@ class OpenAIClient:
         self.retries = retries
         self.backoff = backoff
         self._slots = threading.BoundedSemaphore(max(1, concurrency))
+        self._stopped = threading.Event()
         headers = {}
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
@@ -61,6 +62,8 @@ class OpenAIClient:
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1) * (1 + 0.25 * random.random()))
+            if self._stopped.is_set():
+                raise EndpointError(f"{url}: not sent: the job is stopping ({last or 'stop() was called'})")
             try:
                 with self._slots:
                     resp = self._http.post(url, json=payload)
@@ -94,5 +97,11 @@ class OpenAIClient:
         except (httpx.HTTPError, ValueError) as err:
             raise EndpointError(f"{url}: {type(err).__name__}: {err}") from err
 
+    def stop(self) -> None:
+        """No new request and no retry from now on (requests already on the wire end at their timeout):
+        a job that fails fast stops within one request timeout, not after every unit's retries."""
+        self._stopped.set()
+
     def close(self) -> None:
+        self._stopped.set()
         self._http.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from prmkit.core.protocols import Judge, Policy
 from prmkit.policies import load_judge, load_policy
@@ -41,8 +41,14 @@ class PolicyOptions(_Options):
     """Text before the first step of an hf or endpoint prompt; {problem} is the problem text."""
     answer_pattern: str = DEFAULT_ANSWER_PATTERN
     """Regex whose first group is the final answer in a step (a \\boxed{} wins) for hf and endpoint."""
-    concurrency: int = 4
+    concurrency: int = Field(default=4, ge=1)
     """Rollout requests in flight at once."""
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    """endpoint: seconds one request may take (connecting, or waiting for the answer) before it counts as
+    failed; a server that accepts and never answers is reported after (retries + 1) x this."""
+    retries: int = Field(default=3, ge=0, le=20)
+    """endpoint: tries after the first for a request that timed out, could not connect or got 408, 429
+    or 5xx (a 4xx other than those is not retried: it will not heal)."""
 
     @field_validator("step_separator", "prompt_template")
     @classmethod
@@ -69,6 +75,10 @@ class PolicyOptions(_Options):
             raise ValueError("policy 'hf' needs --model (a local model folder)")
         if self.policy != "endpoint" and self.url:
             raise ValueError(f"--url is only used by policy 'endpoint', not {self.policy!r}")
+        if self.policy != "endpoint" and {"request_timeout_s", "retries"} & self.model_fields_set:
+            raise ValueError(
+                f"--request-timeout-s / --retries are only used by policy 'endpoint', not {self.policy!r}"
+            )
         return self
 
     def build_policy(self) -> Policy:
@@ -87,6 +97,8 @@ class PolicyOptions(_Options):
                 temperature=self.temperature,
                 max_tokens=self.max_new_tokens,
                 concurrency=self.concurrency,
+                timeout=self.request_timeout_s,
+                retries=self.retries,
             )
         if self.policy == "hf":
             return load_policy(
@@ -115,16 +127,26 @@ class JudgeOptions(_Options):
     """endpoint: a text file replacing the ProcessBench critic prompt; keeps {problem} and {tagged_response}."""
     judge_temperature: float = 0.0
     """endpoint: sampling temperature of the judge."""
-    concurrency: int = 4
+    concurrency: int = Field(default=4, ge=1)
     """Judge requests in flight at once."""
+    request_timeout_s: float = Field(default=300.0, gt=0)
+    """endpoint: seconds one judge request may take before it counts as failed (a critic writes long
+    answers); a server that accepts and never answers is reported after (retries + 1) x this."""
+    retries: int = Field(default=3, ge=0, le=20)
+    """endpoint: tries after the first for a request that timed out, could not connect or got 408, 429
+    or 5xx."""
 
     @model_validator(mode="after")
     def _fits_backend(self) -> JudgeOptions:
         if self.judge == "endpoint" and (not self.judge_url or not self.judge_model):
             raise ValueError("judge 'endpoint' needs --judge-url and --judge-model")
-        if self.judge != "endpoint" and (self.judge_url or self.judge_template):
+        endpoint_only = self.judge_url or self.judge_template
+        if self.judge != "endpoint" and (
+            endpoint_only or {"request_timeout_s", "retries"} & self.model_fields_set
+        ):
             raise ValueError(
-                f"--judge-url / --judge-template are only used by judge 'endpoint', not {self.judge!r}"
+                "--judge-url / --judge-template / --request-timeout-s / --retries are only used by judge "
+                f"'endpoint', not {self.judge!r}"
             )
         return self
 
@@ -143,6 +165,8 @@ class JudgeOptions(_Options):
             model=self.judge_model,
             temperature=self.judge_temperature,
             concurrency=self.concurrency,
+            timeout=self.request_timeout_s,
+            retries=self.retries,
             seed=seed,
             **kwargs,
         )

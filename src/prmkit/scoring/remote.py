@@ -2,11 +2,16 @@
 search and RL code need not know where the model runs. Sync (:meth:`RemoteScorer.score`) for search, async (:meth:`RemoteScorer.ascore`) for
 TRL's async reward functions. 503 (server busy) is retried after its ``Retry-After``; other 4xx errors
 are raised with the server's message, because retrying a malformed request cannot help.
+
+The API key of a server started with ``--api-key`` is read from ``PRMKIT_API_KEY``, the variable
+``prmkit serve`` itself reads, so every command that takes a scorer (``score``, ``bon``, ``vote``,
+``beam``, ``audit``, ``eval ...``) can reach it without a flag of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +32,16 @@ def _payload(traces: Sequence[Trace]) -> dict[str, Any]:
     return {"traces": [{"problem": t.problem.text, "steps": step_inputs(t.steps)} for t in traces]}
 
 
+API_KEY_ENV = "PRMKIT_API_KEY"
+"""Where the client reads the key of a server started with ``--api-key`` (the server reads it there too)."""
+
+
 def _rows(response: httpx.Response) -> list[list[float]]:
+    if response.status_code == 401:
+        raise RemoteScoringError(
+            f"{response.request.url}: HTTP 401: the server needs its API key; set {API_KEY_ENV} to the key "
+            f"it was started with ({response.text[:200]})"
+        )
     if response.status_code >= 400:
         raise RemoteScoringError(
             f"{response.request.url}: HTTP {response.status_code}: {response.text[:500]}"
@@ -36,9 +50,11 @@ def _rows(response: httpx.Response) -> list[list[float]]:
 
 
 class RemoteScorer:
-    """``StepScorer`` backed by ``POST {url}/score`` of a prmkit reward server."""
+    """``StepScorer`` backed by ``POST {url}/score`` of a prmkit reward server (``api_key``: default
+    ``$PRMKIT_API_KEY``)."""
 
     def __init__(self, url: str, api_key: str | None = None, timeout: float = 180.0, retries: int = 5):
+        api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
         self.url = url.rstrip("/")
         self.name = f"remote:{self.url}"
         self.timeout = timeout

@@ -36,7 +36,12 @@ class ServerConfig(BaseModel):
     batching: bool = True
     """Merge requests that arrive together into one forward pass (off: one pass per request)."""
     max_batch_traces: int = Field(default=64, ge=1)
-    """Most traces in one forward pass (bounds activation memory)."""
+    """Most traces in one forward pass (bounds activation memory). A request with more is scored in
+    several passes that take turns with the other requests waiting."""
+    max_batch_chars: int = Field(default=400_000, ge=1)
+    """Most estimated cost (characters, as ``--max-queue-chars`` counts them) in one forward pass, so one
+    pass holds the scorer a bounded time: a request costlier than this is scored in pieces, and requests
+    that arrive meanwhile are scored between them. A single trace costlier than this still gets a pass."""
     max_wait_ms: float = Field(default=5.0, ge=0)
     """How long the oldest waiting request may wait for others to join its batch."""
     batch_tokens: int | None = Field(default=None, ge=1)
@@ -67,5 +72,14 @@ class ServerConfig(BaseModel):
     max_trace_chars: int = Field(default=100_000, ge=1)
     """Most characters in one trace: problem plus steps, or the raw completion / query / input text before
     it is split (413 beyond), checked before splitting or tokenizing."""
+    keep_alive_s: float = Field(default=5.0, gt=0)
+    """Seconds an idle keep-alive connection stays open after its last response."""
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    """Seconds a client has to send a whole request head (request line and headers) after connecting or
+    after its previous response; a connection silent or trickling past it is closed."""
+    connections_per_client: int = Field(default=256, ge=1)
+    """Most open connections from one client address (an IPv6 client by its /64); one more is answered
+    503 and closed, so one client's idle sockets cannot starve the others. Raise it for a trainer that
+    keeps more than 256 requests in flight from one machine."""
     max_json_depth: int = Field(default=32, ge=4, le=500)
     """Deepest nesting of lists and objects in a request body (422 beyond); the API's own bodies need 4."""

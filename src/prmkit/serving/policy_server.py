@@ -251,7 +251,8 @@ def build_service(config: ServePolicyConfig) -> PolicyService:
 
 def serve_policy(config: ServePolicyConfig) -> None:
     """``prmkit serve-policy``: build the service and serve it with uvicorn until interrupted."""
-    import uvicorn
+    from prmkit.core.http_limits import serve_bounded
 
     service = build_service(config)
-    uvicorn.run(create_app(service), host=config.host, port=config.port, log_level="warning")
+    # the reward server's default connection bounds (keep-alive 5 s, request head 10 s, 64 per client)
+    serve_bounded(create_app(service), host=config.host, port=config.port, log_level="warning")

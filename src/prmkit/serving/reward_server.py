@@ -29,6 +29,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from prmkit.core.http_limits import bounded_config
 from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import StepScorer
 from prmkit.core.render import step_inputs
@@ -161,6 +162,7 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
         pooler or scorer,
         batching=config.batching,
         max_batch_traces=config.max_batch_traces,
+        max_batch_chars=config.max_batch_chars,
         max_wait_ms=config.max_wait_ms,
         max_queue_traces=config.max_queue_traces,
         max_queue_chars=config.max_queue_chars,
@@ -373,6 +375,20 @@ def serving_batch_tokens(model: str, config: ServerConfig) -> int | None:
     return None if torch.cuda.is_available() else CPU_BATCH_TOKENS
 
 
+def uvicorn_config(app: FastAPI, config: ServerConfig, **options: Any) -> Any:
+    """The ``uvicorn.Config`` ``prmkit serve`` runs ``app`` with: its host and port, and the bounds on
+    what one client's connections may hold (``prmkit.core.http_limits``)."""
+    return bounded_config(
+        app,
+        host=config.host,
+        port=config.port,
+        keep_alive_s=config.keep_alive_s,
+        header_timeout_s=config.header_timeout_s,
+        connections_per_client=config.connections_per_client,
+        **options,
+    )
+
+
 def serve(model: str, config: ServerConfig | None = None) -> None:
     """Load ``model`` (any scorer spec: ``prmkit.scoring.SCORER_HELP``) and serve it until stopped."""
     import uvicorn
@@ -381,5 +397,4 @@ def serve(model: str, config: ServerConfig | None = None) -> None:
 
     config = config or ServerConfig()
     scorer = load_scorer(model, load=config.load, batch_tokens=serving_batch_tokens(model, config))
-    app = create_app(scorer, config)
-    uvicorn.run(app, host=config.host, port=config.port, log_level="info")
+    uvicorn.Server(uvicorn_config(create_app(scorer, config), config, log_level="info")).run()

@@ -10,14 +10,13 @@ import functools
 import json
 import logging
 import shutil
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from prmkit.cards import ProcessCard, summarize_sources, write_model_card, write_process_card
 from prmkit.cards.process_card import gold_use, inherited_gold_use
-from prmkit.core.files import atomic_write
+from prmkit.core.files import atomic_write, remove_partial_writes
 from prmkit.core.model import Trace
 from prmkit.core.registry import resolve
 from prmkit.formats.inputs import read_traces
@@ -171,9 +170,7 @@ def _train_head(
         model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, (dev, dev_source),
         convention, [budget], objective, _noise(config),
     )  # fmt: skip
-    wall, cpu = time.monotonic(), time.process_time()
-    loop.train_from(trainer, resume)
-    wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    wall, cpu = loop.train_from(trainer, resume, budget)
     run = loop.run_record(trainer, config, budget, threads, wall, cpu)
     metrics = trainer.evaluate() if dev else {}
     if metrics:
@@ -212,6 +209,7 @@ def _train_head(
             "overlong": {k: v.to_dict() for k, v in lengths.items()},
         },
     )
+    remove_partial_writes(out)  # a run killed while writing its final model left these
     save_checkpoint(trainer.model, tok, spec, out)
     write_process_card(out, card)
     write_model_card(out, spec, config.base_model)

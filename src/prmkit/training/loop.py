@@ -8,6 +8,7 @@ RNG and data position from the newest ``checkpoints/checkpoint-N``.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -19,6 +20,9 @@ from prmkit.core.model import Trace
 from prmkit.training.config import _Config
 
 CHECKPOINTS = "checkpoints"
+RUN_FILE = "prmkit_run.json"
+"""Written into every checkpoint: the time the run had spent when it was saved, and (at the end of
+training) the trainer's closing summary, so a run resumed after a crash reports its whole cost."""
 logger = logging.getLogger(__name__)
 
 
@@ -277,14 +281,75 @@ def make_trainer(
     )
 
 
-def train_from(trainer: Any, checkpoint: str | None) -> None:
+def run_clock(budget: Any) -> Any:
+    """A callback that carries the run's clocks through its checkpoints (:data:`RUN_FILE`).
+
+    Without it a run killed while writing its final model, then resumed from its last checkpoint,
+    came back with a card saying it took 0.003 s and a training log one entry short (the trainer's
+    closing summary is logged after the last checkpoint is saved)."""
+    from transformers import TrainerCallback
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    class RunClock(TrainerCallback):
+        def __init__(self) -> None:
+            self.prior = {"wall_seconds": 0.0, "cpu_seconds": 0.0}
+            self.started = (time.monotonic(), time.process_time())
+            self.summary: dict[str, Any] | None = None
+
+        def resume(self, checkpoint: str | None) -> None:
+            """Take the clocks (and the budget's spent time) saved with ``checkpoint``."""
+            path = Path(checkpoint or "") / RUN_FILE
+            if checkpoint is None or not path.is_file():
+                return
+            saved = json.loads(path.read_text())
+            self.prior = {k: float(saved.get(k, 0.0)) for k in self.prior}
+            if hasattr(budget, "spent") and "train_seconds" in saved:  # the time cap goes on where it was
+                budget.spent = float(saved["train_seconds"])
+            self.summary = saved.get("summary")
+
+        def totals(self) -> tuple[float, float]:
+            """(wall, CPU) seconds spent on the run by every process that worked on it."""
+            return (
+                self.prior["wall_seconds"] + time.monotonic() - self.started[0],
+                self.prior["cpu_seconds"] + time.process_time() - self.started[1],
+            )
+
+        def _write(self, args: Any, state: Any, **more: Any) -> None:
+            folder = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
+            if not folder.is_dir() or not state.is_world_process_zero:
+                return
+            wall, cpu = self.totals()
+            record = {"wall_seconds": wall, "cpu_seconds": cpu, **more}
+            if hasattr(budget, "spent"):
+                record["train_seconds"] = budget.spent
+            from prmkit.core.files import atomic_write
+
+            with atomic_write(folder / RUN_FILE) as fh:
+                json.dump(record, fh)
+
+        def on_save(self, args, state, control, **kw):
+            self._write(args, state)
+
+        def on_train_end(self, args, state, control, **kw):
+            closing = state.log_history[-1] if state.log_history else {}
+            if "train_runtime" in closing:
+                self._write(args, state, summary=closing)
+
+    return RunClock()
+
+
+def train_from(trainer: Any, checkpoint: str | None, budget: Any) -> tuple[float, float]:
     """``trainer.train`` resumed from ``checkpoint``, except that a checkpoint already holding every
-    planned step is loaded, not trained on.
+    planned step is loaded, not trained on; returns the (wall, CPU) seconds the run took, counting the
+    processes before a crash (:func:`run_clock`).
 
     transformers' Trainer resumed at its last step takes one optimiser step more (and saves
     ``checkpoint-N+1``), so a run that crashed after its final checkpoint but before the model was
     written would come back as a model one step past the one it had finished.
     """
+    clock = run_clock(budget)
+    clock.resume(checkpoint)
+    trainer.add_callback(clock)
     if checkpoint is not None and trainer.args.max_steps > 0:
         from transformers import TrainerState
 
@@ -292,10 +357,13 @@ def train_from(trainer: Any, checkpoint: str | None) -> None:
         if state.global_step >= trainer.args.max_steps:
             trainer._load_from_checkpoint(checkpoint)
             trainer.state = state
+            if clock.summary is not None:  # logged after this checkpoint was saved: restored from RUN_FILE
+                state.log_history.append(clock.summary)
             if trainer.args.load_best_model_at_end and state.best_model_checkpoint:
                 trainer._load_best_model()
-            return
+            return clock.totals()
     trainer.train(resume_from_checkpoint=checkpoint)
+    return clock.totals()
 
 
 def last_checkpoint(output_dir: Path, resume: bool) -> str | None:

@@ -12,13 +12,12 @@ import json
 import logging
 import re
 import shutil
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from prmkit.cards.process_card import ProcessCard, gold_use, write_process_card
-from prmkit.core.files import atomic_write
+from prmkit.core.files import atomic_write, remove_partial_writes
 from prmkit.core.model import Trace
 from prmkit.core.render import context_length, step_inputs
 from prmkit.modeling.backbone import tiny_config
@@ -126,9 +125,7 @@ def _train(
     budget = loop.time_budget(config.max_minutes, config.budget_clock, schedule=config.max_steps is None)
     trainer = loop.budgeted(Trainer)(model=model, args=args, train_dataset=examples,
                                      data_collator=LMCollator(tok.pad_token_id), callbacks=[budget])  # fmt: skip
-    wall, cpu = time.monotonic(), time.process_time()
-    loop.train_from(trainer, loop.last_checkpoint(out, config.resume))
-    wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    wall, cpu = loop.train_from(trainer, loop.last_checkpoint(out, config.resume), budget)
     return trainer, loop.run_record(trainer, config, budget, threads, wall, cpu)
 
 
@@ -191,12 +188,12 @@ def pretrain_lm(
         else None
     )
     model.config.use_cache = True  # a policy generates; training turned the cache off
+    remove_partial_writes(out)  # a run killed while writing its final model left these
     model.save_pretrained(str(out), safe_serialization=True)
     tok.save_pretrained(str(out))
     from prmkit.training.heads import _write_logs
 
     _write_logs(history, out, "LM pretraining")
-    shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)
     with atomic_write(out / "training.json") as fh:  # what the run did, beside the model
         record = {"config": config.model_dump(mode="json"), **run, "dev_loss": dev_loss, "copy": copy,
                   "gold_use": [g.model_dump(mode="json") for g in gold]}  # fmt: skip
@@ -214,5 +211,6 @@ def pretrain_lm(
         gold_use=gold,
     )
     write_process_card(out, card)
+    shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # written whole: resume state no longer needed
     return {"output_dir": str(out), "dev_loss": dev_loss, "copy": copy, "training": run, "traces": len(train),
             "gold_use": record["gold_use"]}  # fmt: skip
