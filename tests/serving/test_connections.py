@@ -88,6 +88,21 @@ def test_idle_and_trickling_connections_are_bounded_and_others_are_served() -> N
         again.close()
 
 
+def test_a_trusted_proxys_connections_are_not_capped() -> None:
+    config = CONFIG.model_copy(update={"trusted_proxies": ["127.0.0.2"]})
+    with bounded_server(config) as url:
+        port = int(url.rsplit(":", 1)[1])
+        proxy = [
+            socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0))
+            for _ in range(CAP + 4)
+        ]
+        last = proxy[-1]
+        last.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert (_closed_within(last, 3.0) or b"").startswith(b"HTTP/1.1 200")
+        for s in proxy:
+            s.close()
+
+
 def test_prmkit_serve_has_the_connection_flags() -> None:
     from typer.testing import CliRunner
 

@@ -21,6 +21,12 @@ class _Options(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+def _changed(options: BaseModel, *names: str) -> bool:
+    """Whether any of ``names`` holds other than its default (a recipe passes every field, set or not)."""
+    fields = type(options).model_fields
+    return any(getattr(options, n) != fields[n].default for n in names)
+
+
 class PolicyOptions(_Options):
     """Which policy draws the rollouts."""
 
@@ -75,7 +81,7 @@ class PolicyOptions(_Options):
             raise ValueError("policy 'hf' needs --model (a local model folder)")
         if self.policy != "endpoint" and self.url:
             raise ValueError(f"--url is only used by policy 'endpoint', not {self.policy!r}")
-        if self.policy != "endpoint" and {"request_timeout_s", "retries"} & self.model_fields_set:
+        if self.policy != "endpoint" and _changed(self, "request_timeout_s", "retries"):
             raise ValueError(
                 f"--request-timeout-s / --retries are only used by policy 'endpoint', not {self.policy!r}"
             )
@@ -129,10 +135,10 @@ class JudgeOptions(_Options):
     """endpoint: sampling temperature of the judge."""
     concurrency: int = Field(default=4, ge=1)
     """Judge requests in flight at once."""
-    request_timeout_s: float = Field(default=300.0, gt=0)
+    judge_request_timeout_s: float = Field(default=300.0, gt=0)
     """endpoint: seconds one judge request may take before it counts as failed (a critic writes long
     answers); a server that accepts and never answers is reported after (retries + 1) x this."""
-    retries: int = Field(default=3, ge=0, le=20)
+    judge_retries: int = Field(default=3, ge=0, le=20)
     """endpoint: tries after the first for a request that timed out, could not connect or got 408, 429
     or 5xx."""
 
@@ -142,10 +148,10 @@ class JudgeOptions(_Options):
             raise ValueError("judge 'endpoint' needs --judge-url and --judge-model")
         endpoint_only = self.judge_url or self.judge_template
         if self.judge != "endpoint" and (
-            endpoint_only or {"request_timeout_s", "retries"} & self.model_fields_set
+            endpoint_only or _changed(self, "judge_request_timeout_s", "judge_retries")
         ):
             raise ValueError(
-                "--judge-url / --judge-template / --request-timeout-s / --retries are only used by judge "
+                "--judge-url / --judge-template / --judge-request-timeout-s / --judge-retries are only used by judge "
                 f"'endpoint', not {self.judge!r}"
             )
         return self
@@ -165,8 +171,8 @@ class JudgeOptions(_Options):
             model=self.judge_model,
             temperature=self.judge_temperature,
             concurrency=self.concurrency,
-            timeout=self.request_timeout_s,
-            retries=self.retries,
+            timeout=self.judge_request_timeout_s,
+            retries=self.judge_retries,
             seed=seed,
             **kwargs,
         )

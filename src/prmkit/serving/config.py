@@ -5,8 +5,9 @@ Each option is documented once, in its docstring; the CLI's ``--help`` is genera
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from prmkit.core.http_limits import parse_networks
 from prmkit.modeling.loading import LoadOptions
 from prmkit.serving.steps import StepSplit
 
@@ -81,5 +82,15 @@ class ServerConfig(BaseModel):
     """Most open connections from one client address (an IPv6 client by its /64); one more is answered
     503 and closed, so one client's idle sockets cannot starve the others. Raise it for a trainer that
     keeps more than 256 requests in flight from one machine."""
+    trusted_proxies: list[str] = Field(default_factory=list)
+    """Addresses or CIDR networks of reverse proxies in front of the server: their connections are not
+    counted per client (every client behind one shares its address; cap those at the proxy). None by
+    default. The reward server reads no forwarded header, so nothing else changes."""
     max_json_depth: int = Field(default=32, ge=4, le=500)
     """Deepest nesting of lists and objects in a request body (422 beyond); the API's own bodies need 4."""
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        parse_networks(value)  # a ValueError naming each entry that is no address or network
+        return value

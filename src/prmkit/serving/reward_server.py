@@ -385,6 +385,7 @@ def uvicorn_config(app: FastAPI, config: ServerConfig, **options: Any) -> Any:
         keep_alive_s=config.keep_alive_s,
         header_timeout_s=config.header_timeout_s,
         connections_per_client=config.connections_per_client,
+        trusted_proxies=config.trusted_proxies,
         **options,
     )
 
