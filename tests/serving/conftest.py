@@ -18,6 +18,7 @@ import pytest
 
 from prmkit.core.model import Trace
 from prmkit.core.render import step_inputs
+from prmkit.serving.config import ServerConfig
 from prmkit.testing import make_random_prm
 
 
@@ -58,14 +59,19 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def run_server(app) -> Iterator[str]:
-    """Run ``app`` with uvicorn in a thread on a free 127.0.0.1 port; yield its base URL."""
+def run_server(app, bounded: ServerConfig | None = None) -> Iterator[str]:
+    """Run ``app`` with uvicorn in a thread on a free 127.0.0.1 port; yield its base URL. With
+    ``bounded``, as ``prmkit serve`` runs it: with that config's connection bounds."""
     import uvicorn
 
+    from prmkit.serving.reward_server import uvicorn_config
+
     port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
+    if bounded is None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    else:
+        config = uvicorn_config(app, bounded.model_copy(update={"port": port}), log_level="warning")
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

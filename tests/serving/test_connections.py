@@ -11,36 +11,19 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import threading
 import time
-from collections.abc import Iterator
 
 import httpx
 
-from prmkit.serving.reward_server import ServerConfig, create_app, uvicorn_config
-from tests.serving.conftest import HashScorer, free_port
+from prmkit.serving.reward_server import ServerConfig, create_app
+from tests.serving.conftest import HashScorer, run_server
 
 CAP = 8
 CONFIG = ServerConfig(port=0, header_timeout_s=1.0, keep_alive_s=0.5, connections_per_client=CAP)
 
 
-@contextlib.contextmanager
-def bounded_server(config: ServerConfig) -> Iterator[str]:
-    import uvicorn
-
-    config = config.model_copy(update={"port": free_port()})
-    server = uvicorn.Server(uvicorn_config(create_app(HashScorer(), config), config, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{config.port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+def bounded_server(config: ServerConfig) -> contextlib.AbstractContextManager[str]:
+    return run_server(create_app(HashScorer(), config), bounded=config)
 
 
 def _closed_within(sock: socket.socket, seconds: float) -> bytes | None:
