@@ -205,3 +205,28 @@ def test_a_request_admitted_is_scored_within_the_wait_it_was_promised() -> None:
     assert refused and all(s < 0.3 and "--max-queue-wait-s" in d for d, s in refused), refused
     assert not any("in the queue; the limit is" in d for d, _ in refused), refused  # none expired
     assert any(r.status_code == 200 for r, _ in results)
+
+
+def test_a_lone_client_does_not_wait_for_company_that_is_not_coming() -> None:
+    """Issue 35 (throughput): the batching window cost a lone client 40-60 % of its requests/s, waiting
+    ``max_wait_ms`` on every request for others that never came. It now waits only when another request
+    is outstanding; requests that do arrive together still share one pass."""
+    from prmkit.serving.batching import DynamicBatcher
+
+    async def main() -> tuple[float, list[int]]:
+        scorer = HashScorer()
+        batcher = DynamicBatcher(scorer, max_wait_ms=300)
+        await batcher.start()
+        try:
+            started = time.perf_counter()
+            for k in range(3):  # one client, one request at a time
+                await batcher.score([make_trace(f"p{k}", ["a"])])
+            lone = time.perf_counter() - started
+            await asyncio.gather(*(batcher.score([make_trace(f"q{k}", ["b"])]) for k in range(4)))
+            return lone, scorer.calls
+        finally:
+            await batcher.stop()
+
+    lone, calls = asyncio.run(main())
+    assert lone < 0.3, f"3 lone requests took {lone:.2f} s: each waited the 300 ms window"
+    assert calls == [1, 1, 1, 4], calls  # the four sent together are one pass

@@ -11,6 +11,7 @@ The API key of a server started with ``--api-key`` is read from ``PRMKIT_API_KEY
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Sequence
@@ -28,8 +29,32 @@ class RemoteScoringError(OSError):
     An ``OSError`` like any other failed read, so every command reports it in one line (exit 2)."""
 
 
-def _payload(traces: Sequence[Trace]) -> dict[str, Any]:
-    return {"traces": [{"problem": t.problem.text, "steps": step_inputs(t.steps)} for t in traces]}
+CHUNK_TRACES = 256
+"""Most traces in one request: half ``prmkit serve``'s default ``--max-traces-per-request`` (512)."""
+CHUNK_BYTES = 1_000_000
+"""Most JSON in one request (a single larger trace goes alone): a quarter of the default body limit."""
+IN_FLIGHT = 4
+"""Chunks of one :meth:`RemoteScorer.ascore` call in flight at once."""
+
+
+def _chunks(traces: Sequence[Trace]) -> list[dict[str, Any]]:
+    """Request bodies for ``traces`` in order, each within :data:`CHUNK_TRACES` and :data:`CHUNK_BYTES`,
+    so any number of traces is scored within the server's default limits (one body of all of them got a
+    413 past 512 traces)."""
+    bodies: list[dict[str, Any]] = []
+    items: list[dict[str, Any]] = []
+    size = 0
+    for t in traces:
+        item = {"problem": t.problem.text, "steps": step_inputs(t.steps)}
+        cost = len(json.dumps(item))
+        if items and (len(items) >= CHUNK_TRACES or size + cost > CHUNK_BYTES):
+            bodies.append({"traces": items})
+            items, size = [], 0
+        items.append(item)
+        size += cost
+    if items:
+        bodies.append({"traces": items})
+    return bodies
 
 
 API_KEY_ENV = "PRMKIT_API_KEY"
@@ -80,49 +105,61 @@ class RemoteScorer:
         return min(8.0, 0.25 * 2**attempt)
 
     def score(self, traces: Sequence[Trace]) -> list[list[float]]:
-        if not traces:
-            return []
-        last: str = ""
+        """Step scores of ``traces``, asked in chunks within the server's limits (one after another)."""
         with httpx.Client(timeout=self.timeout, headers=self.headers) as client:
-            for attempt in range(self.retries + 1):
-                try:
-                    response = client.post(f"{self.url}/score", json=_payload(traces))
-                except httpx.TransportError as err:
-                    last, response = f"{type(err).__name__}: {err}", None
-                else:
-                    if response.status_code != 503:
-                        return _rows(response)
-                    last = response.text[:200]
-                if attempt < self.retries:
-                    time.sleep(self._wait(response, attempt))
+            return [row for body in _chunks(traces) for row in self._post(client, body)]
+
+    def _post(self, client: httpx.Client, body: dict[str, Any]) -> list[list[float]]:
+        last: str = ""
+        for attempt in range(self.retries + 1):
+            try:
+                response = client.post(f"{self.url}/score", json=body)
+            except httpx.TransportError as err:
+                last, response = f"{type(err).__name__}: {err}", None
+            else:
+                if response.status_code != 503:
+                    return _rows(response)
+                last = response.text[:200]
+            if attempt < self.retries:
+                time.sleep(self._wait(response, attempt))
         raise RemoteScoringError(f"{self.url}/score: gave up after {self.retries + 1} tries: {last}")
 
     async def ascore(
         self, traces: Sequence[Trace], client: httpx.AsyncClient | None = None
     ) -> list[list[float]]:
-        """Like :meth:`score`, without blocking the event loop (pass a shared client to reuse connections)."""
-        if not traces:
+        """Like :meth:`score`, without blocking the event loop, with :data:`IN_FLIGHT` chunks at once
+        (pass a shared client to reuse connections)."""
+        bodies = _chunks(traces)
+        if not bodies:
             return []
         own = client is None
         client = client or httpx.AsyncClient(timeout=self.timeout, headers=self.headers)
-        last = ""
+        slots = asyncio.Semaphore(IN_FLIGHT)
+
+        async def one(body: dict[str, Any]) -> list[list[float]]:
+            async with slots:
+                return await self._apost(client, body)
+
         try:
-            for attempt in range(self.retries + 1):
-                try:
-                    response = await client.post(
-                        f"{self.url}/score", json=_payload(traces), headers=self.headers
-                    )
-                except httpx.TransportError as err:
-                    last, response = f"{type(err).__name__}: {err}", None
-                else:
-                    if response.status_code != 503:
-                        return _rows(response)
-                    last = response.text[:200]
-                if attempt < self.retries:
-                    await asyncio.sleep(self._wait(response, attempt))
+            parts = await asyncio.gather(*(one(b) for b in bodies))
         finally:
             if own:
                 await client.aclose()
+        return [row for part in parts for row in part]
+
+    async def _apost(self, client: httpx.AsyncClient, body: dict[str, Any]) -> list[list[float]]:
+        last = ""
+        for attempt in range(self.retries + 1):
+            try:
+                response = await client.post(f"{self.url}/score", json=body, headers=self.headers)
+            except httpx.TransportError as err:
+                last, response = f"{type(err).__name__}: {err}", None
+            else:
+                if response.status_code != 503:
+                    return _rows(response)
+                last = response.text[:200]
+            if attempt < self.retries:
+                await asyncio.sleep(self._wait(response, attempt))
         raise RemoteScoringError(f"{self.url}/score: gave up after {self.retries + 1} tries: {last}")
 
 

@@ -133,6 +133,9 @@ class DynamicBatcher:
         """Cost scored per second of scorer time (a moving average); None until a batch has run."""
         self._running: tuple[float, int] | None = None
         """(start time, cost) of the pass now on the scorer."""
+        self._outstanding = 0
+        """Requests admitted and not yet answered: with none but the one waiting, there is no company to
+        wait for, and a lone client is not made to pay ``max_wait_ms`` on every request."""
         self._resumed: list[_Item] = []
         """Requests the running pass took part of: back in the queue, behind any newcomer, after it."""
         self._wakeup: asyncio.Event | None = None
@@ -202,7 +205,11 @@ class DynamicBatcher:
         self._pending_cost += cost
         self.stats.requests += 1
         self._wakeup.set()
-        return await future
+        self._outstanding += 1
+        try:
+            return await future
+        finally:
+            self._outstanding -= 1
 
     def _refusal(self, n: int, cost: int) -> str | None:
         """Why a request of ``n`` traces and ``cost`` cannot join the queue now (None: it can)."""
@@ -284,7 +291,7 @@ class DynamicBatcher:
             while not self._queue:
                 self._wakeup.clear()
                 await self._wakeup.wait()
-            if self.batching and self.max_wait > 0:
+            if self.batching and self.max_wait > 0 and self._outstanding > 1:
                 await self._gather_window()
             slices = self._take()
             if not slices:
