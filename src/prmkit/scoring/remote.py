@@ -99,10 +99,25 @@ class RemoteScorer:
             self._threshold = float(value) if isinstance(value, int | float) else None
         return self._threshold
 
-    def _wait(self, response: httpx.Response | None, attempt: int) -> float:
-        if response is not None and response.headers.get("retry-after", "").replace(".", "", 1).isdigit():
-            return float(response.headers["retry-after"])
+    def _wait(self, result: httpx.Response | httpx.TransportError, attempt: int) -> float:
+        if (
+            isinstance(result, httpx.Response)
+            and result.headers.get("retry-after", "").replace(".", "", 1).isdigit()
+        ):
+            return float(result.headers["retry-after"])
         return min(8.0, 0.25 * 2**attempt)
+
+    def _settle(self, result: httpx.Response | httpx.TransportError) -> tuple[list[list[float]] | None, str]:
+        """The rows of an answer, or (None, why) for a try worth repeating (busy, unreachable); a refusal
+        (other 4xx) raises, since retrying a malformed request cannot help."""
+        if isinstance(result, httpx.TransportError):
+            return None, f"{type(result).__name__}: {result}"
+        if result.status_code == 503:
+            return None, result.text[:200]
+        return _rows(result), ""
+
+    def _gave_up(self, last: str) -> RemoteScoringError:
+        return RemoteScoringError(f"{self.url}/score: gave up after {self.retries + 1} tries: {last}")
 
     def score(self, traces: Sequence[Trace]) -> list[list[float]]:
         """Step scores of ``traces``, asked in chunks within the server's limits (one after another)."""
@@ -110,19 +125,18 @@ class RemoteScorer:
             return [row for body in _chunks(traces) for row in self._post(client, body)]
 
     def _post(self, client: httpx.Client, body: dict[str, Any]) -> list[list[float]]:
-        last: str = ""
+        last = ""
         for attempt in range(self.retries + 1):
             try:
-                response = client.post(f"{self.url}/score", json=body)
+                result: httpx.Response | httpx.TransportError = client.post(f"{self.url}/score", json=body)
             except httpx.TransportError as err:
-                last, response = f"{type(err).__name__}: {err}", None
-            else:
-                if response.status_code != 503:
-                    return _rows(response)
-                last = response.text[:200]
+                result = err
+            rows, last = self._settle(result)
+            if rows is not None:
+                return rows
             if attempt < self.retries:
-                time.sleep(self._wait(response, attempt))
-        raise RemoteScoringError(f"{self.url}/score: gave up after {self.retries + 1} tries: {last}")
+                time.sleep(self._wait(result, attempt))
+        raise self._gave_up(last)
 
     async def ascore(
         self, traces: Sequence[Trace], client: httpx.AsyncClient | None = None
@@ -151,16 +165,17 @@ class RemoteScorer:
         last = ""
         for attempt in range(self.retries + 1):
             try:
-                response = await client.post(f"{self.url}/score", json=body, headers=self.headers)
+                result: httpx.Response | httpx.TransportError = await client.post(
+                    f"{self.url}/score", json=body, headers=self.headers
+                )
             except httpx.TransportError as err:
-                last, response = f"{type(err).__name__}: {err}", None
-            else:
-                if response.status_code != 503:
-                    return _rows(response)
-                last = response.text[:200]
+                result = err
+            rows, last = self._settle(result)
+            if rows is not None:
+                return rows
             if attempt < self.retries:
-                await asyncio.sleep(self._wait(response, attempt))
-        raise RemoteScoringError(f"{self.url}/score: gave up after {self.retries + 1} tries: {last}")
+                await asyncio.sleep(self._wait(result, attempt))
+        raise self._gave_up(last)
 
 
 def load_remote(
