@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prmkit.core.http_limits import serve_bounded
 from prmkit.core.model import Continuation, Problem
 from prmkit.core.protocols import Judge, JudgeVerdict, Policy
 from prmkit.policies.critic import read_critic_prompt
@@ -251,8 +252,6 @@ def build_service(config: ServePolicyConfig) -> PolicyService:
 
 def serve_policy(config: ServePolicyConfig) -> None:
     """``prmkit serve-policy``: build the service and serve it with uvicorn until interrupted."""
-    from prmkit.core.http_limits import serve_bounded
-
     service = build_service(config)
     # the reward server's default connection bounds (keep-alive 5 s, request head 10 s, 64 per client)
     serve_bounded(create_app(service), host=config.host, port=config.port, log_level="warning")

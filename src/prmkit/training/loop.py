@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.training.config import _Config
 
@@ -322,8 +323,6 @@ def run_clock(budget: Any) -> Any:
             record = {"wall_seconds": wall, "cpu_seconds": cpu, **more}
             if hasattr(budget, "spent"):
                 record["train_seconds"] = budget.spent
-            from prmkit.core.files import atomic_write
-
             with atomic_write(folder / RUN_FILE) as fh:
                 json.dump(record, fh)
 
