@@ -6,25 +6,28 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast bench lint install system-deps verl-env vocab trl-prm-env clean
 
-$(STAMP): pyproject.toml
+# pyproject.toml holds ranges; constraints.txt the exact versions tested, passed to every install here.
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# torch first and exactly: the CPU wheel on these machines, never a multi-GB CUDA build.
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test,rl]'
+	# torch first and exactly (2.13.0 in constraints.txt): the CPU wheel on these machines' disk; with no
+	# torch installed, pip would take a multi-GB CUDA build for pyproject's range.
+	$(BIN)/pip install --quiet -c constraints.txt torch
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[test,rl]'
 	@touch $(STAMP)
 
 install: $(STAMP)
 
-## verl 0.9.1 in its own venv (verl pins transformers<5.11, prmkit 5.23), for tests/rl/test_verl_loop.py:
-## `make test` builds it (CI runs verl's own reward loop); the test skips where it is missing (test-fast).
-## 77 s from an empty pip cache on 2 cores (pip 2 s, torch 23 s, the rest 52 s).
+## verl 0.9.1 with prmkit in its own venv (verl pins transformers<5.11, constraints.txt 5.23), for
+## tests/rl/test_verl_loop.py: `make test` builds it (CI runs verl's own reward loop); the test skips where
+## it is missing (test-fast). requirements-verl.txt pins verl's stack; prmkit's other packages take the
+## newest release in pyproject.toml's ranges.
 VERL_VENV ?= .venv-verl
-$(VERL_VENV)/.installed: requirements-verl.txt
+$(VERL_VENV)/.installed: requirements-verl.txt pyproject.toml constraints.txt
 	@test -x $(VERL_VENV)/bin/python || $(PY) -m venv $(VERL_VENV) || python3 -m venv $(VERL_VENV)
 	$(VERL_VENV)/bin/pip install --quiet --upgrade pip
-	$(VERL_VENV)/bin/pip install --quiet torch==2.13.0
-	$(VERL_VENV)/bin/pip install --quiet -r requirements-verl.txt
+	$(VERL_VENV)/bin/pip install --quiet -c constraints.txt torch
+	$(VERL_VENV)/bin/pip install --quiet -r requirements-verl.txt -e .
 	@touch $@
 
 verl-env: $(VERL_VENV)/.installed

@@ -1,10 +1,9 @@
 """The verl side of prmkit (``prmkit.rl.verl_client``), checked in this environment without verl.
 
-The client is one self-contained file (verl's environment cannot install prmkit), so it repeats
-prmkit's step split, answer rule and token ends: here each is compared with prmkit's own function on
-the same inputs. The problem text comes from the fields verl's preprocessing writes, never from a
-prompt decoded without its special tokens; ``compute_score`` is paid by a real server on loopback.
-tests/rl/test_verl_loop.py runs the manager inside verl 0.9.1 itself.
+The client cuts steps with prmkit's own split, answer rule and token ends; here its settings are checked
+to name the split the PRM was trained with. The problem text comes from the fields verl's preprocessing
+writes, never from a prompt decoded without its special tokens; ``compute_score`` is paid by a real
+server on loopback. tests/rl/test_verl_loop.py runs the manager inside verl 0.9.1 itself.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import pytest
 import torch
 
 from prmkit.rl import verl_client as vc
-from prmkit.rl.emitters import step_token_ends
 from prmkit.rl.rewards import ProcessReward
 from prmkit.rl.steps import parse_completion
 from prmkit.rl.verl import PrmkitRewardManager
@@ -44,10 +42,18 @@ TEXTS = [
 @pytest.mark.parametrize(
     "split", [StepSplit(), StepSplit(separator="\n\n"), StepSplit(pattern=r"\n\n+|(?=Step \d+:)")]
 )
-def test_steps_and_answers_match_prmkit(text: str, split: StepSplit) -> None:
+def test_settings_cut_prmkits_steps(text: str, split: StepSplit) -> None:
     settings = vc.Settings(url="http://x", step_separator=split.separator, step_pattern=split.pattern)
-    mine, theirs = vc.parse_steps(text, settings), parse_completion(text, split)
-    assert (mine.steps, mine.char_ends, mine.answer) == (theirs.steps, theirs.char_ends, theirs.answer)
+    assert settings.split() == split
+    assert vc.parse_steps(text, settings) == parse_completion(text, split)
+
+
+def test_answer_pattern_and_strip_special_settings() -> None:
+    settings = vc.Settings(url="http://x", answer_pattern=r"ANSWER: (\S+)", strip_special=None)
+    parsed = vc.parse_steps("2 + 2 = 4\nANSWER: 4\n</s>", settings)
+    assert (parsed.steps, parsed.answer) == (["2 + 2 = 4", "ANSWER: 4"], "4")
+    assert vc.parse_steps("x\nThe answer is 4.", settings).answer is None
+    assert vc.parse_steps("a</s>\nb", settings).steps == ["a</s>", "b"]
 
 
 def test_defaults_are_prmkits() -> None:
@@ -65,14 +71,6 @@ def chatml():
     tok = build_tokenizer(texts * 4, vocab_size=300, extra_tokens=("<|im_start|>", "<|im_end|>"))
     tok.eos_token = "<|im_end|>"
     return tok
-
-
-@pytest.mark.parametrize("text", [t for t in TEXTS if t.strip()])
-def test_token_ends_match_prmkit(chatml, text: str) -> None:
-    ids = chatml.encode(text + "<|im_end|>", add_special_tokens=False)
-    decoded = chatml.decode(ids, skip_special_tokens=True)
-    ends = parse_completion(decoded).char_ends
-    assert vc.token_step_ends(ids, chatml, ends) == step_token_ends(ids, chatml, ends)
 
 
 def test_problem_comes_from_verls_row_fields() -> None:

@@ -12,8 +12,8 @@ to a trainer.
 - ``emitters.py``    verl's ``(batch, response_length)`` reward tensor, per-turn step reward lists
 - ``trl.py``         ``DenseGRPOTrainer``: TRL's GRPOTrainer with ``(batch, tokens)`` advantages
 - ``verl.py``        ``compute_score`` and ``PrmkitRewardManager`` for verl
-- ``verl_client.py`` the same for a verl environment: one file (stdlib + httpx) that scores through
-                     ``prmkit serve``; verl 0.9.1's reward loop loads it by name (``prmkit``) or path
+- ``verl_client.py`` the same for a verl environment, scoring through ``prmkit serve`` with prmkit's own
+                     step split; verl 0.9.1's reward loop loads it by name (``prmkit``) or path
 - ``openrlhf.py``    ``openrlhf_rewards`` and ``reward_func`` for OpenRLHF
 - ``config.py``      ``RlConfig``: one typed config for ``prmkit rl`` (prompts, reward, PRM, budget)
 - ``rollout.py``     prompts of a run, the world's checker for prompt-text traces, TRL's rollouts through

@@ -1,9 +1,9 @@
 """verl adapters that score in this process (any prmkit scorer: a checkpoint, ``world-oracle``, a URL).
 
-verl 0.9.1 pins ``transformers<5.11`` and prmkit 5.23, so these run where prmkit is installed, not in a
-verl environment. **From verl, use** :mod:`prmkit.rl.verl_client` (one file verl loads by path: its
-``PrmkitRewardManager`` is verl's reward-loop manager, and its ``compute_score`` the scalar reward,
-both paid by a ``prmkit serve`` server; docs/rl.md has the verl config).
+These score in the verl process itself (a checkpoint there would load a second copy of the PRM beside
+the policy). **From verl, use** :mod:`prmkit.rl.verl_client` (its ``PrmkitRewardManager`` is verl's
+reward-loop manager, and its ``compute_score`` the scalar reward, both paid by a ``prmkit serve``
+server; docs/rl.md has the verl config). prmkit installs beside verl 0.9.1 (``make verl-env``).
 
 - :func:`compute_score`: verl's ``custom_reward_function`` shape, one aggregate per response.
 - :class:`PrmkitRewardManager`: verl's legacy ``AbstractRewardManager`` call shape

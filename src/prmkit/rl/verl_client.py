@@ -1,9 +1,10 @@
 """verl 0.9.1's reward loop paid by a prmkit reward server: dense step rewards from a verl environment.
 
-verl pins ``transformers<5.11`` and prmkit pins 5.23, so prmkit cannot be installed where verl runs.
-This file is the whole verl side: it imports the standard library and httpx (which verl already has)
-at import, torch and verl only when verl uses it, and nothing of prmkit, so verl loads it **by path**
-and it talks to ``prmkit serve`` (``POST /score`` with the steps it cut) over HTTP. docs/rl.md has the
+This file is the verl side. It runs in a verl environment with prmkit installed (prmkit's ranges admit
+verl's ``transformers<5.11``; ``make verl-env`` builds one) and talks to ``prmkit serve`` (``POST /score``
+with the steps it cut) over HTTP, so the PRM can live in another environment or on another machine.
+At import it needs only prmkit's step split (:mod:`prmkit.serving.steps`, :mod:`prmkit.rl.steps`) and
+httpx; torch and verl load when verl uses it. verl can load it by path or by name. docs/rl.md has the
 verl config keys; tests/rl/test_verl_loop.py runs them in a verl 0.9.1 environment.
 
 - :data:`PrmkitRewardManager` (``reward.reward_manager.name=PrmkitRewardManager`` with
@@ -15,9 +16,9 @@ verl config keys; tests/rl/test_verl_loop.py runs them in a verl 0.9.1 environme
 
 Settings come from ``reward.reward_kwargs.prmkit`` (verl passes the whole config to a manager and
 reads its own managers' options from ``reward.reward_kwargs``, as DAPO does), then from environment
-variables; :class:`Settings` lists both. Steps and answers follow ``prmkit.rl.steps.parse_completion``
-exactly (tests/rl/test_verl_client.py checks it on the same inputs), since the PRM must score the
-steps it was trained on.
+variables; :class:`Settings` lists both. Steps and answers come from ``prmkit.rl.steps.parse_completion``
+with the split and answer pattern of :class:`Settings` (the PRM must score the steps it was trained on),
+and the token where each step ends from :func:`prmkit.rl.emitters.step_token_ends`.
 """
 
 # No ``from __future__ import annotations``: verl executes this file with no ``sys.modules`` entry, and
@@ -32,12 +33,13 @@ from typing import Any
 
 import httpx
 
+from prmkit.policies.text import DEFAULT_ANSWER_PATTERN, StepFormat
+from prmkit.rl.emitters import step_token_ends
+from prmkit.rl.steps import CompletionSteps, StepSplit, parse_completion
+from prmkit.serving.steps import DEFAULT_SPECIAL
+
 logger = logging.getLogger("prmkit.verl")
 
-DEFAULT_SPECIAL = r"<\|[^|<>]{1,40}\|>|</?s>|\[/?INST\]"
-"""Chat-template markers removed before splitting (``prmkit.serving.steps.DEFAULT_SPECIAL``)."""
-DEFAULT_ANSWER_PATTERN = r"(?i)(?:the\s+(?:final\s+)?answer\s+is|####)\s*:?\s*\$?\s*(.+?)\s*\$?\s*\.?\s*$"
-"""A step states the final answer (``prmkit.policies.text.DEFAULT_ANSWER_PATTERN``); a ``\\boxed{}`` wins."""
 USER_TURNS = (("<|im_start|>user", "<|im_end|>"), ("<|start_header_id|>user<|end_header_id|>", "<|eot_id|>"))
 """(start, end) of a user turn in the chat templates whose markers prmkit knows (ChatML, Llama 3)."""
 
@@ -68,6 +70,16 @@ class Settings:
     api_key: str | None = None
     timeout_s: float = 120.0
     retries: int = 8
+
+    def split(self) -> StepSplit:
+        """The step split these settings name (the one the PRM was trained with)."""
+        return StepSplit(
+            separator=self.step_separator, pattern=self.step_pattern, strip_special=self.strip_special
+        )
+
+    def step_format(self) -> StepFormat:
+        """How a step states the final answer (``answer_pattern``; a ``\\boxed{}`` wins)."""
+        return StepFormat(answer_pattern=self.answer_pattern)
 
 
 def _parse_value(name: str, raw: Any, default: Any) -> Any:
@@ -122,98 +134,10 @@ def settings_from(
     return Settings(**values)
 
 
-# ---- steps, answers and where they end (mirrors prmkit.rl.steps; see the module docstring) ----
-
-
-def last_boxed(text: str) -> str | None:
-    """The content of the last ``\\boxed{...}`` in ``text`` (braces balanced), or None."""
-    start = text.rfind("\\boxed{")
-    while start != -1:
-        depth, i = 0, start + len("\\boxed")
-        for j in range(i, len(text)):
-            if text[j] == "{":
-                depth += 1
-            elif text[j] == "}":
-                depth -= 1
-                if depth == 0:
-                    return text[i + 1 : j].strip()
-        start = text.rfind("\\boxed{", 0, start)
-    return None
-
-
-def answer_in(step: str, settings: Settings) -> str | None:
-    boxed = last_boxed(step)
-    if boxed is not None:
-        return boxed
-    m = re.search(settings.answer_pattern, step.strip())
-    return m.group(1).strip() if m else None
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """A response's steps (stripped), their exclusive character ends in the text, and its answer."""
-
-    steps: list[str]
-    char_ends: list[int]
-    answer: str | None
-
-
-def parse_steps(text: str, settings: Settings) -> Parsed:
-    """Steps up to (and with) the first one stating an answer, as ``prmkit.rl.steps.parse_completion``."""
-    kept = list(range(len(text)))
-    if settings.strip_special:
-        kept, at = [], 0
-        for m in re.finditer(settings.strip_special, text):
-            kept.extend(range(at, m.start()))
-            at = m.end()
-        kept.extend(range(at, len(text)))
-    cleaned = "".join(text[i] for i in kept)
-    boundary = re.compile(settings.step_pattern or re.escape(settings.step_separator))
-    pieces = [(m.start(), m.end()) for m in boundary.finditer(cleaned) if m.end() > m.start()]
-    steps, ends, start = [], [], 0
-    for cut_start, cut_end in [*pieces, (len(cleaned), len(cleaned))]:
-        chunk, start = cleaned[start:cut_start], cut_end
-        stripped = chunk.strip()
-        if not stripped:
-            continue
-        steps.append(stripped)
-        ends.append(kept[cut_start - (len(chunk) - len(chunk.rstrip())) - 1] + 1)
-        answer = answer_in(stripped, settings)
-        if answer is not None:
-            return Parsed(steps, ends, answer)
-    return Parsed(steps, ends, None)
-
-
-def token_step_ends(ids: Sequence[int], tokenizer: Any, char_ends: Sequence[int]) -> list[int]:
-    """The token where each step ends: the first whose decoded prefix reaches the step's last character
-    (``prmkit.rl.steps.token_text_ends`` + ``token_ends``; decoded with ``skip_special_tokens=True``,
-    the text the steps were cut from)."""
-    ids = list(ids)
-    if not ids:
-        return []
-    whole = tokenizer.decode(ids, skip_special_tokens=True)
-    pieces = [tokenizer.decode([i], skip_special_tokens=True) for i in ids]
-    if "".join(pieces) == whole:
-        text_ends, total = [], 0
-        for p in pieces:
-            total += len(p)
-            text_ends.append(total)
-    else:  # a character split across tokens, or SentencePiece spaces: compare every prefix
-        text_ends = [
-            _shared(tokenizer.decode(ids[: j + 1], skip_special_tokens=True), whole) for j in range(len(ids))
-        ]
-    out, j, last = [], 0, len(text_ends) - 1
-    for end in char_ends:
-        while j < last and text_ends[j] < end:
-            j += 1
-        out.append(j)
-    return out
-
-
-def _shared(a: str, b: str) -> int:
-    """Length of the common prefix of two strings."""
-    n = min(len(a), len(b))
-    return next((i for i in range(n) if a[i] != b[i]), n)
+def parse_steps(text: str, settings: Settings) -> CompletionSteps:
+    """Steps up to (and with) the first one stating an answer: ``prmkit.rl.steps.parse_completion`` with
+    the split and answer pattern of ``settings``."""
+    return parse_completion(text, settings.split(), settings.step_format())
 
 
 # ---- the problem the PRM reads ----
@@ -355,7 +279,7 @@ async def pay(
         char_ends = [len(response.rstrip())]
     else:
         rewards, char_ends = scores, parsed.char_ends[: len(scores)]
-    ends = token_step_ends(response_ids, tokenizer, char_ends) if n_ids and tokenizer is not None else []
+    ends = step_token_ends(response_ids, tokenizer, char_ends) if n_ids and tokenizer is not None else []
     info = {
         "prm_score": float(settings.unfinished_reward or 0.0) if unpaid else aggregate,
         "prm_num_steps": float(len(parsed.steps)),
