@@ -56,6 +56,15 @@ def test_cli_mirrors_api(problem_file: Path, tmp_path: Path) -> None:
     assert len((tmp_path / "t.jsonl").read_text().splitlines()) == 6
 
 
+def test_concurrency_flag_keeps_results(problem_file: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    for c in ("1", "4"):
+        args = ["beam", str(problem_file), "-o", str(tmp_path / f"{c}.jsonl"), "--scorer", "world-oracle"]
+        result = runner.invoke(app, [*args, "--n", "4", "--beam-width", "2", "--concurrency", c])
+        assert result.exit_code == 0, result.output
+    assert (tmp_path / "1.jsonl").read_text() == (tmp_path / "4.jsonl").read_text()
+
+
 def test_unknown_aggregation_is_named(problem_file: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app,

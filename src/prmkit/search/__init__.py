@@ -12,6 +12,7 @@ command names is read by ``prmkit.scoring.load_scorer`` (the world's exact check
 - ``vote.py``      majority and PRM-weighted majority vote (``vote``, ``group_answers``, ``select_vote``)
 - ``beam.py``      step-level beam search and DVTS (``beam_search``, ``dvts``)
 - ``resample.py``  reject-and-resample from the first doubtful step (``reject_and_resample``)
+- ``parallel.py``  many problems at once: the thread pool, chunked and shared scoring, the progress bar
 - ``jobs.py``      file-level twins of ``prmkit bon | vote | beam | resample``
 """
 

@@ -27,6 +27,7 @@ from prmkit.core.protocols import Policy, StepScorer
 from prmkit.scoring.aggregate import aggregate
 from prmkit.scoring.scorer import overlong_policy
 from prmkit.search.common import Compute, SearchResult, chosen_result, score_readable
+from prmkit.search.parallel import CONCURRENCY, SharedScorer, map_problems
 
 
 @dataclass
@@ -143,6 +144,33 @@ def _search(
     )  # fmt: skip
 
 
+def _search_all(
+    problems: Sequence[Problem],
+    policy: Policy,
+    scorer: StepScorer,
+    n: int,
+    beam_width: int,
+    max_depth: int,
+    aggregation: str,
+    seed: int,
+    diverse: bool,
+    concurrency: int,
+    show_progress: bool,
+) -> list[SearchResult]:
+    """:func:`_search` over problems, ``concurrency`` at once, sharing the scorer (problem ``k``: seed
+    ``seed + k``, whatever thread runs it)."""
+    with overlong_policy(scorer, "skip"):
+        shared = SharedScorer(scorer)
+
+        def one(k: int) -> SearchResult:
+            return _search(
+                problems[k], policy, shared, n, beam_width, max_depth, aggregation, seed + k, diverse
+            )
+
+        desc, stop = "dvts" if diverse else "beam search", getattr(policy, "stop", None)
+        return map_problems(one, len(problems), concurrency, desc, show_progress, stop)
+
+
 def beam_search(
     problems: Sequence[Problem],
     policy: Policy,
@@ -152,13 +180,16 @@ def beam_search(
     max_depth: int = 40,
     aggregation: str = "min",
     seed: int = 0,
+    *,
+    concurrency: int = CONCURRENCY,
+    show_progress: bool = False,
 ) -> list[SearchResult]:
-    """Step-level beam search: ``n`` candidates per round, the top ``n // beam_width`` kept."""
-    with overlong_policy(scorer, "skip"):
-        return [
-            _search(p, policy, scorer, n, beam_width, max_depth, aggregation, seed + k, diverse=False)
-            for k, p in enumerate(problems)
-        ]
+    """Step-level beam search: ``n`` candidates per round, the top ``n // beam_width`` kept;
+    ``concurrency`` problems at once (the results do not depend on it)."""
+    return _search_all(
+        problems, policy, scorer, n, beam_width, max_depth, aggregation, seed, False, concurrency,
+        show_progress,
+    )  # fmt: skip
 
 
 def dvts(
@@ -170,10 +201,13 @@ def dvts(
     max_depth: int = 40,
     aggregation: str = "min",
     seed: int = 0,
+    *,
+    concurrency: int = CONCURRENCY,
+    show_progress: bool = False,
 ) -> list[SearchResult]:
-    """Diverse verifier tree search: ``n // beam_width`` greedy subtrees of ``beam_width`` children each."""
-    with overlong_policy(scorer, "skip"):
-        return [
-            _search(p, policy, scorer, n, beam_width, max_depth, aggregation, seed + k, diverse=True)
-            for k, p in enumerate(problems)
-        ]
+    """Diverse verifier tree search: ``n // beam_width`` greedy subtrees of ``beam_width`` children each;
+    ``concurrency`` problems at once (the results do not depend on it)."""
+    return _search_all(
+        problems, policy, scorer, n, beam_width, max_depth, aggregation, seed, True, concurrency,
+        show_progress,
+    )  # fmt: skip

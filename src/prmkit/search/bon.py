@@ -12,6 +12,7 @@ from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import Policy, StepScorer
 from prmkit.scoring.aggregate import aggregate
 from prmkit.search.common import Compute, SearchResult, chosen_result, sample_candidates, score_traces
+from prmkit.search.parallel import CONCURRENCY, problem_bar, sample_all, scored_in_chunks
 
 
 def select_best(traces: Sequence[Trace], scores: Sequence[Sequence[float]], aggregation: str = "min") -> int:
@@ -35,7 +36,17 @@ def best_of_n_one(
     """Best-of-N for one problem."""
     compute = Compute()
     traces = sample_candidates(policy, problem, n, seed, compute)
-    scores = score_traces(scorer, traces, compute)
+    return _choose(problem, traces, score_traces(scorer, traces, compute), compute, n, aggregation)
+
+
+def _choose(
+    problem: Problem,
+    traces: list[Trace],
+    scores: list[list[float]],
+    compute: Compute,
+    n: int,
+    aggregation: str,
+) -> SearchResult:
     i = select_best(traces, scores, aggregation)
     chosen_scores = scores[i] if i >= 0 else []
     return chosen_result(
@@ -57,6 +68,22 @@ def best_of_n(
     n: int = 16,
     aggregation: str = "min",
     seed: int = 0,
+    *,
+    concurrency: int = CONCURRENCY,
+    show_progress: bool = False,
 ) -> list[SearchResult]:
-    """Best-of-N over problems; problem ``k`` uses seed ``seed + k`` so runs are reproducible."""
-    return [best_of_n_one(p, policy, scorer, n, aggregation, seed + k) for k, p in enumerate(problems)]
+    """Best-of-N over problems; problem ``k`` uses seed ``seed + k`` so runs are reproducible.
+
+    ``concurrency`` problems are sampled at once and their candidates scored together, in calls of up
+    to :data:`~prmkit.search.parallel.SCORE_TRACES` traces; the results do not depend on it."""
+    results = []
+    with (
+        sample_all(policy, problems, n, seed, concurrency) as sampled,
+        problem_bar("best-of-N", len(problems), show_progress) as advance,
+    ):
+        for problem, (traces, compute, scores) in zip(
+            problems, scored_in_chunks(sampled, scorer), strict=True
+        ):
+            results.append(_choose(problem, traces, scores, compute, n, aggregation))
+            advance()
+    return results

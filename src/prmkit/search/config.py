@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from prmkit.modeling.loading import LoadOptions
 from prmkit.policies.options import PolicyOptions
 from prmkit.scoring.forms import SCORER_HELP
+from prmkit.search.parallel import CONCURRENCY
 
 
 class SearchOptions(BaseModel):
@@ -36,6 +37,10 @@ class SearchOptions(BaseModel):
     """Use only the first LIMIT problems."""
     traces_out: Path | None = None
     """Also write the chosen traces here (JSONL or .parquet)."""
+    concurrency: int = Field(default=CONCURRENCY, ge=1)
+    """Problems searched at once (the results do not depend on it); an endpoint policy's own
+    --policy-concurrency (64 for an endpoint) caps its requests in flight. The scorer is asked one call at a time, for
+    the traces of several problems at once (prmkit.search.parallel)."""
     policy: PolicyOptions = Field(default_factory=PolicyOptions)
     """Which policy samples the solutions."""
     load: LoadOptions = Field(default_factory=LoadOptions)
@@ -81,39 +86,41 @@ class ResampleConfig(SearchOptions):
     """Most steps generated per problem."""
 
 
-def run_bon(c: BonConfig) -> dict[str, Any]:
+def run_bon(c: BonConfig, show_progress: bool = True) -> dict[str, Any]:
     """``prmkit bon``: :func:`prmkit.search.jobs.bon` with these settings; returns the summary."""
     from prmkit.search.jobs import bon
 
     return bon(
-        c.problems, c.scorer, c.out, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out, c.load
-    )
+        c.problems, c.scorer, c.out, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out, c.load,
+        concurrency=c.concurrency, show_progress=show_progress,
+    )  # fmt: skip
 
 
-def run_vote(c: VoteConfig) -> dict[str, Any]:
+def run_vote(c: VoteConfig, show_progress: bool = True) -> dict[str, Any]:
     """``prmkit vote``: :func:`prmkit.search.jobs.vote` with these settings; returns the summary."""
     from prmkit.search.jobs import vote
 
     return vote(
-        c.problems, c.out, c.scorer, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out, c.load
-    )
+        c.problems, c.out, c.scorer, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out, c.load,
+        concurrency=c.concurrency, show_progress=show_progress,
+    )  # fmt: skip
 
 
-def run_beam(c: BeamConfig) -> dict[str, Any]:
+def run_beam(c: BeamConfig, show_progress: bool = True) -> dict[str, Any]:
     """``prmkit beam``: :func:`prmkit.search.jobs.beam` with these settings; returns the summary."""
     from prmkit.search.jobs import beam
 
     return beam(
         c.problems, c.scorer, c.out, c.n, c.beam_width, c.max_depth, c.aggregation, c.diverse, c.seed,
-        c.policy, c.limit, c.traces_out, c.load,
+        c.policy, c.limit, c.traces_out, c.load, concurrency=c.concurrency, show_progress=show_progress,
     )  # fmt: skip
 
 
-def run_resample(c: ResampleConfig) -> dict[str, Any]:
+def run_resample(c: ResampleConfig, show_progress: bool = True) -> dict[str, Any]:
     """``prmkit resample``: :func:`prmkit.search.jobs.resample` with these settings; returns the summary."""
     from prmkit.search.jobs import resample
 
     return resample(
         c.problems, c.scorer, c.out, c.threshold, c.budget, c.aggregation, c.seed, c.policy, c.limit,
-        c.traces_out, c.load,
+        c.traces_out, c.load, concurrency=c.concurrency, show_progress=show_progress,
     )  # fmt: skip

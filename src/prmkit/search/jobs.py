@@ -22,6 +22,7 @@ from prmkit.policies.options import PolicyOptions
 from prmkit.search.beam import beam_search, dvts
 from prmkit.search.bon import best_of_n
 from prmkit.search.common import SearchResult
+from prmkit.search.parallel import CONCURRENCY
 from prmkit.search.resample import reject_and_resample
 from prmkit.search.vote import vote as vote_search
 
@@ -68,54 +69,69 @@ def _scorer(scorer: str, load: LoadOptions | None = None) -> StepScorer:
 def bon(
     problems: Path, scorer: str, out: Path, n: int = 16, aggregation: str = "min", seed: int = 0,
     policy: PolicyOptions | None = None, limit: int | None = None, traces_out: Path | None = None,
-    load: LoadOptions | None = None,
+    load: LoadOptions | None = None, *, concurrency: int = CONCURRENCY, show_progress: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """Best-of-N: ``n`` samples per problem, the best by aggregated step score."""
+    """Best-of-N: ``n`` samples per problem, the best by aggregated step score; ``concurrency`` problems
+    at once (see :mod:`prmkit.search.parallel`), a progress bar with ``show_progress``."""
     pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer, load)
-    return _run(problems, out, traces_out, limit, lambda ps: best_of_n(ps, pol, sc, n, aggregation, seed))
+    run = dict(concurrency=concurrency, show_progress=show_progress)
+    return _run(
+        problems, out, traces_out, limit, lambda ps: best_of_n(ps, pol, sc, n, aggregation, seed, **run)
+    )
 
 
 def vote(
     problems: Path, out: Path, scorer: str | None = None, n: int = 16, aggregation: str = "min", seed: int = 0,
     policy: PolicyOptions | None = None, limit: int | None = None, traces_out: Path | None = None,
-    load: LoadOptions | None = None,
+    load: LoadOptions | None = None, *, concurrency: int = CONCURRENCY, show_progress: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """Majority vote over ``n`` samples; PRM-weighted when ``scorer`` is given."""
+    """Majority vote over ``n`` samples; PRM-weighted when ``scorer`` is given; ``concurrency`` and
+    ``show_progress`` as for :func:`bon`."""
     pol = (policy or PolicyOptions()).build_policy()
     sc = _scorer(scorer, load) if scorer else None
-    return _run(problems, out, traces_out, limit, lambda ps: vote_search(ps, pol, n, sc, aggregation, seed))
+    run = dict(concurrency=concurrency, show_progress=show_progress)
+    return _run(
+        problems, out, traces_out, limit, lambda ps: vote_search(ps, pol, n, sc, aggregation, seed, **run)
+    )
 
 
 def beam(
     problems: Path, scorer: str, out: Path, n: int = 16, beam_width: int = 4, max_depth: int = 40,
     aggregation: str = "min", diverse: bool = False, seed: int = 0, policy: PolicyOptions | None = None,
-    limit: int | None = None, traces_out: Path | None = None, load: LoadOptions | None = None,
+    limit: int | None = None, traces_out: Path | None = None, load: LoadOptions | None = None, *,
+    concurrency: int = CONCURRENCY, show_progress: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """Step-level beam search (or DVTS with ``diverse``): ``n`` candidate steps per round."""
+    """Step-level beam search (or DVTS with ``diverse``): ``n`` candidate steps per round;
+    ``concurrency`` and ``show_progress`` as for :func:`bon`."""
     pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer, load)
     method = dvts if diverse else beam_search
+    run = dict(concurrency=concurrency, show_progress=show_progress)
     return _run(
         problems,
         out,
         traces_out,
         limit,
-        lambda ps: method(ps, pol, sc, n, beam_width, max_depth, aggregation, seed),
+        lambda ps: method(ps, pol, sc, n, beam_width, max_depth, aggregation, seed, **run),
     )
 
 
 def resample(
     problems: Path, scorer: str, out: Path, threshold: float | None = None, budget: int = 64,
     aggregation: str = "min", seed: int = 0, policy: PolicyOptions | None = None, limit: int | None = None,
-    traces_out: Path | None = None, load: LoadOptions | None = None,
+    traces_out: Path | None = None, load: LoadOptions | None = None, *, concurrency: int = CONCURRENCY,
+    show_progress: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Reject-and-resample from the first step scored below ``threshold`` (None: the checkpoint's own,
-    else 0.5), within ``budget`` steps; the summary says which threshold was used and where it came from."""
+    else 0.5), within ``budget`` steps; the summary says which threshold was used and where it came from.
+    ``concurrency`` and ``show_progress`` as for :func:`bon`."""
     from prmkit.scoring import pick_threshold
 
     pol, sc = (policy or PolicyOptions()).build_policy(), _scorer(scorer, load)
     used, origin = pick_threshold(threshold, sc)
     summary = _run(
         problems, out, traces_out, limit,
-        lambda ps: reject_and_resample(ps, pol, sc, used, budget, aggregation, seed),
+        lambda ps: reject_and_resample(
+            ps, pol, sc, used, budget, aggregation, seed, concurrency=concurrency, show_progress=show_progress
+        ),
     )  # fmt: skip
     return summary | {"threshold": used, "threshold_from": origin}

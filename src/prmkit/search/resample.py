@@ -14,6 +14,7 @@ from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import Policy, StepScorer
 from prmkit.scoring.aggregate import aggregate
 from prmkit.search.common import Compute, SearchResult, chosen_result, score_traces
+from prmkit.search.parallel import CONCURRENCY, SharedScorer, map_problems
 
 
 def first_below(scores: Sequence[float], threshold: float) -> int:
@@ -81,9 +82,16 @@ def reject_and_resample(
     budget: int = 64,
     aggregation: str = "min",
     seed: int = 0,
+    *,
+    concurrency: int = CONCURRENCY,
+    show_progress: bool = False,
 ) -> list[SearchResult]:
-    """Reject-and-resample over problems; problem ``k`` uses seed ``seed + k``."""
-    return [
-        resample_one(p, policy, scorer, threshold, budget, aggregation, seed + k)
-        for k, p in enumerate(problems)
-    ]
+    """Reject-and-resample over problems; problem ``k`` uses seed ``seed + k``, ``concurrency`` problems
+    at once sharing the scorer (the results do not depend on it)."""
+    shared = SharedScorer(scorer)
+
+    def one(k: int) -> SearchResult:
+        return resample_one(problems[k], policy, shared, threshold, budget, aggregation, seed + k)
+
+    stop = getattr(policy, "stop", None)
+    return map_problems(one, len(problems), concurrency, "reject-and-resample", show_progress, stop)

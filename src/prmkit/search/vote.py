@@ -16,6 +16,7 @@ from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import Policy, StepScorer
 from prmkit.scoring.aggregate import aggregate
 from prmkit.search.common import Compute, SearchResult, finish, sample_candidates, score_traces
+from prmkit.search.parallel import CONCURRENCY, problem_bar, sample_all, scored_in_chunks
 
 
 @dataclass
@@ -70,6 +71,17 @@ def vote_one(
     compute = Compute()
     traces = sample_candidates(policy, problem, n, seed, compute)
     scores = score_traces(scorer, traces, compute) if scorer is not None else None
+    return _tally(problem, traces, scores, compute, n, aggregation)
+
+
+def _tally(
+    problem: Problem,
+    traces: list[Trace],
+    scores: list[list[float]] | None,
+    compute: Compute,
+    n: int,
+    aggregation: str,
+) -> SearchResult:
     winner, groups = select_vote(traces, scores, aggregation)
     chosen = traces[winner.members[0]] if winner else None
     if winner and scores is not None:  # show the best-scored member of the winning group
@@ -77,7 +89,7 @@ def vote_one(
     return finish(
         SearchResult(
             problem=problem,
-            method="weighted-vote" if scorer is not None else "majority-vote",
+            method="weighted-vote" if scores is not None else "majority-vote",
             answer=winner.answer if winner else None,
             trace=chosen,
             score=winner.weight if winner else None,
@@ -85,7 +97,7 @@ def vote_one(
             candidates=traces,
             details={
                 "n": n,
-                "aggregation": aggregation if scorer is not None else None,
+                "aggregation": aggregation if scores is not None else None,
                 "votes": {g.answer: round(g.weight, 6) for g in groups},
             },
         )
@@ -99,6 +111,24 @@ def vote(
     scorer: StepScorer | None = None,
     aggregation: str = "min",
     seed: int = 0,
+    *,
+    concurrency: int = CONCURRENCY,
+    show_progress: bool = False,
 ) -> list[SearchResult]:
-    """Majority vote over problems; with a ``scorer`` it is PRM-weighted. Problem ``k`` uses ``seed + k``."""
-    return [vote_one(p, policy, n, scorer, aggregation, seed + k) for k, p in enumerate(problems)]
+    """Majority vote over problems; with a ``scorer`` it is PRM-weighted. Problem ``k`` uses ``seed + k``.
+
+    ``concurrency`` problems are sampled at once and, with a scorer, their candidates scored together in
+    calls of up to :data:`~prmkit.search.parallel.SCORE_TRACES` traces; the results do not depend on it."""
+    results = []
+    with (
+        sample_all(policy, problems, n, seed, concurrency) as sampled,
+        problem_bar("vote", len(problems), show_progress) as advance,
+    ):
+        if scorer is None:
+            scored = ((traces, compute, None) for traces, compute in sampled)
+        else:
+            scored = scored_in_chunks(sampled, scorer)
+        for problem, (traces, compute, scores) in zip(problems, scored, strict=True):
+            results.append(_tally(problem, traces, scores, compute, n, aggregation))
+            advance()
+    return results
