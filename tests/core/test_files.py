@@ -57,3 +57,25 @@ def test_a_damaged_line_in_an_append_log_is_located(tmp_path):
     path.write_text('{"k": 1}\n{"k": \n{"k": 3}\n')
     with JsonlAppender(path) as log, pytest.raises(InputError, match=r"log.jsonl:2: \(json\)"):
         log.records()
+
+
+def test_a_log_fsyncs_at_most_every_sync_every_s_and_flushes_every_record(tmp_path, monkeypatch) -> None:
+    """A fast endpoint finishes thousands of records a second: fsync each one cost more than the work.
+    Every record still reaches the OS before ``append`` returns (a killed process loses nothing)."""
+    import os
+
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real(fd))
+    log = JsonlAppender(tmp_path / "log.jsonl", sync_every_s=60.0)
+    for i in range(1000):
+        log.append({"i": i})
+    assert (tmp_path / "log.jsonl").read_text().count("\n") == 1000  # flushed, before any close
+    assert len(synced) == 1  # the first record; the next would be due in a minute
+    log.close()
+    assert len(synced) == 2  # and on close
+    every = JsonlAppender(tmp_path / "every.jsonl")
+    for i in range(3):
+        every.append({"i": i})
+    assert len(synced) == 5
+    every.close()

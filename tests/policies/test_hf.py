@@ -142,3 +142,35 @@ def test_cached_sampler_matches_full_forwards_as_rows_finish() -> None:
     stopped = [rule(0, ids[: j + 1]) for j in range(len(ids))]
     assert len(calls) == sum(t in separators for t in ids) == 2  # one decode per separator token
     assert stopped.index(True) == len(ids) - 1  # at the newline closing "The answer is 7."
+
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% if not loop.last %}<eos>{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}<eos><|assistant|>{% endif %}"
+)
+"""A ChatML-like template: each message ends with <eos> except an open last one."""
+
+
+def test_chat_mode_continues_the_assistants_message_under_the_chat_template(tiny_lm):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_lm))
+    tokenizer.chat_template = CHAT_TEMPLATE
+    plain = load_policy("hf", model=str(tiny_lm))
+    with pytest.raises(ValueError, match="has no chat template"):
+        load_policy("hf", model=plain.model, tokenizer=AutoTokenizer.from_pretrained(str(tiny_lm)), chat=True)
+    chat = load_policy("hf", model=plain.model, tokenizer=tokenizer, chat=True, max_new_tokens=8)
+    steps = [Step(text="She gets 4 more, so 3 + 4 = 7 apples.")]
+    text = tokenizer.decode(chat.prompt_ids(P, steps))
+    assert text == f"<|user|>{P.text}<eos><|assistant|>She gets 4 more, so 3 + 4 = 7 apples.\n"
+    opened = tokenizer.decode(chat.prompt_ids(P, []))
+    assert opened == f"<|user|>{P.text}<eos><|assistant|>"
+    assert all(len(c.steps) <= 1 for c in chat.continue_from(P, steps, 2, seed=0))
+
+
+def test_a_continuation_cut_at_max_new_tokens_is_truncated(tiny_lm):
+    cut = load_policy("hf", model=str(tiny_lm), temperature=0.3, max_new_tokens=3)
+    conts = cut.continue_from(P, [], 4, seed=0)
+    assert all(c.truncated and not c.finished for c in conts)
+    whole = load_policy("hf", model=str(tiny_lm), temperature=0.3, max_new_tokens=40)
+    assert not any(c.truncated for c in whole.continue_from(P, [], 4, seed=0) if c.finished)

@@ -1,4 +1,4 @@
-"""CLI commands of the label area: ``prmkit label mc | search | judge | consensus | report``.
+"""CLI commands of the label area: ``prmkit label mc | search | judge | consensus | report | merge``.
 
 Each command is generated from its typed config (``prmkit.labeling.*Config``) by the one builder,
 :func:`prmkit.cli.config.config_command`: one flag per field, the field's docstring as its help,
@@ -40,14 +40,20 @@ def _guarded(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
     world problems on other traces) as one line each."""
 
     def guarded(cfg: Any) -> Any:
-        from prmkit.labeling.jobs import JobMismatchError
+        from prmkit.labeling.jobs import JobLockedError, JobMismatchError, JobStoppedError
         from prmkit.policies.http import EndpointError
         from prmkit.world.judge import NotAWorldProblemError
 
         check_outputs(cfg)
         try:
             return run(cfg)
-        except (JobMismatchError, EndpointError, NotAWorldProblemError) as err:
+        except (
+            JobMismatchError,
+            JobLockedError,
+            JobStoppedError,
+            EndpointError,
+            NotAWorldProblemError,
+        ) as err:
             fail(str(err))
 
     return guarded
@@ -56,16 +62,18 @@ def _guarded(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
 def register(app: typer.Typer) -> None:
     """Add ``prmkit label NAME`` for every registered labeller (plugins too), and ``label report``."""
     from prmkit.labeling.labellers import LABELLERS, labeller
+    from prmkit.labeling.merge import MergeConfig, run_merge
     from prmkit.labeling.report import ReportConfig, run_report
 
     group = typer.Typer(
         help="Automated step labels: one command per labeller ("
         + ", ".join(LABELLERS.names())
-        + "), and report.",
+        + "), report, and merge (of a sharded job's outputs).",
         no_args_is_help=True,
     )
     for name in LABELLERS.names():
         method = labeller(name)
         config_command(group, name, method.config, _guarded(method.run), help=_help(method.config))
     config_command(group, "report", ReportConfig, _guarded(run_report), help=_help(ReportConfig))
+    config_command(group, "merge", MergeConfig, _guarded(run_merge), help=_help(MergeConfig))
     app.add_typer(group, name="label")

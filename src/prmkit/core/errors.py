@@ -34,6 +34,18 @@ class Issue:
         return f"{where}: {self.field}: expected {self.expected}, found {self.found}{fix}"
 
 
+class ItemError(RuntimeError):
+    """One item of a long job failed for a reason of its own (a request the server refused, an answer that
+    was not one): the job records it with :attr:`reason`, goes on with the rest, and a rerun retries it.
+
+    Anything else (a bug, a broken install) still stops the job: skipping it would hide it.
+    """
+
+    @property
+    def reason(self) -> str:
+        return str(self)
+
+
 class InputError(ValueError):
     """A file could not be read (or written); the message lists every issue (up to a cap) with its place.
 

@@ -269,5 +269,9 @@ class Continuation(_Model):
     final_answer: str | None = None
     finished: bool = True
     """False when generation stopped early (a step limit or a length limit), not at an answer."""
+    truncated: bool = False
+    """True when the backend cut generation at its token limit before an answer (``finish_reason`` is
+    ``length``): the rollout says nothing about whether the prefix can still win, so labellers count it
+    apart rather than as a failure."""
     num_tokens: int | None = None
     """Tokens generated, when the backend counts them; search methods report compute with it."""

@@ -10,6 +10,7 @@ command's typed config.
 - ``binary_search.py``  first error by divide and conquer (``binary_search``) — ``label search``
 - ``judge.py``          LLM-as-judge labels (``judge``) — ``label judge``
 - ``consensus.py``      keep traces where MC and judge agree (``consensus``) — ``label consensus``
+- ``merge.py``          join the outputs of a job run in shards (``--shard I/N``) — ``label merge``
 - ``report.py``         precision / recall / F1, first-error accuracy, calibration, PNG — ``label report``
 - ``jobs.py``           the job store: append-only records, content keys, derived seeds, thread pool
 - ``rollouts.py``       drawing rollouts and scoring them (``unparseable`` kept apart from ``wrong``)
@@ -21,6 +22,7 @@ from prmkit.labeling.consensus import ConsensusConfig, consensus_filter, run_con
 from prmkit.labeling.jobs import LABELING_VERSION, Job, derive_seed, prefix_key
 from prmkit.labeling.judge import JudgeConfig, label_judge, run_judge
 from prmkit.labeling.mc import MCConfig, label_mc, run_mc
+from prmkit.labeling.merge import MergeConfig, merge_shards, run_merge
 from prmkit.labeling.report import ReportConfig, label_report, plot_report, run_report
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "Job",
     "JudgeConfig",
     "MCConfig",
+    "MergeConfig",
     "ReportConfig",
     "consensus_filter",
     "derive_seed",
@@ -37,11 +40,13 @@ __all__ = [
     "label_judge",
     "label_mc",
     "label_report",
+    "merge_shards",
     "plot_report",
     "prefix_key",
     "run_binary_search",
     "run_consensus",
     "run_judge",
     "run_mc",
+    "run_merge",
     "run_report",
 ]

@@ -25,14 +25,30 @@ from pydantic import Field
 from prmkit.core.dataset import write_traces
 from prmkit.core.model import Label, Trace
 from prmkit.core.protocols import Policy
-from prmkit.labeling.common import JobOptions, provenance, read_labelable, record_rollouts, write_result
+from prmkit.labeling.common import (
+    EstimateOptions,
+    JobOptions,
+    provenance,
+    read_labelable,
+    record_rollouts,
+    write_result,
+)
 from prmkit.labeling.jobs import Job, derive_seed, prefix_key
 from prmkit.labeling.labellers import Labeller
-from prmkit.labeling.rollouts import DRAW_FIELDS, MAX_ROLLOUTS, continuation_trace, draw, merge, outcome
+from prmkit.labeling.rollouts import (
+    DRAW_FIELDS,
+    MAX_ROLLOUTS,
+    Truncated,
+    continuation_trace,
+    draw,
+    merge,
+    outcome,
+    scored,
+)
 from prmkit.policies.options import PolicyOptions
 
 
-class BinarySearchConfig(JobOptions, PolicyOptions):
+class BinarySearchConfig(JobOptions, PolicyOptions, EstimateOptions):
     """``prmkit label search``: first-error labels by binary search over step prefixes."""
 
     rollouts: int = Field(default=8, ge=1, le=MAX_ROLLOUTS)
@@ -105,8 +121,13 @@ def label_binary_search(
     concurrency: int = 4,
     show_progress: bool = False,
     job_params: dict[str, Any] | None = None,
+    truncated: Truncated = "skip",
+    fail_fast: bool = False,
 ) -> tuple[list[Trace], list[Trace], dict[str, Any]]:
-    """(labelled copies of ``traces``, kept rollout traces, summary). Resumable with ``work_dir``."""
+    """(labelled copies of ``traces``, kept rollout traces, summary). Resumable with ``work_dir``.
+
+    A trace whose search failed (a probe the server refused) stays unlabelled and is listed in the
+    summary; a rerun retries its failed probe only (the others are in the log)."""
     if not (1 <= rollouts <= MAX_ROLLOUTS and 1 <= batch <= MAX_ROLLOUTS):
         raise ValueError(f"rollouts and batch: expected 1 to {MAX_ROLLOUTS}, found {rollouts} and {batch}")
     out = [t.model_copy(deep=True) for t in traces]
@@ -117,19 +138,24 @@ def label_binary_search(
         "seed": seed,
         "policy": policy.name,
         "keep": keep_rollouts,
+        "truncated": truncated,
     }
     fields = {**DRAW_FIELDS, "prefix_len": int, "good": bool}
-    with Job(work_dir, "binary_search", {**params, **(job_params or {})}, restart, fields) as job:
+    job_id = {**params, **(job_params or {})}
+    with Job(work_dir, "binary_search", job_id, restart, fields, fail_fast) as job:
 
         def one(t: Trace) -> tuple[int, str, list[str]]:
             return search_trace(t, lambda k: _probe(job, policy, t, k, rollouts, batch, seed, keep_rollouts))
 
+        stop = getattr(policy, "stop", None)
         results = job.map(
-            out, one, concurrency, "binary search", show_progress, getattr(policy, "stop", None)
+            out, one, concurrency, "binary search", show_progress, stop, lambda t: {"trace": t.id}
         )
         records, at = job.records, job.started_at
     prov = provenance("binary_search", policy.name, {k: v for k, v in params.items() if k != "keep"}, at)
-    return _assemble(out, results, records, prov, keep_rollouts)
+    labelled, kept, summary = _assemble(out, results, records, prov, keep_rollouts, truncated)
+    summary.update(job.failure_summary())
+    return labelled, kept, summary
 
 
 def _first_error_ratings(fe: int, n: int) -> list[int | None]:
@@ -138,15 +164,23 @@ def _first_error_ratings(fe: int, n: int) -> list[int | None]:
 
 
 def _assemble(
-    out: list[Trace], results: list[tuple[int, str, list[str]]], records: dict[str, dict], prov, keep: bool
+    out: list[Trace],
+    results: list[tuple[int, str, list[str]] | None],
+    records: dict[str, dict],
+    prov,
+    keep: bool,
+    truncated: Truncated = "skip",
 ) -> tuple[list[Trace], list[Trace], dict[str, Any]]:
     """Labels on the traces, rollouts charged to the first trace (in input order) that probed a prefix."""
     seen: set[str] = set()
     kept: list[Trace] = []
     summary: dict[str, Any] = {"method": "binary_search", "traces": len(out), "rollouts": 0, "probes": 0}
     summary["undecided_probes"] = 0
-    for t, (fe, how, keys) in zip(out, results, strict=True):
+    for t, result in zip(out, results, strict=True):
         t.drop_labels(prov.source)
+        if result is None:  # its search failed: listed under failures, retried by a rerun
+            continue
+        fe, how, keys = result
         meta = {"decided_by": how}
         ratings = _first_error_ratings(fe, len(t.steps))
         t.add_labels(
@@ -158,7 +192,7 @@ def _assemble(
         record_rollouts(t, "binary_search", spent)
         summary["rollouts"] += spent
         summary["probes"] += len(new)
-        summary["undecided_probes"] += sum(1 for k in new if records[k]["n"] == records[k]["unparseable"])
+        summary["undecided_probes"] += sum(1 for k in new if scored(records[k], truncated) == 0)
         summary[how] = summary.get(how, 0) + 1
         if keep:
             kept += _kept(t, fe, [records[k] for k in new], prov, prov.actor or "")
@@ -193,7 +227,7 @@ def _kept(trace: Trace, fe: int, recs: list[dict], prov, generator: str) -> list
 
 def run_binary_search(config: BinarySearchConfig, show_progress: bool = True) -> dict[str, Any]:
     """``prmkit label search``: read, search with the configured policy, write output, config and summary."""
-    traces = read_labelable(config.input)
+    traces = read_labelable(config.input, shard=config.shard)
     labelled, kept, summary = label_binary_search(
         traces,
         config.build_policy(),
@@ -203,9 +237,11 @@ def run_binary_search(config: BinarySearchConfig, show_progress: bool = True) ->
         keep_rollouts=config.keep_rollouts is not None,
         work_dir=str(config.job_dir()),
         restart=config.restart,
-        concurrency=config.concurrency,
+        concurrency=config.in_flight(),
         show_progress=show_progress,
         job_params=config.identity(),
+        truncated=config.truncated,
+        fail_fast=config.fail_fast,
     )
     if config.keep_rollouts is not None:
         write_traces(config.keep_rollouts, kept)

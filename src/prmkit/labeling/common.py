@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prmkit.core.dataset import write_traces
 from prmkit.core.errors import InputError, Issue
@@ -15,6 +16,7 @@ from prmkit.core.files import atomic_write
 from prmkit.core.model import LabelMethod, Provenance, Trace
 from prmkit.formats.inputs import read_traces
 from prmkit.labeling.jobs import LABELING_VERSION
+from prmkit.labeling.rollouts import Truncated
 
 
 class Options(BaseModel):
@@ -34,17 +36,57 @@ class JobOptions(Options):
     """Job seed: every rollout's seed derives from it and the prefix's content, so reruns agree."""
     restart: bool = False
     """Throw away the finished work in the work folder and start over."""
+    fail_fast: bool = False
+    """Stop at the first failed item (a request the server refused, an answer that was not one) instead
+    of recording it in the work folder's failed.jsonl, finishing the rest and counting it in the summary
+    (a rerun retries only the failed items)."""
+    shard: str | None = Field(default=None, pattern=r"^\d+/[1-9]\d*$")
+    """I/N: label only shard I of N (problems split by a hash of their id, so every trace of a problem
+    and every prefix they share land in one shard), e.g. one shard per machine; `prmkit label merge`
+    joins the N outputs into what one run would have written."""
+
+    @field_validator("shard")
+    @classmethod
+    def _shard_in_range(cls, value: str | None) -> str | None:
+        if value is not None:
+            i, n = parse_shard(value)
+            if i >= n:
+                raise ValueError(f"expected a shard index from 0 to {n - 1} for {n} shards")
+        return value
 
     def job_dir(self) -> Path:
         return self.work_dir or self.output.with_name(self.output.name + ".job")
 
     def identity(self) -> dict[str, Any]:
         """The options that shape the result: a resumed job must have the same ones (files aside)."""
-        return self.model_dump(mode="json", exclude={"input", "output", "work_dir", "restart", "concurrency"})
+        return self.model_dump(
+            mode="json", exclude={"input", "output", "work_dir", "restart", "concurrency", "fail_fast"}
+        )
 
 
-def read_labelable(path: Path, need_answer: bool = True) -> list[Trace]:
-    """Read traces and fail, naming every offending line, when a problem lacks its reference answer."""
+class EstimateOptions(Options):
+    """How rollouts become an estimate (the labellers that roll out)."""
+
+    truncated: Truncated = "skip"
+    """A rollout the policy's backend cut at its token limit before an answer: skip (left out of the
+    estimate and counted apart; it says nothing about the prefix) or fail (a failure, which biases long
+    solutions' labels toward -1)."""
+
+
+def parse_shard(shard: str) -> tuple[int, int]:
+    """``"I/N"`` as ``(I, N)``."""
+    i, n = shard.split("/")
+    return int(i), int(n)
+
+
+def shard_of(problem_id: str, n: int) -> int:
+    """The shard of a problem among ``n``: stable across machines and Python runs (not ``hash()``)."""
+    return int.from_bytes(hashlib.sha256(problem_id.encode()).digest()[:8], "big") % n
+
+
+def read_labelable(path: Path, need_answer: bool = True, shard: str | None = None) -> list[Trace]:
+    """Read traces and fail, naming every offending line, when a problem lacks its reference answer;
+    with ``shard`` ("I/N") keep the traces of that shard's problems, in file order."""
     traces = read_traces(path)
     if need_answer:
         issues = [
@@ -61,6 +103,9 @@ def read_labelable(path: Path, need_answer: bool = True) -> list[Trace]:
         ]
         if issues:
             raise InputError(issues)
+    if shard is not None:
+        i, n = parse_shard(shard)
+        traces = [t for t in traces if shard_of(t.problem.id, n) == i]
     return traces
 
 

@@ -8,31 +8,47 @@ Resuming is replaying: every unit has a content key (problem id + step texts), e
 derived from ``(job seed, key, ...)`` and never from RNG state or completion order, so a killed run that
 is started again skips the finished units, computes the rest exactly as the first run would have, and
 writes the same output (labels carry the job's start time, not the time of the rerun).
+
+One item's failure is not the job's: an :class:`~prmkit.core.errors.ItemError` (a request the server
+refused, an answer that was not one) is recorded with its reason in ``failed.jsonl``, the job finishes
+the rest and its summary counts it, and a rerun retries only the failed items (their records are not in
+the log). ``fail_fast`` stops at the first failure instead; a run of failures (a server that went down)
+stops the job too. One process owns a work folder at a time (a lock a second one reports in one line).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import os
 import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from prmkit.core.errors import InputError, Issue, short
+from prmkit.core.errors import InputError, Issue, ItemError, short
 from prmkit.core.files import JsonlAppender, atomic_write, file_issue, iter_json_records, read_input_bytes
 from prmkit.core.model import Step
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-LABELING_VERSION = "labeling-1"
-"""Goes into every Provenance this package writes; bump it when a method's labels would change."""
+LABELING_VERSION = "labeling-2"
+"""Goes into every Provenance this package writes; bump it when a method's labels would change.
+labeling-2: a rollout cut at the token limit is ``truncated``, by default not a failure."""
+FAILURES_IN_A_ROW = 64
+"""A job stops after this many failed items in a row (or twice its concurrency, if more) with nothing
+finishing between them: the endpoint is down or refusing everything, and going on would only record the
+whole job as failed."""
+FAILED_FILE = "failed.jsonl"
+WINDOW = 4
+"""Items handed to the thread pool at a time, per unit of concurrency."""
 
 
 def derive_seed(job_seed: int, *parts: object) -> int:
@@ -55,6 +71,14 @@ class JobMismatchError(ValueError):
     """A work folder holds a job with other parameters; resuming it would mix two experiments."""
 
 
+class JobStoppedError(RuntimeError):
+    """The job stopped on a failure: at the first one (``fail_fast``) or after a run of them."""
+
+
+class JobLockedError(RuntimeError):
+    """Another process is running the job in this work folder; two would pay for the same work twice."""
+
+
 class Job:
     """A resumable job: cached records by key, in-flight de-duplication, a thread pool and progress.
 
@@ -69,20 +93,30 @@ class Job:
         params: dict[str, Any],
         restart: bool = False,
         fields: Mapping[str, type] | None = None,
+        fail_fast: bool = False,
     ):
-        self.kind, self.params = kind, params
+        self.kind, self.params, self.fail_fast = kind, params, fail_fast
         self.fields = dict(fields or {})
         """The fields every record of this kind holds, with their types: a logged record without them
         is refused with its place when the job resumes, not a KeyError deep in the summary."""
         self.records: dict[str, dict] = {}
+        self.failures: list[dict[str, Any]] = []
+        """This run's failed items: what ``about`` said of each, its ``reason`` and ``error`` type."""
         self.resumed = 0
+        self.work_dir: Path | None = None
+        self._lock_fd: int | None = None
+        self._in_a_row = 0  # failed items since the last success (a run of them stops the job)
         self._lock = threading.Lock()
         self._inflight: dict[str, Future] = {}
         self._log: JsonlAppender | None = None
         self.started_at = datetime.now(UTC)
         self.rollouts_now = 0  # rollouts drawn by this process (for the rate shown)
         if work_dir is not None:
-            self._open(Path(work_dir), restart)
+            try:
+                self._open(Path(work_dir), restart)
+            except BaseException:
+                self._unlock()
+                raise
 
     def _open(self, work_dir: Path, restart: bool) -> None:
         meta_path = work_dir / "job.json"
@@ -92,12 +126,16 @@ class Job:
                 [file_issue(work_dir, "a job's work folder", found, "pick another --work-dir")], False
             )
         try:
-            if restart and work_dir.exists():
-                shutil.rmtree(work_dir)
             work_dir.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = _lock(work_dir)
+            if restart:
+                for entry in work_dir.iterdir():
+                    if entry.name != LOCK_FILE:
+                        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         except OSError as err:
             fix = "pick another --work-dir"
             raise InputError([file_issue(work_dir, "a writable work folder", err, fix)], False) from None
+        self.work_dir = work_dir
         if meta_path.exists():
             meta = _read_meta(meta_path)
             if meta.get("kind") != self.kind or meta.get("params") != json.loads(
@@ -112,7 +150,7 @@ class Job:
             meta = {"kind": self.kind, "params": self.params, "started_at": self.started_at.isoformat()}
             with atomic_write(meta_path) as fh:
                 json.dump(meta, fh, indent=2, default=str)
-        self._log = JsonlAppender(work_dir / "records.jsonl")
+        self._log = JsonlAppender(work_dir / "records.jsonl", sync_every_s=SYNC_EVERY_S)
         self.records = _read_records(self._log, self.fields)
         self.resumed = len(self.records)
 
@@ -152,33 +190,107 @@ class Job:
         desc: str,
         show: bool = True,
         stop: Callable[[], None] | None = None,
-    ) -> list[R]:
+        about: Callable[[T], dict[str, Any]] | None = None,
+    ) -> list[R | None]:
         """``fn`` over ``items`` on a thread pool, results in input order, with a progress bar and ETA.
 
-        On the first failure ``stop`` (a policy's or judge's, where it has one) is called so the units
-        already running end without retrying, and the rest are cancelled."""
+        An item whose ``fn`` raises an :class:`~prmkit.core.errors.ItemError` gives None and is recorded
+        in :attr:`failures` (with what ``about`` says of it), unless the job fails fast. Any other error,
+        the first failure of a ``fail_fast`` job, or a run of failures stops the job: ``stop`` (a policy's
+        or judge's, where it has one) is called so the units already running end without retrying, and the
+        rest are never started; finished work stays in the log. Items are handed to the pool a few times
+        ``concurrency`` at a time, so a million-item job holds a bounded number of pending tasks.
+        """
         results: list[R | None] = [None] * len(items)
-        bar = _Bar(desc, len(items), self, show)
+        limit = max(FAILURES_IN_A_ROW, 2 * concurrency)
+        todo = iter(enumerate(items))
+        pending: dict[Future, int] = {}
+        self._in_a_row = 0
         with (
-            bar,
+            _Bar(desc, len(items), self, show) as bar,
             ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="prmkit-label") as pool,
         ):
-            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
             try:
-                for fut in as_completed(futures):
-                    results[futures[fut]] = fut.result()
-                    bar.advance()
+                while True:
+                    for i, item in itertools.islice(todo, WINDOW * concurrency - len(pending)):
+                        pending[pool.submit(fn, item)] = i
+                    if not pending:
+                        break
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        i = pending.pop(fut)
+                        results[i] = self._settle(fut, items[i], about, limit)
+                        bar.advance()
+                if items and self._in_a_row == len(items):  # not one succeeded: nothing to write
+                    raise JobStoppedError(
+                        f"all {len(items)} items failed, the last: {self.failures[-1]['reason']}. "
+                        f"{self._kept_note()}fix the cause and run the same command again"
+                    )
             except BaseException:
-                # Fail fast: finished work is already logged; queued units would only fail the same way.
+                # Stop: finished work is already logged; queued units would only fail the same way.
                 if stop is not None:
                     stop()
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
-        return results  # type: ignore[return-value]
+        return results
+
+    def _settle(
+        self, fut: Future, item: Any, about: Callable[[Any], dict[str, Any]] | None, limit: int
+    ) -> Any:
+        """A finished item's result; None for a recorded failure; raises where the job must stop."""
+        err = fut.exception()
+        if err is None:
+            self._in_a_row = 0
+            return fut.result()
+        if not isinstance(err, ItemError):
+            raise err
+        if self.fail_fast:
+            raise JobStoppedError(
+                f"stopped at the first failure (fail_fast): {err.reason}. {self._kept_note()}"
+                "run again to go on, or without --fail-fast to record failures and go on"
+            ) from err
+        self._in_a_row += 1
+        self._failed(item, err, about)
+        if self._in_a_row >= limit:
+            raise JobStoppedError(
+                f"{self._in_a_row} items failed in a row, the last: {err.reason}. "
+                f"{self._kept_note()}fix the cause and run the same command again to go on"
+            )
+        return None
+
+    def _failed(self, item: Any, err: ItemError, about: Callable[[Any], dict[str, Any]] | None) -> None:
+        with self._lock:
+            self.failures.append(
+                {**(about(item) if about else {}), "reason": err.reason, "error": type(err).__name__}
+            )
+
+    def _kept_note(self) -> str:
+        return f"Finished work is kept in {self.work_dir}; " if self.work_dir is not None else ""
+
+    def failure_summary(self) -> dict[str, Any]:
+        """What a labeller's summary says of failures: how many, the first few, and where the rest are."""
+        out: dict[str, Any] = {"failed": len(self.failures)}
+        if self.failures:
+            out["failures"] = self.failures[:MAX_FAILURES_SHOWN]
+            if self.work_dir is not None:
+                out["failures_file"] = str(self.work_dir / FAILED_FILE)
+        return out
 
     def close(self) -> None:
+        """Close the log, write this run's failures (``failed.jsonl``, replaced each run), release the lock."""
         if self._log is not None:
             self._log.close()
+            self._log = None
+            if self.work_dir is not None:
+                with atomic_write(self.work_dir / FAILED_FILE) as fh:
+                    for failure in self.failures:
+                        fh.write(json.dumps(failure, ensure_ascii=False) + "\n")
+        self._unlock()
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor releases the lock
+            self._lock_fd = None
 
     def __enter__(self) -> Job:
         return self
@@ -188,6 +300,33 @@ class Job:
 
 
 RESTART_FIX = "pass --restart (restart=True) to start over, or delete the work folder"
+LOCK_FILE = "job.lock"
+SYNC_EVERY_S = 1.0
+"""The log is flushed with every record (a killed process loses nothing) and fsync'd at most this often:
+a machine that loses power loses at most this much work, which a rerun redoes. fsync per record cost
+more than a fast endpoint's rollouts."""
+MAX_FAILURES_SHOWN = 20
+
+
+def _lock(work_dir: Path) -> int:
+    """Hold ``work_dir/job.lock`` for this process (released when it ends, however it ends)."""
+    import fcntl
+
+    path = work_dir / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 200, 0).decode("utf-8", errors="replace").strip() or "another process"
+        os.close(fd)
+        raise JobLockedError(
+            f"{work_dir}: this job is being run by {holder}; wait for it to finish, or give this run "
+            "another --work-dir (two runs of one job would pay for the same rollouts twice)"
+        ) from None
+    os.ftruncate(fd, 0)
+    stamp = f"process {os.getpid()} since {datetime.now(UTC).isoformat(timespec='seconds')}"
+    os.pwrite(fd, stamp.encode(), 0)
+    return fd
 
 
 def _read_meta(path: Path) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from prmkit.core.errors import ItemError
 from prmkit.core.model import Label, Trace
 from prmkit.core.protocols import Judge, JudgeVerdict
 from prmkit.labeling.common import JobOptions, provenance, read_labelable, write_result
@@ -54,8 +55,11 @@ def label_judge(
     concurrency: int = 4,
     show_progress: bool = False,
     job_params: dict[str, Any] | None = None,
+    fail_fast: bool = False,
 ) -> tuple[list[Trace], dict[str, Any]]:
-    """Copies of ``traces`` with ``judge`` labels, and a summary (statuses counted). Resumable."""
+    """Copies of ``traces`` with ``judge`` labels, and a summary (statuses counted). Resumable.
+
+    A trace whose request failed stays unlabelled, is listed in the summary and retried by a rerun."""
     out = [t.model_copy(deep=True) for t in traces]
     params = {"method": "judge", "judge": judge.name}
 
@@ -63,15 +67,17 @@ def label_judge(
         def compute() -> dict:
             v = judge.judge(t.problem, t.steps)
             if len(v.ratings) != len(t.steps):
-                raise RuntimeError(
+                raise ItemError(
                     f"judge {judge.name}: {len(v.ratings)} ratings for {len(t.steps)} steps of {t.id}"
                 )
             return {"n": 0, "verdict": v.model_dump(mode="json")}
 
         return job.get("judge-" + prefix_key(t.problem.id, t.steps), compute)
 
-    with Job(work_dir, "judge", {**params, **(job_params or {})}, restart, {"verdict": dict}) as job:
-        recs = job.map(out, one, concurrency, "judge", show_progress, getattr(judge, "stop", None))
+    job_id = {**params, **(job_params or {})}
+    with Job(work_dir, "judge", job_id, restart, {"verdict": dict}, fail_fast) as job:
+        stop = getattr(judge, "stop", None)
+        recs = job.map(out, one, concurrency, "judge", show_progress, stop, lambda t: {"trace": t.id})
         at = job.started_at
     summary: dict[str, Any] = {
         "method": "judge",
@@ -80,7 +86,11 @@ def label_judge(
         "unparseable": 0,
         "out_of_range": 0,
     }
+    summary.update(job.failure_summary())
     for t, rec in zip(out, recs, strict=True):
+        if rec is None:  # its request failed: listed under failures
+            t.drop_labels(f"judge:{judge.name}")
+            continue
         v = JudgeVerdict.model_validate(rec["verdict"])
         status = verdict_status(v, len(t.steps))
         summary[status] = summary.get(status, 0) + 1
@@ -93,13 +103,14 @@ def label_judge(
 
 def run_judge(config: JudgeConfig, show_progress: bool = True) -> dict[str, Any]:
     """``prmkit label judge``: read, judge with the configured judge, write output, config and summary."""
-    traces = read_labelable(config.input, need_answer=False)
+    traces = read_labelable(config.input, need_answer=False, shard=config.shard)
     labelled, summary = label_judge(
         traces,
         config.build_judge(config.seed),
         work_dir=str(config.job_dir()),
         restart=config.restart,
-        concurrency=config.concurrency,
+        concurrency=config.judge_in_flight(),
+        fail_fast=config.fail_fast,
         show_progress=show_progress,
         job_params=config.identity(),
     )

@@ -16,14 +16,30 @@ from pydantic import Field
 
 from prmkit.core.model import Label, Trace
 from prmkit.core.protocols import Policy
-from prmkit.labeling.common import JobOptions, provenance, read_labelable, record_rollouts, write_result
+from prmkit.labeling.common import (
+    EstimateOptions,
+    JobOptions,
+    provenance,
+    read_labelable,
+    record_rollouts,
+    write_result,
+)
 from prmkit.labeling.jobs import Job, derive_seed, prefix_key
 from prmkit.labeling.labellers import Labeller
-from prmkit.labeling.rollouts import DRAW_FIELDS, MAX_ROLLOUTS, OUTCOMES, draw, outcome, success_rate
+from prmkit.labeling.rollouts import (
+    DRAW_FIELDS,
+    MAX_ROLLOUTS,
+    OUTCOMES,
+    Truncated,
+    draw,
+    outcome,
+    scored,
+    success_rate,
+)
 from prmkit.policies.options import PolicyOptions
 
 
-class MCConfig(JobOptions, PolicyOptions):
+class MCConfig(JobOptions, PolicyOptions, EstimateOptions):
     """``prmkit label mc``: hard and soft Monte Carlo labels for every step."""
 
     rollouts: int = Field(default=8, ge=1, le=MAX_ROLLOUTS)
@@ -54,16 +70,26 @@ def label_mc(
     concurrency: int = 4,
     show_progress: bool = False,
     job_params: dict[str, Any] | None = None,
+    truncated: Truncated = "skip",
+    fail_fast: bool = False,
 ) -> tuple[list[Trace], dict[str, Any]]:
     """Copies of ``traces`` with ``mc_hard`` and ``mc_soft`` labels from ``policy``, and a summary.
 
     With ``work_dir`` the job is resumable: rerun the same call after a crash and it continues.
-    ``job_params`` (e.g. the policy's options) must also match for a folder to be resumed.
+    ``job_params`` (e.g. the policy's options) must also match for a folder to be resumed. A prefix whose
+    rollouts failed (the server refused it) leaves its step unlabelled, is counted and listed in the
+    summary, and is retried by a rerun; ``fail_fast`` stops the job there instead.
     """
     if not 1 <= rollouts <= MAX_ROLLOUTS:
         raise ValueError(f"rollouts: expected 1 to {MAX_ROLLOUTS}, found {rollouts}")
     out = [t.model_copy(deep=True) for t in traces]
-    params = {"method": "mc", "rollouts": rollouts, "seed": seed, "policy": policy.name}
+    params = {
+        "method": "mc",
+        "rollouts": rollouts,
+        "seed": seed,
+        "policy": policy.name,
+        "truncated": truncated,
+    }
     todo: dict[str, tuple[Trace, int]] = {}
     for t in out:
         last = len(t.steps) - 1
@@ -77,12 +103,17 @@ def label_mc(
             key, lambda: draw(policy, trace.problem, trace.steps[:k], rollouts, derive_seed(seed, "mc", key))
         )
 
-    with Job(work_dir, "mc", {**params, **(job_params or {})}, restart, DRAW_FIELDS) as job:
+    def about(key: str) -> dict[str, Any]:
+        trace, k = todo[key]
+        return {"prefix": key, "trace": trace.id, "prefix_len": k}
+
+    with Job(work_dir, "mc", {**params, **(job_params or {})}, restart, DRAW_FIELDS, fail_fast) as job:
         resumed = sum(1 for k in todo if k in job.records)
-        job.map(list(todo), work, concurrency, "mc rollouts", show_progress, getattr(policy, "stop", None))
+        stop = getattr(policy, "stop", None)
+        job.map(list(todo), work, concurrency, "mc rollouts", show_progress, stop, about)
         records, at = job.records, job.started_at
     summary = _assemble(out, records, policy.name, params, at)
-    summary.update(prefixes=len(todo), prefixes_resumed=resumed)
+    summary.update(prefixes=len(todo), prefixes_resumed=resumed, **job.failure_summary())
     return out, summary
 
 
@@ -90,13 +121,18 @@ def _assemble(out: list[Trace], records: dict[str, dict], actor: str, params: di
     hard_p = provenance("mc_hard", actor, params, at)
     soft_p = provenance("mc_soft", actor, params, at)
     seen: set[str] = set()
-    totals = {k: 0 for k in ("rollouts", "steps", "unlabelled_steps", "shared_prefixes", *OUTCOMES)}
+    names = ("rollouts", "steps", "unlabelled_steps", "failed_steps", "shared_prefixes", *OUTCOMES)
+    totals = dict.fromkeys(names, 0)
     for t in out:
         t.drop_labels(f"mc_hard:{actor}").drop_labels(f"mc_soft:{actor}")
         final = final_step_record(t)
         spent = 0
         for i, key in enumerate(prefix_keys(t)):
-            rec = final if (final is not None and i == len(t.steps) - 1) else records[key]
+            rec = final if (final is not None and i == len(t.steps) - 1) else records.get(key)
+            totals["steps"] += 1
+            if rec is None:  # its rollouts failed: listed in the summary, retried by a rerun
+                totals["failed_steps"] += 1
+                continue
             if key in seen and not rec.get("final"):
                 totals["shared_prefixes"] += 1
             elif not rec.get("final"):
@@ -104,13 +140,12 @@ def _assemble(out: list[Trace], records: dict[str, dict], actor: str, params: di
                 spent += rec["n"]
                 for k in OUTCOMES:
                     totals[k] += rec[k]
-            rate = success_rate(rec)
-            totals["steps"] += 1
+            rate = success_rate(rec, params["truncated"])
             if rate is None:
                 totals["unlabelled_steps"] += 1
                 continue
             meta = (
-                {"correct": rec["correct"], "scored": rec["n"] - rec["unparseable"]}
+                {"correct": rec["correct"], "scored": scored(rec, params["truncated"])}
                 if rec["n"]
                 else {"from": "final_answer"}
             )
@@ -125,7 +160,7 @@ def _assemble(out: list[Trace], records: dict[str, dict], actor: str, params: di
 
 def run_mc(config: MCConfig, show_progress: bool = True) -> dict[str, Any]:
     """``prmkit label mc``: read, label with the configured policy, write output, config and summary."""
-    traces = read_labelable(config.input)
+    traces = read_labelable(config.input, shard=config.shard)
     labelled, summary = label_mc(
         traces,
         config.build_policy(),
@@ -133,9 +168,11 @@ def run_mc(config: MCConfig, show_progress: bool = True) -> dict[str, Any]:
         seed=config.seed,
         work_dir=str(config.job_dir()),
         restart=config.restart,
-        concurrency=config.concurrency,
+        concurrency=config.in_flight(),
         show_progress=show_progress,
         job_params=config.identity(),
+        truncated=config.truncated,
+        fail_fast=config.fail_fast,
     )
     write_result(config, config.output, labelled, summary)
     return summary

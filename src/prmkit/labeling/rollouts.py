@@ -1,21 +1,27 @@
 """Drawing rollouts from a prefix and scoring where they end, with "could not parse" kept apart.
 
-A rollout that states no answer (the policy ran out of steps or tokens) did not reach the right answer:
-it counts as ``no_answer`` and as a failure. A rollout whose answer the checker cannot parse is
-``unparseable``: it is left out of every estimate and counted, because reading it as wrong would quietly
-bias Monte Carlo labels toward -1 (math-verify's main trap).
+A rollout that ends with no answer (the policy stopped, or ran out of steps) did not reach the right
+answer: it counts as ``no_answer`` and as a failure. One the backend cut at its token limit before an
+answer (``finish_reason: length``) is ``truncated``: it says nothing about whether the prefix can still
+win, so by default (``truncated="skip"``) it is left out of the estimate and counted apart; counted as a
+failure it biases labels of long solutions toward -1 (``truncated="fail"`` is Math-Shepherd's reading).
+A rollout whose answer the checker cannot parse is ``unparseable``: it is left out of every estimate and
+counted, because reading it as wrong would quietly bias Monte Carlo labels toward -1 (math-verify's main
+trap).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
-from prmkit.core.answers import check_answer
+from prmkit.core.answers import check_answers
 from prmkit.core.model import Problem, Step, Trace
 from prmkit.core.protocols import Policy
 
-OUTCOMES = ("correct", "wrong", "no_answer", "unparseable")
+OUTCOMES = ("correct", "wrong", "no_answer", "unparseable", "truncated")
+Truncated = Literal["skip", "fail"]
+"""What a truncated rollout counts as: left out of the estimate (``skip``) or a failure (``fail``)."""
 MAX_ROLLOUTS = 1024
 """Most rollouts per prefix a job accepts: Math-Shepherd drew 8 and OmegaPRM 16 per probe; a mistyped
 100000000 used to grow memory by ~65 MB/s with no output before the first prefix finished."""
@@ -25,10 +31,17 @@ DRAW_FIELDS: dict[str, type] = {"n": int, **dict.fromkeys(OUTCOMES, int), "token
 
 def outcome(gold: str | None, answer: str | None) -> str:
     """One of :data:`OUTCOMES` for a final answer against the reference."""
-    if answer is None or not answer.strip():
-        return "no_answer"
-    ok = check_answer(gold, answer)
-    return "unparseable" if ok is None else "correct" if ok else "wrong"
+    return outcomes(gold, [answer])[0]
+
+
+def outcomes(gold: str | None, answers: Sequence[str | None]) -> list[str]:
+    """:func:`outcome` of each answer, checked together (one trip to the answer checker per draw)."""
+    stated = [i for i, a in enumerate(answers) if a is not None and a.strip()]
+    verdicts = check_answers(gold, [answers[i] for i in stated])
+    out = ["no_answer"] * len(answers)
+    for i, ok in zip(stated, verdicts, strict=True):
+        out[i] = "unparseable" if ok is None else "correct" if ok else "wrong"
+    return out
 
 
 def draw(
@@ -40,8 +53,10 @@ def draw(
         raise RuntimeError(f"policy {policy.name}: asked for {n} continuations, got {len(conts)}")
     rec: dict[str, Any] = {"n": n, **dict.fromkeys(OUTCOMES, 0), "tokens": 0}
     kept = []
-    for cont in conts:
-        kind = outcome(problem.answer, cont.final_answer)
+    kinds = outcomes(problem.answer, [c.final_answer for c in conts])
+    for cont, kind in zip(conts, kinds, strict=True):
+        if kind == "no_answer" and cont.truncated:
+            kind = "truncated"
         rec[kind] += 1
         rec["tokens"] += cont.num_tokens or 0
         if keep:
@@ -64,10 +79,15 @@ def merge(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def success_rate(rec: dict[str, Any]) -> float | None:
+def scored(rec: dict[str, Any], truncated: Truncated = "skip") -> int:
+    """How many rollouts of a record count in its estimate (unparseable ones never do)."""
+    return rec["correct"] + rec["wrong"] + rec["no_answer"] + (rec["truncated"] if truncated == "fail" else 0)
+
+
+def success_rate(rec: dict[str, Any], truncated: Truncated = "skip") -> float | None:
     """Share of scorable rollouts that reached the right answer; None when none could be scored."""
-    scored = rec["correct"] + rec["wrong"] + rec["no_answer"]
-    return rec["correct"] / scored if scored else None
+    n = scored(rec, truncated)
+    return rec["correct"] / n if n else None
 
 
 def continuation_trace(

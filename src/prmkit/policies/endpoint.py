@@ -1,9 +1,16 @@
 """Rollouts and judgements from any OpenAI-compatible server: vLLM, SGLang, or ``prmkit serve-policy``.
 
 - :class:`EndpointPolicy` calls ``/v1/completions`` with ``n``, ``stop``, ``max_tokens``,
-  ``temperature`` and ``seed``; a next-step request (``max_steps=1``) stops at the step separator.
+  ``temperature`` and ``seed``; a next-step request (``max_steps=1``) stops at the step separator. With
+  ``chat=True`` it calls ``/v1/chat/completions`` instead, for instruct models: the problem is the user's
+  message and the steps so far open the assistant's, which the model continues (vLLM's
+  ``continue_final_message``, so the chat template is the model's own).
 - :class:`EndpointJudge` calls ``/v1/chat/completions`` with a ProcessBench-style critic prompt and
   keeps the raw answer in the verdict.
+
+An answer that is not one (a choice whose text is null, fewer choices than asked) is a
+:class:`~prmkit.policies.http.BadAnswerError` naming what was wrong: the job records it against the item.
+A choice cut at ``max_tokens`` (``finish_reason: length``) before an answer is ``truncated``.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from collections.abc import Sequence
 from prmkit.core.model import Continuation, Problem, Step
 from prmkit.core.protocols import JudgeVerdict
 from prmkit.policies.critic import CRITIC_TEMPLATE, critic_prompt, parse_first_error, verdict_from_first_error
-from prmkit.policies.http import EndpointError, OpenAIClient
+from prmkit.policies.http import BadAnswerError, OpenAIClient
 from prmkit.policies.text import StepFormat
 
 
@@ -32,11 +39,13 @@ class EndpointPolicy:
         concurrency: int = 8,
         retries: int = 3,
         timeout: float = 120.0,
+        chat: bool = False,
     ):
         self.model = model
         self.name = f"endpoint:{model}"
         self.format = step_format or StepFormat()
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
+        self.chat = chat
         self.client = OpenAIClient(url, concurrency=concurrency, retries=retries, timeout=timeout)
 
     def stop(self) -> None:
@@ -52,29 +61,56 @@ class EndpointPolicy:
         seed: int | None = None,
         max_steps: int | None = None,
     ) -> list[Continuation]:
-        payload: dict = {
-            "model": self.model,
-            "prompt": self.format.prompt(problem, prefix),
-            "n": n,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-        }
+        payload: dict = {"model": self.model, **self.request(problem, prefix)}
+        payload.update(n=n, max_tokens=self.max_tokens, temperature=self.temperature, top_p=self.top_p)
         if seed is not None:
             payload["seed"] = seed
         if max_steps == 1:
             payload["stop"] = [self.format.step_separator]
-        body = self.client.post("/v1/completions", payload)
-        choices = sorted(body.get("choices") or [], key=lambda c: c.get("index", 0))
-        if len(choices) != n:
-            raise EndpointError(
-                f"{self.client.base_url}/v1/completions: asked for n={n} choices, got {len(choices)}"
-            )
-        usage = body.get("usage") or {}
-        per_choice = usage.get("completion_tokens", 0) // n if usage.get("completion_tokens") else None
-        return [
-            self.format.parse(c.get("text", ""), max_steps=max_steps, num_tokens=per_choice) for c in choices
-        ]
+        route = "/v1/chat/completions" if self.chat else "/v1/completions"
+        body = self.client.post(route, payload)
+        texts = _choice_texts(body, n, self.chat, self.client.base_url + route)
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        spent = usage.get("completion_tokens")
+        per_choice = spent // n if isinstance(spent, int) and spent > 0 else None
+        out = []
+        for text, reason in texts:
+            cont = self.format.parse(text, max_steps=max_steps, num_tokens=per_choice)
+            if reason == "length" and not cont.finished:
+                cont = cont.model_copy(update={"truncated": True})
+            out.append(cont)
+        return out
+
+    def request(self, problem: Problem, prefix: Sequence[Step]) -> dict:
+        """What a request says besides its sampling options: a prompt, or (``chat``) the messages, with
+        ``continue_final_message`` and ``add_generation_prompt`` off as vLLM documents prefilling
+        (:meth:`~prmkit.policies.text.StepFormat.messages`)."""
+        if not self.chat:
+            return {"prompt": self.format.prompt(problem, prefix)}
+        messages, cont = self.format.messages(problem, prefix)
+        if not cont:
+            return {"messages": messages, "add_generation_prompt": True}
+        return {"messages": messages, "add_generation_prompt": False, "continue_final_message": True}
+
+
+def _choice_texts(body: dict, n: int, chat: bool, url: str) -> list[tuple[str, str | None]]:
+    """(text, finish_reason) of each of the ``n`` choices, in index order; an answer of another shape is
+    a :class:`BadAnswerError` that says what was wrong (it used to be a traceback deep in the parser)."""
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise BadAnswerError(f"{url}: expected a list of choices, found {str(choices)[:120]}")
+    if len(choices) != n:
+        raise BadAnswerError(f"{url}: asked for n={n} choices, got {len(choices)}")
+    out = []
+    for c in sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0):
+        message = c.get("message")
+        text = (message.get("content") if isinstance(message, dict) else None) if chat else c.get("text")
+        if not isinstance(text, str):
+            field = "message.content" if chat else "text"
+            raise BadAnswerError(f"{url}: choice {c.get('index')} has {field} {str(text)[:40]}, not a string")
+        reason = c.get("finish_reason")
+        out.append((text, reason if isinstance(reason, str) else None))
+    return out
 
 
 class EndpointJudge:
@@ -122,7 +158,11 @@ class EndpointJudge:
         try:
             raw = body["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as err:
-            raise EndpointError(
+            raise BadAnswerError(
                 f"{self.client.base_url}/v1/chat/completions: no choices[0].message.content in {str(body)[:200]}"
             ) from err
+        if not isinstance(raw, str):
+            raise BadAnswerError(
+                f"{self.client.base_url}/v1/chat/completions: message content {str(raw)[:40]}"
+            )
         return verdict_from_first_error(parse_first_error(raw), len(steps), raw)

@@ -146,6 +146,7 @@ class HFPolicy:
         top_p: float = 1.0,
         max_new_tokens: int = 256,
         device: str | None = None,
+        chat: bool = False,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -163,10 +164,24 @@ class HFPolicy:
         self.tokenizer = tokenizer
         self.format = step_format or StepFormat()
         self.temperature, self.top_p, self.max_new_tokens = temperature, top_p, max_new_tokens
+        self.chat = chat
+        if chat and not getattr(tokenizer, "chat_template", None):
+            raise ValueError(f"HFPolicy: chat=True, but the tokenizer of {self.name} has no chat template")
         self.separator_ids = separator_token_ids(tokenizer, self.format.step_separator)
         eos = tokenizer.eos_token_id
         self.eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
         self._lock = threading.Lock()  # one sampling loop at a time: they would only fight over cores
+
+    def prompt_ids(self, problem: Problem, prefix: Sequence[Step]) -> list[int]:
+        """The token ids the model continues: the text prompt, or (``chat``) the model's chat template
+        over :meth:`~prmkit.policies.text.StepFormat.messages`, the assistant's message left open."""
+        if not self.chat:
+            return self.tokenizer(self.format.prompt(problem, prefix))["input_ids"]
+        messages, cont = self.format.messages(problem, prefix)
+        ids = self.tokenizer.apply_chat_template(
+            messages, tokenize=True, add_generation_prompt=not cont, continue_final_message=cont
+        )
+        return list(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
 
     def continue_from(
         self,
@@ -177,16 +192,19 @@ class HFPolicy:
         seed: int | None = None,
         max_steps: int | None = None,
     ) -> list[Continuation]:
-        prompt = self.tokenizer(self.format.prompt(problem, prefix))["input_ids"]
+        prompt = self.prompt_ids(problem, prefix)
         stop = StepStop(self.tokenizer, self.format, max_steps, self.separator_ids)
         with self._lock:
             rows = sample_continuations(
                 self.model, prompt, n, self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
                 seed=seed, eos_ids=self.eos_ids, stop=stop,
             )  # fmt: skip
-        return [
-            self.format.parse(
-                self.tokenizer.decode(row, skip_special_tokens=True), max_steps=max_steps, num_tokens=len(row)
-            )
-            for row in rows
-        ]
+        out = []
+        for row in rows:
+            text = self.tokenizer.decode(row, skip_special_tokens=True)
+            cont = self.format.parse(text, max_steps=max_steps, num_tokens=len(row))
+            cut = len(row) >= self.max_new_tokens and row[-1] not in self.eos_ids  # the token limit ended it
+            if cut and not cont.finished and (max_steps is None or len(cont.steps) < max_steps):
+                cont = cont.model_copy(update={"truncated": True})
+            out.append(cont)
+        return out

@@ -2,90 +2,159 @@
 
 Why not the ``openai`` package: prmkit needs only two POST routes, and it needs control of the parts that
 bite in long labelling jobs: a concurrency cap shared by every thread, retries with exponential backoff
-on connection errors, 429 and 5xx (never on 4xx, which will not heal), a timeout per request, and an
-error that says which URL failed and what to check when the server is down.
+on connection errors, 429 and 5xx (never on 4xx, which will not heal), a timeout per request, a bound on
+the size of an answer, several servers as one pool, and errors that say which URL failed and why.
+
+Every failure is an :class:`EndpointError`, an :class:`~prmkit.core.errors.ItemError`: a labelling job
+records it against the one item that caused it and goes on (:class:`RefusedError` for a request the
+server will not serve, e.g. a prompt past its context length; :class:`BadAnswerError` for an answer that
+is not one). A server that is down fails every item, and the job stops after a run of failures.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import random
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
+from prmkit.core.errors import ItemError
+
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+MAX_RESPONSE_BYTES = 64 * 2**20
+"""The default bound on one answer's body: 1,024 rollouts of 4,096 tokens fit in a tenth of it; a server
+that sends more is misbehaving, and reading it whole once cost 840 MB of memory."""
 
 
-class EndpointError(RuntimeError):
-    """The endpoint could not answer: unreachable after retries, or it rejected the request."""
+class EndpointError(ItemError):
+    """The endpoint could not answer this request: unreachable after retries, refused, or no answer."""
+
+
+class RefusedError(EndpointError):
+    """The server refused the request with a 4xx that retrying will not heal (e.g. context length)."""
+
+
+class BadAnswerError(EndpointError):
+    """The server answered, but not with an answer: not JSON, past the size bound, or the wrong shape."""
+
+
+def endpoint_urls(urls: str | Sequence[str]) -> list[str]:
+    """Base URLs from one URL, a comma-separated list or a sequence, without a trailing ``/v1``."""
+    parts = urls.split(",") if isinstance(urls, str) else list(urls)
+    out = []
+    for part in parts:
+        base = part.strip().rstrip("/")
+        if base:
+            out.append(base[: -len("/v1")] if base.endswith("/v1") else base)
+    if not out:
+        raise ValueError(f"expected at least one endpoint URL, found {urls!r}")
+    return out
 
 
 class OpenAIClient:
-    """POSTs JSON to ``{base_url}/v1/...`` with a concurrency limit, retries and timeouts.
+    """POSTs JSON to ``{base_url}/v1/...`` with a concurrency limit, retries, timeouts and a size bound.
 
-    ``base_url`` may end in ``/v1`` or not. The API key is read from the environment variable named by
+    ``base_url`` may end in ``/v1`` or not; several URLs (a list, or comma-separated) are one pool, each
+    request (and each retry) going to the next in turn, so a retried request moves off a failing server.
+    The concurrency cap is per server. The API key is read from the environment variable named by
     ``api_key_env`` (never passed on a command line, where ``ps`` would show it).
     """
 
     def __init__(
         self,
-        base_url: str,
+        base_url: str | Sequence[str],
         *,
         concurrency: int = 8,
         retries: int = 3,
         timeout: float = 60.0,
         backoff: float = 0.5,
         api_key_env: str | None = "OPENAI_API_KEY",
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ):
-        base = base_url.rstrip("/")
-        self.base_url = base[: -len("/v1")] if base.endswith("/v1") else base
-        self.retries = retries
-        self.backoff = backoff
-        self._slots = threading.BoundedSemaphore(max(1, concurrency))
+        self.base_urls = endpoint_urls(base_url)
+        self.base_url = self.base_urls[0]
+        self.retries, self.backoff, self.timeout = retries, backoff, timeout
+        self.max_response_bytes = max_response_bytes
+        self._turn = itertools.count()
+        self._slots = threading.BoundedSemaphore(max(1, concurrency) * len(self.base_urls))
         self._stopped = threading.Event()
         headers = {}
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        limits = httpx.Limits(
-            max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency)
-        )
+        per_pool = max(1, concurrency) * len(self.base_urls)
+        limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
         self._http = httpx.Client(timeout=timeout, headers=headers, limits=limits)
 
     def post(self, route: str, payload: dict[str, Any]) -> dict[str, Any]:
         """POST ``payload`` to ``route`` (e.g. ``/v1/completions``) and return the decoded JSON body."""
-        url = self.base_url + route
-        last: str = ""
+        last, url, first = "", self.base_url + route, next(self._turn)
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1) * (1 + 0.25 * random.random()))
+            url = self.base_urls[(first + attempt) % len(self.base_urls)] + route  # a retry: the next server
             if self._stopped.is_set():
                 raise EndpointError(f"{url}: not sent: the job is stopping ({last or 'stop() was called'})")
             try:
-                with self._slots:
-                    resp = self._http.post(url, json=payload)
+                with self._slots, self._http.stream("POST", url, json=payload) as resp:
+                    if resp.status_code in RETRY_STATUS:
+                        last = f"HTTP {resp.status_code}: {self._text(resp, 200)}"
+                        continue
+                    if resp.status_code >= 400:
+                        raise RefusedError(
+                            f"{url} refused the request: HTTP {resp.status_code}: {self._text(resp, 500)}"
+                        )
+                    body = self._body(resp, url)
             except httpx.TimeoutException as err:
                 last = f"timed out ({type(err).__name__})"
                 continue
             except httpx.TransportError as err:
                 last = f"{type(err).__name__}: {err}"
                 continue
-            if resp.status_code in RETRY_STATUS:
-                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
-                continue
-            if resp.status_code >= 400:
-                raise EndpointError(f"{url} rejected the request: HTTP {resp.status_code}: {resp.text[:500]}")
             try:
-                return resp.json()
+                return _json_object(body)
             except ValueError as err:
-                raise EndpointError(f"{url} answered with non-JSON: {resp.text[:200]!r}") from err
+                raise BadAnswerError(f"{url} answered with {err}: {body[:200]!r}") from None
+        where = url if len(self.base_urls) == 1 else f"{len(self.base_urls)} servers (last {url})"
         raise EndpointError(
-            f"could not get an answer from {url} after {self.retries + 1} tries ({last}). "
+            f"could not get an answer from {where} after {self.retries + 1} tries ({last}). "
             "Is the server running, and is the URL right (e.g. http://localhost:8000)?"
         )
+
+    def _body(self, resp: httpx.Response, url: str) -> bytes:
+        """The body, read within the size bound and the request's timeout (a trickle is a timeout too)."""
+        declared = resp.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_response_bytes:
+            raise BadAnswerError(
+                f"{url} answered with {int(declared):,} bytes, over the bound of {self.max_response_bytes:,}"
+            )
+        deadline = time.monotonic() + self.timeout
+        chunks, size = [], 0
+        for chunk in resp.iter_bytes():
+            size += len(chunk)
+            if size > self.max_response_bytes:
+                raise BadAnswerError(
+                    f"{url} answered with over {self.max_response_bytes:,} bytes; stopped reading"
+                )
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout(f"the answer took over {self.timeout:g} s to arrive")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _text(self, resp: httpx.Response, limit: int) -> str:
+        """The start of an error answer (never the whole of a huge one)."""
+        head = b""
+        for chunk in resp.iter_bytes():
+            head += chunk
+            if len(head) >= limit:
+                break
+        return head[:limit].decode("utf-8", errors="replace")
 
     def get(self, route: str) -> dict[str, Any]:
         """GET ``route`` once (health checks, model lists); connection errors become :class:`EndpointError`."""
@@ -105,3 +174,14 @@ class OpenAIClient:
     def close(self) -> None:
         self._stopped.set()
         self._http.close()
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    """The JSON object in ``body``; ValueError (saying what was found instead) otherwise."""
+    try:
+        doc = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ValueError("non-JSON") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"JSON {type(doc).__name__}, not an object")
+    return doc

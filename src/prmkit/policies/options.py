@@ -16,6 +16,9 @@ from prmkit.policies import load_judge, load_policy
 from prmkit.policies.text import DEFAULT_ANSWER_PATTERN, StepFormat
 from prmkit.policies.worlds import WORLDS
 
+ENDPOINT_CONCURRENCY = 64
+LOCAL_CONCURRENCY = 4
+
 
 class _Options(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -35,8 +38,6 @@ class PolicyOptions(_Options):
     folder) or endpoint (OpenAI-compatible)."""
     model: str | None = None
     """hf: the model folder; endpoint: the model name the server serves."""
-    url: str | None = None
-    """endpoint: base URL of the server, e.g. http://localhost:8000."""
     temperature: float = 1.0
     """Sampling temperature (world: scales the simulated policy's error rates; 1 is its default)."""
     max_new_tokens: int = 256
@@ -47,8 +48,16 @@ class PolicyOptions(_Options):
     """Text before the first step of an hf or endpoint prompt; {problem} is the problem text."""
     answer_pattern: str = DEFAULT_ANSWER_PATTERN
     """Regex whose first group is the final answer in a step (a \\boxed{} wins) for hf and endpoint."""
-    concurrency: int = Field(default=4, ge=1)
-    """Rollout requests in flight at once."""
+    url: str | None = None
+    """endpoint: base URL of the server, e.g. http://localhost:8000; several, comma-separated, are one
+    pool (each request goes to the next in turn, and a retry to another)."""
+    chat: bool = False
+    """endpoint and hf: for an instruct (chat) model: the problem is the user's message and the steps so
+    far open the assistant's, which the model continues under its own chat template (endpoint:
+    /v1/chat/completions with continue_final_message, as vLLM documents prefilling)."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Rollout requests in flight at once; default 64 for an endpoint (a vLLM or SGLang server batches
+    hundreds of sequences: 64 requests of 8 rollouts are 512), 4 otherwise."""
     request_timeout_s: float = Field(default=120.0, gt=0)
     """endpoint: seconds one request may take (connecting, or waiting for the answer) before it counts as
     failed; a server that accepts and never answers is reported after (retries + 1) x this."""
@@ -85,7 +94,13 @@ class PolicyOptions(_Options):
             raise ValueError(
                 f"--request-timeout-s / --retries are only used by policy 'endpoint', not {self.policy!r}"
             )
+        if self.policy not in ("endpoint", "hf") and self.chat:
+            raise ValueError(f"--chat is only used by policies 'endpoint' and 'hf', not {self.policy!r}")
         return self
+
+    def in_flight(self) -> int:
+        """Requests in flight at once: ``concurrency``, or its default for the backend."""
+        return self.concurrency or (ENDPOINT_CONCURRENCY if self.policy == "endpoint" else LOCAL_CONCURRENCY)
 
     def build_policy(self) -> Policy:
         """The policy these options name."""
@@ -102,9 +117,10 @@ class PolicyOptions(_Options):
                 step_format=fmt,
                 temperature=self.temperature,
                 max_tokens=self.max_new_tokens,
-                concurrency=self.concurrency,
+                concurrency=self.in_flight(),
                 timeout=self.request_timeout_s,
                 retries=self.retries,
+                chat=self.chat,
             )
         if self.policy == "hf":
             return load_policy(
@@ -113,6 +129,7 @@ class PolicyOptions(_Options):
                 step_format=fmt,
                 temperature=self.temperature,
                 max_new_tokens=self.max_new_tokens,
+                chat=self.chat,
             )
         if self.policy in WORLDS:  # an embedded world's simulated policy: its errors scale with temperature
             return load_policy(self.policy, temperature=self.temperature)
@@ -133,8 +150,8 @@ class JudgeOptions(_Options):
     """endpoint: a text file replacing the ProcessBench critic prompt; keeps {problem} and {tagged_response}."""
     judge_temperature: float = 0.0
     """endpoint: sampling temperature of the judge."""
-    concurrency: int = Field(default=4, ge=1)
-    """Judge requests in flight at once."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Judge requests in flight at once; default 64 for an endpoint, 4 otherwise."""
     judge_request_timeout_s: float = Field(default=300.0, gt=0)
     """endpoint: seconds one judge request may take before it counts as failed (a critic writes long
     answers); a server that accepts and never answers is reported after (retries + 1) x this."""
@@ -156,6 +173,10 @@ class JudgeOptions(_Options):
             )
         return self
 
+    def judge_in_flight(self) -> int:
+        """Judge requests in flight at once: ``concurrency``, or its default for the backend."""
+        return self.concurrency or (ENDPOINT_CONCURRENCY if self.judge == "endpoint" else LOCAL_CONCURRENCY)
+
     def build_judge(self, seed: int = 0) -> Judge:
         """The judge these options name; ``seed`` drives a sampled judge (world noise, endpoint sampling)."""
         if self.judge in WORLDS:  # an embedded world's simulated judge: its noise is seeded
@@ -170,7 +191,7 @@ class JudgeOptions(_Options):
             url=self.judge_url,
             model=self.judge_model,
             temperature=self.judge_temperature,
-            concurrency=self.concurrency,
+            concurrency=self.judge_in_flight(),
             timeout=self.judge_request_timeout_s,
             retries=self.judge_retries,
             seed=seed,

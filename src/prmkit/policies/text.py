@@ -60,6 +60,21 @@ class StepFormat(BaseModel):
             text += "".join(render_observation(o) + self.step_separator for o in prefix[-1].observations)
         return text
 
+    def messages(self, problem: Problem, prefix: Sequence[Step]) -> tuple[list[dict[str, str]], bool]:
+        """The chat a chat model continues, and whether it continues the last message.
+
+        The problem (through ``prompt_template``) is the user's message; the steps so far, each followed
+        by the separator, open the assistant's, which the model continues (vLLM's
+        ``continue_final_message``, transformers' ``apply_chat_template(continue_final_message=True)``).
+        With no steps yet there is nothing to continue: the assistant's turn opens as usual.
+        """
+        head = self.prompt(problem, [])
+        steps = self.prompt(problem, prefix)[len(head) :]
+        user = {"role": "user", "content": head.strip()}
+        if not steps:
+            return [user], False
+        return [user, {"role": "assistant", "content": steps}], True
+
     def answer_in(self, step_text: str) -> str | None:
         """The final answer stated in one step, or None."""
         boxed = last_boxed(step_text)
