@@ -46,3 +46,26 @@ def test_prmkit_score_on_2000_traces_against_default_limits(tmp_path: Path) -> N
     got = [[lab["score"] for step in t["steps"] for lab in step.get("labels", [])] for t in scored]
     assert got == expected
     assert app.state.batcher.stats.requests == 8 + 3  # 2000 / 256 and 700 / 256, rounded up
+
+
+def test_a_trace_the_server_refuses_is_left_unscored_and_listed_and_the_rest_scored(tmp_path: Path) -> None:
+    """One trace of 300 steps (past the default --max-steps-per-trace 256) used to fail the whole
+    `prmkit score`; its chunk is now halved until it stands alone, and it alone is left unscored."""
+    traces = _traces(40)
+    traces[23] = make_trace("A long one.", [f"step {k}" for k in range(300)])
+    write_traces(tmp_path / "traces.jsonl", traces)
+    prmkit = str(Path(sys.executable).with_name("prmkit"))
+    with run_server(create_app(HashScorer(), ServerConfig())) as url:
+        args = [prmkit, "score", url, str(tmp_path / "traces.jsonl"), "--output", str(tmp_path / "s.jsonl")]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        stopped = subprocess.run([*args, "--fail-fast"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = done.stdout + done.stderr
+    assert "scored 39 of 40 traces (78 of 378 steps)" in said
+    assert f"left unscored: 1 trace(s), e.g. {traces[23].id}: " in said and "HTTP 422" in said
+    scored = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    got = [[lab["score"] for step in t["steps"] for lab in step.get("labels", [])] for t in scored]
+    expected = HashScorer().score(traces)
+    assert got[23] == [] and got[:23] + got[24:] == expected[:23] + expected[24:]
+    assert stopped.returncode == 2 and "HTTP 422" in stopped.stdout + stopped.stderr
+    assert "Traceback" not in stopped.stdout + stopped.stderr

@@ -93,11 +93,21 @@ def _score(cfg: Any) -> None:
     except OverlongError as err:
         fail(f"{cfg.data}: {err}")
     n, steps, counts = done["traces"], done["steps"], done["counts"]
+    failed = done.get("failed", 0)
     console.print(
-        f"scored {n - counts.skipped} of {n} traces ({steps - counts.steps_cut} of {steps} steps) -> {cfg.output}"
+        f"scored {n - counts.skipped - failed} of {n} traces"
+        f" ({steps - counts.steps_cut - done.get('failed_steps', 0)} of {steps} steps)"
+        f" -> {cfg.output}"
     )
     if counts.line():
         console.print(counts.line(), markup=False, highlight=False, soft_wrap=True)
+    if failed:
+        first = done["failures"][0]
+        console.print(
+            f"refused by the server, left unscored: {failed} trace(s), e.g. {first['trace']}: {first['reason']}"
+            " (--fail-fast stops at the first)",
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:

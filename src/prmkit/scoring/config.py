@@ -39,6 +39,9 @@ class ScoreConfig(BaseModel):
     overlong: Overlong | None = Field(None, description=OVERLONG_HELP)
     load: LoadOptions = Field(default_factory=LoadOptions)
     """How a checkpoint is loaded (dtype, device, device map, attention, remote code)."""
+    fail_fast: bool = False
+    """A reward server (http://...) that refuses a trace (too many steps, too large): stop there,
+    instead of leaving it unscored, listed in the summary, and scoring the rest."""
 
 
 def run_score(c: ScoreConfig) -> dict[str, Any]:
@@ -53,7 +56,15 @@ def run_score(c: ScoreConfig) -> dict[str, Any]:
     traces = read_traces(c.data)
     options = {"batch_tokens": c.batch_tokens, "overlong": c.overlong}
     scorer = load_scorer(c.model, c.convention, load=c.load, **options)
+    if hasattr(scorer, "skip_refused"):  # a reward server: one refused trace does not stop the job
+        scorer.skip_refused = not c.fail_fast
     score(scorer, traces, aggregation=c.aggregate)
     n = write_traces(c.output, traces)
     counts = getattr(scorer, "length_counts", None) or LengthCounts()  # only a checkpoint has a length limit
-    return {"traces": n, "steps": sum(len(t.steps) for t in traces), "counts": counts}
+    out = {"traces": n, "steps": sum(len(t.steps) for t in traces), "counts": counts}
+    failures = getattr(scorer, "failures", [])
+    if failures:
+        refused = {f["trace"] for f in failures}
+        lost = sum(len(t.steps) for t in traces if t.id in refused)
+        out.update(failed=len(failures), failed_steps=lost, failures=failures[:20])
+    return out

@@ -1,7 +1,9 @@
 """A StepScorer that asks a prmkit reward server over HTTP (scorer form ``http(s)://HOST:PORT``), so
 search and RL code need not know where the model runs. Sync (:meth:`RemoteScorer.score`) for search, async (:meth:`RemoteScorer.ascore`) for
 TRL's async reward functions. 503 (server busy) is retried after its ``Retry-After``; other 4xx errors
-are raised with the server's message, because retrying a malformed request cannot help.
+are raised with the server's message, because retrying a malformed request cannot help. With
+``skip_refused`` (``prmkit score``'s default) a refused chunk is halved until the traces the server
+refuses stand alone: each is left unscored and listed in :attr:`RemoteScorer.failures`, the rest scored.
 
 The API key of a server started with ``--api-key`` is read from ``PRMKIT_API_KEY``, the variable
 ``prmkit serve`` itself reads, so every command that takes a scorer (``score``, ``bon``, ``vote``,
@@ -27,6 +29,11 @@ class RemoteScoringError(OSError):
     """The server refused the request (4xx) or stayed busy/unreachable through every retry.
 
     An ``OSError`` like any other failed read, so every command reports it in one line (exit 2)."""
+
+
+class RefusedScoringError(RemoteScoringError):
+    """The server refused these traces (a 4xx other than 401: too many steps, too large): another
+    request without them can succeed."""
 
 
 CHUNK_TRACES = 256
@@ -68,7 +75,7 @@ def _rows(response: httpx.Response) -> list[list[float]]:
             f"it was started with ({response.text[:200]})"
         )
     if response.status_code >= 400:
-        raise RemoteScoringError(
+        raise RefusedScoringError(
             f"{response.request.url}: HTTP {response.status_code}: {response.text[:500]}"
         )
     return [r["step_scores"] for r in response.json()["results"]]
@@ -78,8 +85,18 @@ class RemoteScorer:
     """``StepScorer`` backed by ``POST {url}/score`` of a prmkit reward server (``api_key``: default
     ``$PRMKIT_API_KEY``)."""
 
-    def __init__(self, url: str, api_key: str | None = None, timeout: float = 180.0, retries: int = 5):
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None = None,
+        timeout: float = 180.0,
+        retries: int = 5,
+        skip_refused: bool = False,
+    ):
         api_key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
+        self.skip_refused = skip_refused
+        self.failures: list[dict[str, str]] = []
+        """The traces :meth:`score` left unscored because the server refused them: id and reason."""
         self.url = url.rstrip("/")
         self.name = f"remote:{self.url}"
         self.timeout = timeout
@@ -120,9 +137,32 @@ class RemoteScorer:
         return RemoteScoringError(f"{self.url}/score: gave up after {self.retries + 1} tries: {last}")
 
     def score(self, traces: Sequence[Trace]) -> list[list[float]]:
-        """Step scores of ``traces``, asked in chunks within the server's limits (one after another)."""
+        """Step scores of ``traces``, asked in chunks within the server's limits (one after another);
+        with ``skip_refused`` a trace the server refuses gets no scores (an empty row) and is listed."""
+        rows: list[list[float]] = []
         with httpx.Client(timeout=self.timeout, headers=self.headers) as client:
-            return [row for body in _chunks(traces) for row in self._post(client, body)]
+            for body in _chunks(traces):
+                rows += self._scored(
+                    client, body["traces"], traces[len(rows) : len(rows) + len(body["traces"])]
+                )
+        return rows
+
+    def _scored(
+        self, client: httpx.Client, items: list[dict[str, Any]], traces: Sequence[Trace]
+    ) -> list[list[float]]:
+        """The rows of one chunk; a refused chunk halved until each refused trace stands alone."""
+        try:
+            return self._post(client, {"traces": items})
+        except RefusedScoringError as err:
+            if not self.skip_refused:
+                raise
+            if len(items) == 1:
+                self.failures.append({"trace": traces[0].id, "reason": str(err)})
+                return [[]]
+            mid = len(items) // 2
+            return self._scored(client, items[:mid], traces[:mid]) + self._scored(
+                client, items[mid:], traces[mid:]
+            )
 
     def _post(self, client: httpx.Client, body: dict[str, Any]) -> list[list[float]]:
         last = ""
