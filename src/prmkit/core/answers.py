@@ -381,9 +381,11 @@ def check_answers(
         else:
             todo.append(i)
     if todo:
-        got = _in_pool(gold, [answers[i] for i in todo], _SETTINGS.timeout if timeout is None else timeout)
-        for i, verdict in zip(todo, got, strict=True):
-            verdicts[i] = verdict
+        distinct = list(dict.fromkeys(answers[i] for i in todo))  # rollouts often agree: check each once
+        got = _in_pool(gold, distinct, _SETTINGS.timeout if timeout is None else timeout)
+        verdict_of = dict(zip(distinct, got, strict=True))
+        for i in todo:
+            verdicts[i] = verdict_of[answers[i]]
     return verdicts
 
 

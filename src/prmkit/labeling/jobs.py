@@ -22,11 +22,12 @@ import hashlib
 import itertools
 import json
 import os
+import queue
 import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -204,7 +205,8 @@ class Job:
         results: list[R | None] = [None] * len(items)
         limit = max(FAILURES_IN_A_ROW, 2 * concurrency)
         todo = iter(enumerate(items))
-        pending: dict[Future, int] = {}
+        done: queue.SimpleQueue[tuple[int, Future]] = queue.SimpleQueue()  # finished, in completion order
+        in_flight = 0
         self._in_a_row = 0
         with (
             _Bar(desc, len(items), self, show) as bar,
@@ -212,15 +214,15 @@ class Job:
         ):
             try:
                 while True:
-                    for i, item in itertools.islice(todo, WINDOW * concurrency - len(pending)):
-                        pending[pool.submit(fn, item)] = i
-                    if not pending:
+                    for i, item in itertools.islice(todo, WINDOW * concurrency - in_flight):
+                        pool.submit(fn, item).add_done_callback(lambda fut, i=i: done.put((i, fut)))
+                        in_flight += 1
+                    if not in_flight:
                         break
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        i = pending.pop(fut)
-                        results[i] = self._settle(fut, items[i], about, limit)
-                        bar.advance()
+                    i, fut = done.get()
+                    in_flight -= 1
+                    results[i] = self._settle(fut, items[i], about, limit)
+                    bar.advance()
                 if items and self._in_a_row == len(items):  # not one succeeded: nothing to write
                     raise JobStoppedError(
                         f"all {len(items)} items failed, the last: {self.failures[-1]['reason']}. "

@@ -88,9 +88,11 @@ class OpenAIClient:
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        per_pool = max(1, concurrency) * len(self.base_urls)
-        limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
-        self._http = httpx.Client(timeout=timeout, headers=headers, limits=limits)
+        self._headers = headers
+        self._tls = httpx.create_ssl_context()  # loaded once, shared by every thread's client (~40 ms each)
+        self._local = threading.local()
+        self._clients: list[httpx.Client] = []
+        self._clients_lock = threading.Lock()
 
     def post(self, route: str, payload: dict[str, Any]) -> dict[str, Any]:
         """POST ``payload`` to ``route`` (e.g. ``/v1/completions``) and return the decoded JSON body."""
@@ -126,6 +128,24 @@ class OpenAIClient:
             f"could not get an answer from {where} after {self.retries + 1} tries ({last}). "
             "Is the server running, and is the URL right (e.g. http://localhost:8000)?"
         )
+
+    @property
+    def _http(self) -> httpx.Client:
+        """This thread's client. One pool shared by hundreds of threads cost ~0.9 ms of client CPU per
+        request at concurrency 64 (httpcore scans every connection on each request); a thread's own
+        keeps its few keep-alive connections, one per server it talks to."""
+        client = getattr(self._local, "http", None)
+        if client is None:
+            limits = httpx.Limits(
+                max_connections=len(self.base_urls), max_keepalive_connections=len(self.base_urls)
+            )
+            client = httpx.Client(
+                timeout=self.timeout, headers=self._headers, limits=limits, verify=self._tls
+            )
+            self._local.http = client
+            with self._clients_lock:
+                self._clients.append(client)
+        return client
 
     def _body(self, resp: httpx.Response, url: str) -> bytes:
         """The body, read within the size bound and the request's timeout (a trickle is a timeout too)."""
@@ -173,7 +193,10 @@ class OpenAIClient:
 
     def close(self) -> None:
         self._stopped.set()
-        self._http.close()
+        with self._clients_lock:
+            for client in self._clients:
+                client.close()
+            self._clients.clear()
 
 
 def _json_object(body: bytes) -> dict[str, Any]:
