@@ -13,6 +13,7 @@ import pytest
 
 from prmkit.core.dataset import write_traces
 from prmkit.formats.inputs import read_traces
+from prmkit.modeling import TinyConfig
 from prmkit.pipeline import load_recipe, run
 from prmkit.pipeline.stages import plan
 from prmkit.training import PretrainConfig, pretrain_lm
@@ -26,8 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 def test_hf_endpoint_recipe_with_local_backbone_and_loopback_endpoint(tmp_path):
     data = tmp_path / "traces.jsonl"
     write_traces(data, gold_label(sample_traces(generate_problems(12, seed=3), 3, seed=3)))
-    backbone = tmp_path / "backbone"
-    pretrain_lm(data, backbone, PretrainConfig(epochs=1))
+    backbone = tmp_path / "backbone"  # width 32: the test checks the real setup's code paths, not the models
+    pretrain_lm(data, backbone, PretrainConfig(epochs=1, tiny=TinyConfig(width=32, heads=2)))
     proc, url = start_server(
         ["--policy", "world", "--judge", "world", "--problems", str(data)], tmp_path / "srv.log"
     )

@@ -72,13 +72,15 @@ def vocab_file(relative: str) -> Path:
 
 def fresh(build: Any) -> Any:
     """``build`` cached (a build takes seconds), each call given its own copy: tests set a chat template
-    or a BOS token on theirs."""
+    or a BOS token on theirs. ``build.shared(*args)`` is the cached tokenizer itself, for a caller that only
+    reads it (encodes, saves): a copy of a 152k vocabulary takes seconds too."""
     cached = functools.cache(build)
 
     @functools.wraps(build)
     def copy(*args: Any) -> Any:
         return deepcopy(cached(*args))
 
+    copy.shared = cached
     return copy
 
 
@@ -104,11 +106,25 @@ def mistral_7b() -> Any:
     return PreTrainedTokenizerFast(tokenizer_object=tok.backend_tokenizer, **special)
 
 
+@functools.cache
+def _vocab_merges(path: Path) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """The BPE vocabulary and merges transformers' converter derives from tiktoken ranks, derived once per
+    file (seconds for 152k ranks) for every tokenizer built on them (Qwen2.5's, its PRM's renamed one)."""
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    return TikTokenConverter(vocab_file=str(path)).extract_vocab_merges_from_model(str(path))
+
+
 def _tiktoken(path: Path, pattern: str, specials: list[str]) -> Any:
     """A ``tokenizers`` backend from tiktoken ranks (transformers' converter), specials after the ranks."""
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
-    return TikTokenConverter(vocab_file=str(path), pattern=pattern, extra_special_tokens=specials).converted()
+    class Converter(TikTokenConverter):  # the converter's own steps, its vocabulary and merges cached
+        def extract_vocab_merges_from_model(self, tiktoken_url: str) -> Any:
+            vocab, merges = _vocab_merges(Path(tiktoken_url))
+            return dict(vocab), list(merges)
+
+    return Converter(vocab_file=str(path), pattern=pattern, extra_special_tokens=specials).converted()
 
 
 @fresh

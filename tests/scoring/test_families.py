@@ -1,6 +1,9 @@
 """Each released PRM family, scored by prmkit and by its model card's own snippet, on a tiny random model
 of the real architecture with the real weight names (tests/scoring/released.py) and the real tokenizer
-(tests/scoring/real_tokenizers.py; skipped without ``make vocab``): equal within 1e-5."""
+(tests/scoring/real_tokenizers.py; skipped without ``make vocab``): equal within 1e-5.
+
+Each family's stand-in is built once per session (the ``standin`` fixture) and read by both its card test
+and its ``prmkit eval processbench`` run: writing and reading a 152k-token vocabulary costs seconds."""
 
 from __future__ import annotations
 
@@ -38,8 +41,8 @@ def traces() -> list[Trace]:
     ]
 
 
-def test_math_shepherd_as_its_card_scores_it(tmp_path: Path) -> None:
-    folder = released.causal_lm(tmp_path / "ms", mistral_7b(), "mistral")
+def test_math_shepherd_as_its_card_scores_it(standin) -> None:
+    folder = standin("math-shepherd")
     ours = load_scorer(f"math-shepherd:{folder}").score(traces())
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -63,8 +66,8 @@ def test_math_shepherd_as_its_card_scores_it(tmp_path: Path) -> None:
     assert max(spread) - min(spread) > 1e-3  # the random model is not flat: the comparison has teeth
 
 
-def test_rlhflow_as_its_reference_scores_it(tmp_path: Path) -> None:
-    folder = released.causal_lm(tmp_path / "rlhflow", llama3(), "llama")
+def test_rlhflow_as_its_reference_scores_it(standin) -> None:
+    folder = standin("rlhflow")
     scorer = load_scorer(f"rlhflow:{folder}")
     assert (scorer.convention.good_id, scorer.convention.bad_id) == (10, 12)  # not " -" (482)
     ours = scorer.score(traces())
@@ -136,28 +139,25 @@ def qwen_reference(folder: Path, trace: Trace, tokenizer: Any, body: Any) -> lis
     return make_step_rewards(logits, token_masks)[0]
 
 
-def test_qwen_as_its_card_scores_it(tmp_path: Path) -> None:
-    tok = qwen25(QWEN_PRM_TOKENS)
-    assert tok.convert_tokens_to_ids("<extra_0>") == 151651  # vLLM's step_tag_id for Qwen PRMs
-    folder = released.qwen_prm(tmp_path / "qwen", tok)
+def test_qwen_as_its_card_scores_it(standin) -> None:
+    folder = standin("qwen")
     scorer = load_scorer(folder)  # detected from architectures; auto_map's code is not there, not needed
     assert scorer.convention.name == "qwen"
     ours = scorer.score(traces())
     from transformers import AutoTokenizer, Qwen2Model
 
     tokenizer, body = AutoTokenizer.from_pretrained(folder), Qwen2Model.from_pretrained(folder).eval()
+    assert tokenizer.convert_tokens_to_ids("<extra_0>") == 151651  # vLLM's step_tag_id for Qwen PRMs
     for trace, expected in zip(traces(), ours, strict=True):
         assert qwen_reference(folder, trace, tokenizer, body) == pytest.approx(expected, abs=1e-5)
     spread = [s for row in ours for s in row]
     assert max(spread) - min(spread) > 1e-3
 
 
-def test_skywork_as_its_reference_scores_it(tmp_path: Path) -> None:
+def test_skywork_as_its_reference_scores_it(standin) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tok = qwen25()
-    tok.bos_token = "<|im_start|>"  # Skywork's special_tokens_map (stock Qwen2.5 has none)
-    folder = released.skywork_prm(tmp_path / "skywork", tok)
+    folder = standin("skywork")  # Qwen2.5's tokenizer with Skywork's BOS (_skywork_tok)
     scorer = load_scorer(folder)  # detected: Qwen2ForPrmModel
     assert scorer.convention.name == "skywork"
     ours = scorer.score(traces())
@@ -215,13 +215,10 @@ EURUS_CHAT = (
 """Qwen2.5-Math's ChatML with its default system turn (EurusPRM's base)."""
 
 
-def test_implicit_prm_as_its_card_scores_it(tmp_path: Path) -> None:
+def test_implicit_prm_as_its_card_scores_it(standin) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tok = qwen25()
-    tok.chat_template = EURUS_CHAT
-    prm = released.causal_lm(tmp_path / "eurus", tok, "qwen2", seed=1)
-    ref = released.causal_lm(tmp_path / "ref", tok, "qwen2", seed=2)
+    prm, ref = standin("implicit")  # two Qwen2 LMs, EurusPRM's chat template (_eurus_tok)
     ours = load_scorer(f"implicit:{prm}", reference=str(ref), beta=0.05).score(traces())
 
     # EurusPRM's card (as PRIME-RL/ImplicitPRM eval/processbench.py runs it), coef = beta
@@ -280,14 +277,9 @@ def test_implicit_prm_as_its_card_scores_it(tmp_path: Path) -> None:
 GSM8K = Path(__file__).resolve().parents[3] / "shared" / "data" / "real" / "processbench" / "gsm8k.json"
 
 
-def _qwen_chat():
-    tok = qwen25(QWEN_PRM_TOKENS)
-    return tok
-
-
 def _skywork_tok():
     tok = qwen25()
-    tok.bos_token = "<|im_start|>"
+    tok.bos_token = "<|im_start|>"  # Skywork's special_tokens_map (stock Qwen2.5 has none)
     return tok
 
 
@@ -297,24 +289,53 @@ def _eurus_tok():
     return tok
 
 
+def _implicit(d: Path) -> tuple[Path, Path]:
+    """EurusPRM's stand-in and its reference: two Qwen2 LMs on one tokenizer."""
+    tok = _eurus_tok()
+    prm = released.causal_lm(d / "prm", tok, "qwen2", seed=1)
+    return prm, released.causal_lm(d / "ref", tok, "qwen2", seed=2)
+
+
+BUILD = {  # the stand-ins only read their tokenizer (``.shared``) but Skywork's and EurusPRM's, which set it
+    "qwen": lambda d: released.qwen_prm(d / "m", qwen25.shared(QWEN_PRM_TOKENS)),
+    "skywork": lambda d: released.skywork_prm(d / "m", _skywork_tok()),
+    "math-shepherd": lambda d: released.causal_lm(d / "m", mistral_7b.shared(), "mistral"),
+    "rlhflow": lambda d: released.causal_lm(d / "m", llama3.shared(), "llama"),
+    "implicit": _implicit,
+    "trl": lambda d: released.token_classifier(d / "m", qwen25.shared()),
+    "likelihood": lambda d: released.causal_lm(d / "m", qwen25.shared(), "qwen2"),
+}
+
+
+@pytest.fixture(scope="session")
+def standin(tmp_path_factory):
+    """``standin(family)``: that family's stand-in folder (``implicit``: the PRM and its reference),
+    built on first use and shared by the tests that read it (none writes into it)."""
+    built: dict[str, Any] = {}
+
+    def get(family: str) -> Any:
+        if family not in built:
+            built[family] = BUILD[family](tmp_path_factory.mktemp(family))
+        return built[family]
+
+    return get
+
+
 STANDINS = {
-    "qwen": lambda d: (str(released.qwen_prm(d / "m", _qwen_chat())), []),
-    "skywork": lambda d: (str(released.skywork_prm(d / "m", _skywork_tok())), []),
-    "math-shepherd": lambda d: (f"math-shepherd:{released.causal_lm(d / 'm', mistral_7b(), 'mistral')}", []),
-    "rlhflow": lambda d: (f"rlhflow:{released.causal_lm(d / 'm', llama3(), 'llama')}", []),
-    "implicit": lambda d: (
-        f"implicit:{released.causal_lm(d / 'm', _eurus_tok(), 'qwen2', seed=1)}",
-        ["--reference", str(released.causal_lm(d / "ref", _eurus_tok(), "qwen2", seed=2))],
-    ),
-    "trl": lambda d: (str(released.token_classifier(d / "m", qwen25())), []),
-    "likelihood": lambda d: (f"likelihood:{released.causal_lm(d / 'm', qwen25(), 'qwen2')}", []),
+    "qwen": lambda get: (str(get("qwen")), []),
+    "skywork": lambda get: (str(get("skywork")), []),
+    "math-shepherd": lambda get: (f"math-shepherd:{get('math-shepherd')}", []),
+    "rlhflow": lambda get: (f"rlhflow:{get('rlhflow')}", []),
+    "implicit": lambda get: (f"implicit:{get('implicit')[0]}", ["--reference", str(get("implicit")[1])]),
+    "trl": lambda get: (str(get("trl")), []),
+    "likelihood": lambda get: (f"likelihood:{get('likelihood')}", []),
 }
 
 
 @pytest.mark.parametrize(
     "family", [pytest.param(f, marks=[pytest.mark.slow] if f == "implicit" else []) for f in sorted(STANDINS)]
 )
-def test_eval_processbench_runs_end_to_end_for_each_family(family: str, tmp_path: Path) -> None:
+def test_eval_processbench_runs_end_to_end_for_each_family(family: str, standin, tmp_path: Path) -> None:
     """``prmkit eval processbench`` on ProcessBench's own GSM8K records, each family's stand-in read as
     released, real tokenizers (a prmkit checkpoint: tests/cli/test_overlong.py). The implicit one, two
     LMs over a 152k vocabulary read in full on the CPU, is ``slow``."""
@@ -324,9 +345,14 @@ def test_eval_processbench_runs_end_to_end_for_each_family(family: str, tmp_path
 
     from prmkit.cli import app
 
-    spec, extra = STANDINS[family](tmp_path)
-    records = tmp_path / "gsm8k.json"  # ProcessBench's first four GSM8K records, as the file has them
-    records.write_text(json.dumps(json.loads(GSM8K.read_text())[:4]))
+    spec, extra = STANDINS[family](standin)
+    # ProcessBench's four shortest GSM8K records, as the file has them (three correct, one with an error):
+    # a 152k-token vocabulary's head costs per token, and the run's plumbing is the same for any four
+    shortest = sorted(
+        json.loads(GSM8K.read_text()), key=lambda r: len(r["problem"]) + len("".join(r["steps"]))
+    )
+    records = tmp_path / "gsm8k.json"
+    records.write_text(json.dumps(shortest[:4]))
     args = ["eval", "processbench", str(records), "--model", spec, *extra, "-o", str(tmp_path / "out")]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -38,7 +38,7 @@ def test_mistral_7b_encodes_as_sentencepiece_and_names_math_shepherds_ids() -> N
     from sentencepiece import SentencePieceProcessor
 
     sp = SentencePieceProcessor(model_file=str(vocab_file("mistral_common/data/tokenizer.model.v1")))
-    tok = mistral_7b()
+    tok = mistral_7b.shared()  # read only: no copy
     assert all(tok.encode(t) == [sp.bos_id(), *sp.encode(t)] for t in _texts())
     assert tok.encode("+ -")[1:] == [648, 387]  # the card's candidate_tokens
     assert tok.encode("ки")[-1] == 12902  # the card's step_tag_id
@@ -54,7 +54,7 @@ def test_llama3_encodes_as_tiktoken_and_names_rlhflows_ids() -> None:
     }
     enc = tiktoken.Encoding("llama3", pat_str=LLAMA3_PATTERN, mergeable_ranks=load_tiktoken_bpe(str(path)),
                             special_tokens=specials)  # fmt: skip
-    tok = llama3()
+    tok = llama3.shared()
     assert all(tok.encode(t) == [128000, *enc.encode(t)] for t in _texts())
     assert (tok.encode("+")[-1], tok.encode("-")[-1]) == (10, 12)  # prm_evaluate.py's plus/minus_tag_id
     assert tok.encode("+ -", add_special_tokens=False) == [10, 482]  # " -": the id a joined encode gives
@@ -72,7 +72,7 @@ def test_qwen25_encodes_as_tiktoken() -> None:
     specials = {s: 151643 + i for i, s in enumerate(QWEN25_SPECIALS)}
     enc = tiktoken.Encoding("qwen", pat_str=QWEN_PATTERN, mergeable_ranks=load_tiktoken_bpe(str(path)),
                             special_tokens=specials)  # fmt: skip
-    tok = qwen25()
+    tok = qwen25.shared()
     for text in _texts():
         assert tok.encode(text) == enc.encode(unicodedata.normalize("NFC", text), allowed_special="all")
     assert tok.bos_token_id is None and tok.convert_tokens_to_ids("<|im_end|>") == 151645
@@ -83,7 +83,7 @@ def test_a_real_tokenizer_survives_save_and_load(build, tmp_path) -> None:
     """Checkpoints carry these tokenizers through save_pretrained / AutoTokenizer unchanged."""
     from transformers import AutoTokenizer
 
-    tok = build()
+    tok = build.shared()
     tok.save_pretrained(tmp_path)
     again = AutoTokenizer.from_pretrained(tmp_path)
     assert all(again.encode(t) == tok.encode(t) for t in _texts(50))

@@ -30,12 +30,13 @@ def _auc(scores: list[float], positive: list[bool]) -> float:
 
 @pytest.mark.slow
 def test_prm_trained_for_seconds_beats_chance(tmp_path):
-    """From scratch, no pretraining, 150 optimiser steps on the default world (every error kind; about 50
+    """From scratch, no pretraining, 80 optimiser steps on the default world (every error kind; about 25
     seconds on a quiet 2-core machine): step scores must rank valid prefixes above broken ones on unseen
     test problems, beyond what chance allows (one-sided Mann-Whitney test on the AUC, p < 0.001). The
-    budget is in steps with threads pinned, so a loaded CI machine trains the same model, only later."""
+    budget is in steps with threads pinned, so a loaded CI machine trains the same model, only later.
+    80 steps, not 150: the claim is "beats chance", and 80 already put z near 8 (150: near 10) against 3.09."""
     train = world_traces(400, 4, seed=0)
-    cfg = PrmConfig(tiny=TinyConfig(layers=2, width=128, heads=4, max_length=256), max_steps=150, lr=2e-3,
+    cfg = PrmConfig(tiny=TinyConfig(layers=2, width=128, heads=4, max_length=256), max_steps=80, lr=2e-3,
                     batch_size=32, eval_every=1000, threads=2, resume=False)  # fmt: skip
     result = train_prm(train, tmp_path / "prm", cfg)
     test = world_traces(100, 4, seed=1, split="test")
