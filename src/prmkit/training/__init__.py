@@ -8,9 +8,10 @@ Train and dev are split by problem; the heads keep the checkpoint with the best 
 rerun into the same folder resumes from its last checkpoint.
 
 - ``config.py``    the three configs
-- ``data.py``      split by problem, step targets (hard / soft / masked), collators
-- ``loop.py``      Trainer subclass: step loss, dev first-error evaluation, time budget, loss curve
+- ``data.py``      split by problem, step targets (hard / soft / masked), collators, the data order
+- ``loop.py``      Trainer subclass: step loss, dev first-error evaluation, time budget, resume, loss curve
 - ``heads.py``     train_prm, train_orm
+- ``memory.py``    LoRA (peft), float32 master weights, gradient checkpointing, saving merged or adapter
 - ``pretrain.py``  pretrain_lm
 """
 

@@ -119,6 +119,52 @@ class _HeadConfig(_Config):
     None: ``gold`` where the dev traces carry gold labels (the world's checker, a hand-labelled set), else
     a PRM's own ``label_source`` (an ORM has none: it then trains to its budget with no selection). Dev
     traces without labels from this source are left out."""
+    gradient_checkpointing: bool = False
+    """Keep each layer's input only and recompute its activations in the backward pass (transformers'
+    gradient checkpointing, non-reentrant): about a third more compute for activation memory that no
+    longer grows with the layers, what a 7B backbone needs at 4,096 tokens. Only where numbers are kept
+    changes, not the numbers: the losses are those of the same run without it."""
+    master_weights: Literal["fp32", "model"] = "fp32"
+    """Dtype of the weights the optimiser steps. ``fp32`` (default): float32, upcast after loading a bf16
+    or fp16 checkpoint (transformers 5 loads a checkpoint in its own dtype), and ``mixed_precision`` does
+    the compute in bf16 / fp16; in bf16 weights AdamW's small updates (lr 1e-5) round away. With LoRA and
+    mixed precision the frozen backbone stays in the checkpoint's dtype. ``model``: the checkpoint's own
+    dtype throughout (pure bf16: less memory, rounded updates). The card records the dtype stepped
+    (``training.precision``)."""
+    lora_r: int | None = Field(None, ge=1)
+    """LoRA rank (``peft``). None (default): fine-tune every weight. A rank: freeze ``base_model`` and
+    train low-rank adapters on ``lora_target_modules``; a classifier's step head (``score``) and the step
+    tag's embedding row are trained in full (the likelihood head, the LM itself, is adapted). The card's
+    ``training.lora`` says how it was trained and saved."""
+    lora_alpha: float = Field(16.0, gt=0)
+    """LoRA: an adapter's update is scaled by ``lora_alpha / lora_r``."""
+    lora_dropout: float = Field(0.0, ge=0, lt=1)
+    """LoRA: dropout on the adapters' input while training."""
+    lora_target_modules: list[str] = Field(default_factory=lambda: ["all-linear"])
+    """LoRA: the modules given adapters: ``all-linear`` (every linear layer of the backbone, peft's
+    shorthand) or module names matched at the end of each module's path (``q_proj``, ``v_proj``: repeat
+    the flag)."""
+    lora_merge: bool = True
+    """LoRA: save the adapters merged into the backbone (default), an ordinary Hugging Face folder that
+    ``prmkit score`` and transformers load like any other checkpoint; off: the adapter alone
+    (``adapter_model.safetensors``, ``adapter_config.json``, the tokenizer, the trained model's
+    ``config.json``) with a README that says how to merge it onto ``base_model``."""
+
+    @model_validator(mode="after")
+    def _lora_needs_a_rank_and_a_backbone(self) -> _HeadConfig:
+        fields = type(self).model_fields
+        lora = [k for k in ("lora_alpha", "lora_dropout", "lora_target_modules", "lora_merge")
+                if getattr(self, k) != fields[k].get_default(call_default_factory=True)]  # fmt: skip
+        if self.lora_r is None and lora:
+            raise ValueError(f"{', '.join(lora)} set without lora_r: give a rank to train with LoRA")
+        if self.lora_r is not None and self.base_model is None:
+            raise ValueError(
+                "lora_r adapts a pretrained base_model, and a model trained from scratch has none: set "
+                "base_model (e.g. `prmkit pretrain`'s output) or leave lora_r unset"
+            )
+        if "all-linear" in self.lora_target_modules and len(self.lora_target_modules) > 1:
+            raise ValueError("lora_target_modules: 'all-linear' stands alone (it already means every linear)")
+        return self
 
 
 class PrmConfig(_HeadConfig):

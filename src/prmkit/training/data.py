@@ -122,6 +122,41 @@ def fit_traces(
     return out
 
 
+class ReplayableLengthSampler:
+    """Training order for a ``Trainer``: transformers' length-grouped shuffle (batches of similar lengths,
+    the longest first, so padding stays small), drawn as its ``LengthGroupedSampler`` draws it (from the
+    global torch RNG as each pass starts, so a run's order is what it always was), keeping the RNG state
+    each pass drew from (:attr:`drawn_from`), which is saved with every checkpoint.
+
+    A run resumed mid-pass used to draw that pass anew from its fresh process's RNG (the trainer
+    restores the saved RNG state only after the pass has started) and so trained on other batches than
+    the run it continued (0.128 apart after 400 steps). Given the state the interrupted pass drew from
+    (:attr:`replay`), the first pass of a resumed run draws exactly that pass again.
+    """
+
+    def __init__(self, lengths: Sequence[int], batch_size: int, replay: Any = None):
+        self.lengths, self.batch_size = list(lengths), batch_size
+        self.replay = replay
+        """The RNG state (a uint8 tensor) the resumed pass drew its order from; used once."""
+        self.drawn_from: Any = None
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __iter__(self) -> Any:
+        import torch
+        from transformers.trainer_pt_utils import get_length_grouped_indices
+
+        if self.replay is not None:
+            state, self.replay = self.replay, None
+            generator = torch.Generator()
+            generator.set_state(state)
+        else:
+            state, generator = torch.get_rng_state(), None  # None: the global RNG, as transformers draws
+        self.drawn_from = state
+        return iter(get_length_grouped_indices(self.lengths, self.batch_size, generator=generator))
+
+
 class StepCollator:
     """Right-pads a batch; places each step target at its tag position in ``step_targets``;
     ``tag_mask`` marks the tags, ``prompt_length`` where the steps begin, ``solution_mask`` the tokens

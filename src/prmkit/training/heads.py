@@ -14,14 +14,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from prmkit.cards import ProcessCard, summarize_sources, write_model_card, write_process_card
+from prmkit.cards import ProcessCard, summarize_sources, write_process_card
 from prmkit.cards.process_card import gold_use, inherited_gold_use
 from prmkit.core.files import atomic_write, remove_partial_writes
 from prmkit.core.model import Trace
 from prmkit.core.registry import resolve
 from prmkit.formats.inputs import read_traces
 from prmkit.modeling.backbone import learned_positions, load_tokenizer, position_limit, tiny_config
-from prmkit.modeling.checkpoint import save_checkpoint
 from prmkit.modeling.heads import head as head_kind
 from prmkit.modeling.spec import PrmSpec, write_spec
 from prmkit.modeling.template import StepTemplate
@@ -38,6 +37,7 @@ from prmkit.training.data import (
     split_by_problem,
     step_targets,
 )
+from prmkit.training.memory import checkpointing_args, for_training, save_trained
 
 logger = logging.getLogger(__name__)
 
@@ -146,6 +146,7 @@ def _train_head(
     convention = CONVENTIONS.get(head_kind(head).convention)(tok, model.config)  # reads the spec just written
     # dev is scored at the length training uses, not the backbone's max_position_embeddings
     convention.max_length = config.max_length
+    model, memory = for_training(config, model, spec)
     lengths = {"train": LengthCounts(config.overlong, config.max_length),
                "dev": LengthCounts(config.overlong, config.max_length)}  # fmt: skip
     examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length,
@@ -164,14 +165,15 @@ def _train_head(
             logger.warning("%s traces: %s", part, counts.line())
     resume = loop.last_checkpoint(out, config.resume)
     # dev F1 of the starting model too (step 0), so a run shows whether the labels improved on it
-    args = loop.training_args(config, out, evaluate=bool(dev), eval_on_start=bool(dev) and resume is None)
+    args = loop.training_args(config, out, evaluate=bool(dev), eval_on_start=bool(dev) and resume is None,
+                              **(checkpointing_args() if config.gradient_checkpointing else {}))  # fmt: skip
     budget = loop.time_budget(config.max_minutes, config.budget_clock, schedule=config.max_steps is None)
     trainer = loop.make_trainer(
         model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, (dev, dev_source),
         convention, [budget], objective, _noise(config),
     )  # fmt: skip
     wall, cpu = loop.train_from(trainer, resume, budget)
-    run = loop.run_record(trainer, config, budget, threads, wall, cpu)
+    run = {**loop.run_record(trainer, config, budget, threads, wall, cpu), **memory}
     metrics = trainer.evaluate() if dev else {}
     if metrics:
         spec = spec.model_copy(update={"threshold": metrics["eval_threshold"]})
@@ -210,9 +212,8 @@ def _train_head(
         },
     )
     remove_partial_writes(out)  # a run killed while writing its final model left these
-    save_checkpoint(trainer.model, tok, spec, out)
+    save_trained(config, trainer.model, tok, spec, out, memory)
     write_process_card(out, card)
-    write_model_card(out, spec, config.base_model)
     _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
     shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed
     overlong = {k: v.to_dict() for k, v in lengths.items()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,8 +20,12 @@ from typing import Any
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.training.config import _Config
+from prmkit.training.data import ReplayableLengthSampler
 
 CHECKPOINTS = "checkpoints"
+ORDER_FILE = "prmkit_order_rng_{}.safetensors"
+"""Written into every checkpoint by each process: the RNG state its current pass's data order was drawn
+from (safetensors, no pickle), so a resumed run draws that pass's order again."""
 RUN_FILE = "prmkit_run.json"
 """Written into every checkpoint: the time the run had spent when it was saved, and (at the end of
 training) the trainer's closing summary, so a run resumed after a crash reports its whole cost."""
@@ -134,8 +139,19 @@ def time_budget(minutes: float | None, kind: str = "wall", schedule: bool = True
 
 
 def budgeted(trainer_cls: type) -> type:
-    """``trainer_cls`` whose scheduler follows a time-budget callback among its callbacks when that
-    budget plans the run (``schedule``); a run planned in steps keeps the trainer's own cosine."""
+    """``trainer_cls`` as prmkit trains with it (every trainer here is made by this function):
+
+    - its scheduler follows a time-budget callback among its callbacks when that budget plans the run
+      (``schedule``); a run planned in steps keeps the trainer's own cosine;
+    - each checkpoint keeps the RNG state its pass's length-grouped order was drawn from
+      (:class:`ReplayableLengthSampler`, ``ORDER_FILE``), and a run resumed from it draws that order
+      again (:func:`train_from`), so it trains on the batches the run it continues would have. The other
+      draws of a run are the global RNG's (dropout), which the trainer saves with each checkpoint and
+      restores on resuming; nothing else draws at random (:func:`binary_loss`'s label noise is modelled,
+      not sampled), so a run killed after a checkpoint resumes to the uninterrupted run's model, bit for
+      bit (``tests/training/test_resume.py``). A run planned by time (``max_minutes``, no ``max_steps``)
+      is not reproducible even uninterrupted: its learning rate follows the clock.
+    """
 
     class Budgeted(trainer_cls):
         def create_scheduler(self, num_training_steps, optimizer=None):
@@ -147,6 +163,26 @@ def budgeted(trainer_cls: type) -> type:
 
                 self.lr_scheduler = LambdaLR(optimizer or self.optimizer, lambda _step: budget.scale())
             return self.lr_scheduler
+
+        def _get_train_sampler(self, train_dataset=None):
+            data = self.train_dataset if train_dataset is None else train_dataset
+            if self.args.train_sampling_strategy != "group_by_length" or not isinstance(data, Sequence):
+                return super()._get_train_sampler(train_dataset)
+            self.order = ReplayableLengthSampler(
+                [len(row["input_ids"]) for row in data],
+                self.args.train_batch_size * self.args.gradient_accumulation_steps,  # as transformers groups
+                replay=getattr(self, "order_replay", None),
+            )
+            return self.order
+
+        def _save_rng_state(self, output_dir: str) -> None:
+            super()._save_rng_state(output_dir)
+            order = getattr(self, "order", None)
+            if order is not None and order.drawn_from is not None:
+                from safetensors.torch import save_file
+
+                name = ORDER_FILE.format(self.args.process_index)
+                save_file({"rng_state": order.drawn_from}, str(Path(output_dir) / name))
 
     return Budgeted
 
@@ -361,16 +397,37 @@ def train_from(trainer: Any, checkpoint: str | None, budget: Any) -> tuple[float
             if trainer.args.load_best_model_at_end and state.best_model_checkpoint:
                 trainer._load_best_model()
             return clock.totals()
+    if checkpoint is not None:
+        order = Path(checkpoint) / ORDER_FILE.format(trainer.args.process_index)
+        if order.exists():
+            from safetensors.torch import load_file
+
+            trainer.order_replay = load_file(str(order))["rng_state"]
     trainer.train(resume_from_checkpoint=checkpoint)
     return clock.totals()
 
 
 def last_checkpoint(output_dir: Path, resume: bool) -> str | None:
-    """The newest ``checkpoints/checkpoint-N`` to resume from, when resuming and one exists."""
-    from transformers.trainer_utils import get_last_checkpoint
+    """The newest whole ``checkpoints/checkpoint-N`` to resume from, when resuming and one exists.
+
+    transformers writes a checkpoint in place, its ``trainer_state.json`` last; resuming from one a kill
+    cut off before that goes on without the optimiser or RNG state it lacks (it only logs that they are
+    missing), so a folder whose state does not read is removed and the run resumes from the one before."""
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
     folder = output_dir / CHECKPOINTS
-    return get_last_checkpoint(str(folder)) if resume and folder.is_dir() else None
+    if not resume or not folder.is_dir():
+        return None
+    prefix = f"{PREFIX_CHECKPOINT_DIR}-"
+    found = [p for p in folder.glob(prefix + "*") if p.is_dir() and p.name[len(prefix) :].isdigit()]
+    for path in sorted(found, key=lambda p: int(p.name[len(prefix) :]), reverse=True):
+        try:
+            json.loads((path / "trainer_state.json").read_text())
+            return str(path)
+        except (OSError, ValueError):
+            logger.warning("%s was cut off while being saved: removed; resuming from the one before", path)
+            shutil.rmtree(path, ignore_errors=True)
+    return None
 
 
 def loss_curve(log_history: list[dict[str, Any]], path: Path, title: str) -> Path:
