@@ -66,11 +66,12 @@ system-deps:
 demo: $(STAMP)
 	$(BIN)/prmkit run recipes/world.yaml
 
+# -n auto: one pytest worker per core, a test file's tests on one worker (module fixtures shared).
 test: $(STAMP) system-deps verl-env vocab trl-prm-env
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not slow"
 
 bench: $(STAMP)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -75,3 +75,32 @@ def test_a_file_as_work_folder_is_refused(tmp_path):
     (tmp_path / "w").write_text("")
     with pytest.raises(InputError, match="expected a job's work folder, found a file"):
         Job(tmp_path / "w", "t", {})
+
+
+def test_failed_items_are_recorded_and_a_run_of_them_stops_the_job(tmp_path):
+    from prmkit.core.errors import ItemError
+    from prmkit.labeling.jobs import JobStoppedError
+
+    def flaky(i: int) -> dict:
+        if i % 10 == 3:
+            raise ItemError(f"item {i} refused")
+        return job.get(f"k{i}", lambda: {"n": 1})
+
+    with Job(tmp_path / "a", "t", {}) as job:
+        results = job.map(list(range(100)), flaky, 4, "t", show=False, about=lambda i: {"item": i})
+    assert [i for i, r in enumerate(results) if r is None] == list(range(3, 100, 10))
+    assert job.failure_summary()["failed"] == 10
+    failed = (tmp_path / "a" / "failed.jsonl").read_text().splitlines()
+    assert len(failed) == 10 and '"reason": "item 3 refused"' in "".join(failed)
+
+    def down(i: int) -> dict:
+        if i >= 5:
+            raise ItemError("connection refused")
+        return job.get(f"k{i}", lambda: {"n": 1})
+
+    with (
+        Job(tmp_path / "b", "t", {}) as job,
+        pytest.raises(JobStoppedError, match="64 items failed in a row"),
+    ):
+        job.map(list(range(10_000)), down, 4, "t", show=False)
+    assert len(job.failures) == 64  # it stopped there: the other 9,931 were never started
