@@ -89,7 +89,7 @@ def label_judge(
     summary.update(job.failure_summary())
     for t, rec in zip(out, recs, strict=True):
         if rec is None:  # its request failed: listed under failures
-            t.drop_labels(f"judge:{judge.name}")
+            t.drop_labels(provenance("judge", judge.name, {}, at).source)
             continue
         v = JudgeVerdict.model_validate(rec["verdict"])
         status = verdict_status(v, len(t.steps))
