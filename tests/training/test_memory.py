@@ -151,16 +151,11 @@ def test_a_bf16_checkpoint_is_stepped_in_float32_unless_asked(
     assert precision["optimiser_dtype"] == str(stepped).removeprefix("torch.")
 
 
-def test_lora_under_bf16_autocast_keeps_the_frozen_backbone_bf16(
-    tmp_path, traces, bf16_backbone, spies, monkeypatch
-):
+def test_lora_under_bf16_autocast_keeps_the_frozen_backbone_bf16(tmp_path, traces, bf16_backbone, spies):
     """The 7B set-up: a bf16 backbone frozen as loaded, float32 adapters and head, bf16 compute; dev
     scoring (outside autocast) feeds the float32 head the backbone's bf16 output. On a CPU, transformers
-    takes bf16 only with ``use_cpu`` (CPU autocast), which a GPU run does not need."""
-    args = loop.training_args
-    monkeypatch.setattr(
-        loop, "training_args", lambda *a, **k: args(*a, **k, use_cpu=not torch.cuda.is_available())
-    )
+    takes bf16 only with ``use_cpu`` (CPU autocast), which prmkit's training arguments set where there
+    is no GPU."""
     out = tmp_path / "prm"
     train_prm(traces, out, _config(base_model=str(bf16_backbone), lora_r=4, mixed_precision="bf16"))
     assert spies[0].stepped == {torch.float32}

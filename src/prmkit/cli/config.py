@@ -299,6 +299,8 @@ def config_command(
     def command(**kwargs: Any) -> None:
         import yaml
 
+        from prmkit.core.ranks import is_main_process
+
         recipe = kwargs.pop("config")
         files = {s: kwargs.pop(f"_file_{s}") for s in layout.section_files}
         extras = {p.name: kwargs.pop(p.name) for p in extra}
@@ -307,7 +309,7 @@ def config_command(
         files = {s: p for s, p in files.items() if p is not None}
         cfg = resolve_config(config_cls, given, recipe, files, flag_of=flag_of, section=layout.section)
         result = run(cfg, **extras)
-        if isinstance(result, dict):
+        if isinstance(result, dict) and is_main_process():  # launched on several processes: printed once
             typer.echo(yaml.safe_dump(result, sort_keys=False).rstrip())
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

@@ -29,14 +29,18 @@ CARD_FILE = "process_card.json"
 made the folder)."""
 
 
-def save_checkpoint(model: Any, tokenizer: Any, spec: PrmSpec, directory: str | Path) -> Path:
+def save_checkpoint(
+    model: Any, tokenizer: Any, spec: PrmSpec, directory: str | Path, weights: dict[str, Any] | None = None
+) -> Path:
     """Write the weights, the tokenizer and ``config.json`` (with the spec); returns the folder. Overwrites
     files of an earlier save in place. The model card and process card are ``prmkit.cards``' to write
-    (``write_model_card``, ``write_process_card``): ``cards`` sits above ``modeling`` in the layers."""
+    (``write_model_card``, ``write_process_card``): ``cards`` sits above ``modeling`` in the layers.
+    ``weights``, when given, are saved in place of the model's own (a sharded model's, gathered)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     write_spec(model.config, spec)
-    model.save_pretrained(str(directory), safe_serialization=True)
+    extra = {} if weights is None else {"state_dict": weights}
+    model.save_pretrained(str(directory), safe_serialization=True, **extra)
     tokenizer.save_pretrained(str(directory))
     return directory
 

@@ -3,6 +3,12 @@
 Each stage's key hashes its settings, the keys of the stages it reads and prmkit's version, so a
 rerun skips finished stages, a changed setting reruns exactly the stages it affects, and a crash
 resumes at the stage that broke (whose own jobs resume from their logs and checkpoints).
+
+Under ``accelerate launch`` (several processes) the training stages run on every process, as the trainer
+expects, and every other stage (problems, labelling, judging, evaluation) on the main process alone,
+the others waiting for its ``DONE.json`` before they read what it wrote: a recipe labels once however
+many processes run it. They wait on the file, not in a collective, since a labelling stage may take
+longer than a process group's timeout; if the main process fails, the launcher stops the others.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prmkit.core.ranks import is_main_process, world_size
 from prmkit.pipeline.cache import StageDir, stage_dir, stage_key
 from prmkit.pipeline.recipe import Recipe
 from prmkit.pipeline.stages import Stage, plan
@@ -33,10 +40,23 @@ def load_recipe(path: str | Path, overrides: dict[str, Any] | None = None) -> Re
     return load_yaml_config(path, Recipe, overrides)
 
 
+EVERY_PROCESS = ("train",)
+"""Stage kinds every process of a launch runs (the trainer's ranks); the rest run on the main one."""
+WAIT_POLL_S = 1.0
+
+
 def _log(message: str) -> None:
     from prmkit.core.progress import console
 
-    console.print(message)
+    if is_main_process():
+        console.print(message)
+
+
+def _wait_for(sd: StageDir) -> dict[str, Any]:
+    """On a process other than the main one: the summary of a stage the main process runs, once done."""
+    while not sd.is_done():
+        time.sleep(WAIT_POLL_S)
+    return sd.summary()
 
 
 def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict[str, Any]]:
@@ -53,12 +73,17 @@ def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict
             _log(f"[green]{head}[/green]: cached ({sd.path.name}, took {done['seconds']:.0f}s when run)")
             results[st.name] = {"key": key, "dir": str(sd.path), "cached": True, **done}
             continue
+        if not is_main_process() and st.kind not in EVERY_PROCESS:
+            done = _wait_for(sd)
+            results[st.name] = {"key": key, "dir": str(sd.path), "cached": False, **done}
+            continue
         _log(f"[bold]{head}[/bold] -> {sd.path}")
         start = time.perf_counter()
         summary = st.run(recipe, sd.path, {d: dirs[d].path for d in st.deps})
         seconds = time.perf_counter() - start
         summary = json.loads(json.dumps(summary, default=str))
-        sd.mark_done(summary, seconds)
+        if is_main_process():
+            sd.mark_done(summary, seconds)
         _log(f"[green]{head}[/green]: done in {seconds:.0f}s")
         results[st.name] = {
             "key": key,
@@ -85,11 +110,20 @@ def run(
 
         return run_sweep(recipe, source)
     out = recipe.output_dir
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "recipe.resolved.json").write_text(recipe.model_dump_json(indent=2))
     stages = plan(recipe)
+    launched = [s.name for s in stages if s.kind == "rl"] if world_size() > 1 else []
+    if launched:
+        raise ValueError(
+            f"the recipe's RL stages ({', '.join(launched)}) do not run under a launch of {world_size()} "
+            "processes yet: run the recipe without its rl section under accelerate, then the RL stages "
+            "in one process (prmkit run reuses the finished stages)"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    if is_main_process():
+        (out / "recipe.resolved.json").write_text(recipe.model_dump_json(indent=2))
     results = run_stages(recipe, stages, out)
-    report = build_report(recipe, results, out, source)
-    md, page = write_report(report, out)
-    _log(f"report: {page}")
+    md, page = out / "report.md", out / "report.html"
+    if is_main_process():  # the others have nothing left to do: every stage they read is done
+        md, page = write_report(build_report(recipe, results, out, source), out)
+        _log(f"report: {page}")
     return RunResult(out, md, page, results)

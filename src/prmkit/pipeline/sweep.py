@@ -188,6 +188,7 @@ def _plot(data: dict[str, dict[str, list[float]]], metrics: list[str], png: Path
 
 def run_sweep(recipe: Recipe, source: str | None) -> Any:
     """Run ``recipe`` once per seed, then write the sweep report (its RunResult: every seed's stages)."""
+    from prmkit.core.ranks import is_main_process
     from prmkit.pipeline.report import write_report
     from prmkit.pipeline.runner import RunResult, _log, run
 
@@ -197,6 +198,8 @@ def run_sweep(recipe: Recipe, source: str | None) -> Any:
     for i, seed in enumerate(recipe.seeds, start=1):
         _log(f"[bold]seed {seed}[/bold] ({i} of {len(recipe.seeds)})")
         per_seed[seed] = run(for_seed(recipe, seed), source=source).stages
-    md, page = write_report(sweep_report(recipe, per_seed, out), out)
-    _log(f"sweep report: {page}")
+    md, page = out / "report.md", out / "report.html"
+    if is_main_process():  # under a launch, one process writes the report
+        md, page = write_report(sweep_report(recipe, per_seed, out), out)
+        _log(f"sweep report: {page}")
     return RunResult(out, md, page, {f"seed-{s}/{k}": v for s, st in per_seed.items() for k, v in st.items()})

@@ -10,7 +10,7 @@ import functools
 import json
 import logging
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +28,11 @@ from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
 from prmkit.scoring.conventions import CONVENTIONS
 from prmkit.scoring.scorer import LengthCounts, OverlongError
 from prmkit.training import loop
+from prmkit.training.arrow import cached_examples, example_rows, tokenizer_digest, traces_digest
 from prmkit.training.config import OrmConfig, PrmConfig
 from prmkit.training.data import (
     StepCollator,
     fit_traces,
-    make_examples,
     outcome_targets,
     split_by_problem,
     step_targets,
@@ -40,6 +40,9 @@ from prmkit.training.data import (
 from prmkit.training.memory import checkpointing_args, for_training, save_trained
 
 logger = logging.getLogger(__name__)
+EXAMPLES = "examples"
+"""The tokenised training examples' cache, inside the checkpoints folder: kept for a resumed run, gone
+with the checkpoints when the run is finished."""
 
 
 def _load(data: str | Path | Sequence[Trace]) -> tuple[list[Trace], str]:
@@ -118,6 +121,41 @@ def _check_positions(config: PrmConfig | OrmConfig, model: Any) -> None:
     )  # fmt: skip
 
 
+def _examples(
+    train: list[Trace],
+    targets: Callable[[Trace], list[float]],
+    tok: Any,
+    template: StepTemplate,
+    config: PrmConfig | OrmConfig,
+    spec: PrmSpec,
+    args: Any,
+    out: Path,
+) -> tuple[Any, LengthCounts]:
+    """The training examples as a memory-mapped ``datasets`` table, tokenised once: by the main process
+    while the others wait, then loaded by every rank (and by a resumed run) from the cache beside the
+    checkpoints, named by a hash of what made them (the traces and targets, tokenizer, layout, length
+    policy); with what was cut or left out for length."""
+    skip = spec.min_over == "own"
+
+    def targets_of() -> Iterator[list[float]]:
+        return (targets(t) for t in train)
+
+    key = {"inputs": traces_digest(train, targets_of()), "tokenizer": tokenizer_digest(tok),
+           "template": template.model_dump(mode="json"), "max_length": config.max_length,
+           "overlong": config.overlong, "skip_context": skip}  # fmt: skip
+    counts = LengthCounts(config.overlong, config.max_length)
+
+    def rows() -> Iterator[dict[str, Any]]:
+        return example_rows(
+            train, targets_of(), tok, template, config.max_length, config.overlong, counts, skip
+        )
+
+    with args.main_process_first(local=False, desc="tokenising the training traces"):
+        cache = out / loop.CHECKPOINTS / EXAMPLES
+        examples, meta = cached_examples(rows, key, cache, meta=lambda: {"counts": counts.to_dict()})
+    return examples, LengthCounts(**meta["counts"])
+
+
 def _train_head(
     data: tuple[list[Trace], str],
     output_dir: str | Path,
@@ -139,6 +177,20 @@ def _train_head(
     tok = _tokenizer(config, train, template)
     spec = PrmSpec(head=head, kind=kind, template=template, tag_id=template.tag_id(tok),
                    max_length=config.max_length, aggregation=config.aggregation, **spec_fields)  # fmt: skip
+    dev_source = config.dev_label_source or _dev_source(dev, sources)
+
+    def labelled(traces: list[Trace]) -> list[Trace]:
+        return [t for t in traces if any(s.label(dev_source) for s in t.steps)]
+
+    # the training arguments before the model: they start the launch's process group, and under
+    # DeepSpeed ZeRO-3 they are what makes from_pretrained load each rank's shard, not the whole model
+    args = loop.training_args(config, out, evaluate=bool(labelled(dev)),
+                              **(checkpointing_args() if config.gradient_checkpointing else {}))  # fmt: skip
+    if loop.sharded(args) and config.lora_r is not None and config.lora_merge:
+        raise ValueError(
+            "--lora-r with sharded weights (FSDP / DeepSpeed) saves the adapter only: pass --no-lora-merge "
+            "and merge it afterwards (its README says how)"
+        )
     model, objective = _model(config, tok, spec)
     _check_positions(config, model)
     model.config.pad_token_id = tok.pad_token_id
@@ -149,24 +201,22 @@ def _train_head(
     model, memory = for_training(config, model, spec)
     lengths = {"train": LengthCounts(config.overlong, config.max_length),
                "dev": LengthCounts(config.overlong, config.max_length)}  # fmt: skip
-    examples = make_examples(train, [targets(t) for t in train], tok, template, config.max_length,
-                             config.overlong, lengths["train"], skip_context=spec.min_over == "own")  # fmt: skip
+    examples, lengths["train"] = _examples(train, targets, tok, template, config, spec, args, out)
     if not examples and lengths["train"].line():
         raise OverlongError(
             f"no training trace fits in {config.max_length} tokens ({lengths['train'].line()}); raise "
             "--max-length (up to what the backbone takes)"
             + ("" if config.overlong == "truncate" else ", or pass --overlong truncate to keep first steps")
         )
-    dev_source = config.dev_label_source or _dev_source(dev, sources)
-    dev = fit_traces(dev, convention.encode, config.max_length, config.overlong, lengths["dev"])
-    dev = [t for t in dev if any(s.label(dev_source) for s in t.steps)]
+    dev = labelled(fit_traces(dev, convention.encode, config.max_length, config.overlong, lengths["dev"]))
+    if not dev and args.eval_strategy != "no":
+        loop.without_dev(args)  # every dev trace was too long to score
     for part, counts in lengths.items():
-        if counts.line():
+        if counts.line() and loop.is_main(args):
             logger.warning("%s traces: %s", part, counts.line())
-    resume = loop.last_checkpoint(out, config.resume)
-    # dev F1 of the starting model too (step 0), so a run shows whether the labels improved on it
-    args = loop.training_args(config, out, evaluate=bool(dev), eval_on_start=bool(dev) and resume is None,
-                              **(checkpointing_args() if config.gradient_checkpointing else {}))  # fmt: skip
+    resume = loop.last_checkpoint(out, config.resume, args)
+    # dev F1 of the starting model (step 0) too, so a run shows whether the labels improved on it
+    args.eval_on_start = bool(dev) and resume is None
     budget = loop.time_budget(config.max_minutes, config.budget_clock, schedule=config.max_steps is None)
     trainer = loop.make_trainer(
         model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, (dev, dev_source),
@@ -211,11 +261,14 @@ def _train_head(
             "overlong": {k: v.to_dict() for k, v in lengths.items()},
         },
     )
-    remove_partial_writes(out)  # a run killed while writing its final model left these
-    save_trained(config, trainer.model, tok, spec, out, memory)
-    write_process_card(out, card)
-    _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
-    shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed
+    weights = loop.full_state_dict(trainer)  # every rank takes part; None when the model holds them all
+    if loop.is_main(args):
+        remove_partial_writes(out)  # a run killed while writing its final model left these
+        save_trained(config, trainer.model, tok, spec, out, memory, weights)
+        write_process_card(out, card)
+        _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
+        shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed
+    loop.finish_together(trainer)
     overlong = {k: v.to_dict() for k, v in lengths.items()}
     return {
         "output_dir": str(out),

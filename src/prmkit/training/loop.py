@@ -19,6 +19,7 @@ from typing import Any
 
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
+from prmkit.training.arrow import row_lengths
 from prmkit.training.config import _Config
 from prmkit.training.data import ReplayableLengthSampler
 
@@ -36,6 +37,15 @@ def _cuda() -> bool:
     import torch
 
     return torch.cuda.is_available()
+
+
+def _no_accelerator() -> bool:
+    """No GPU (or other torch accelerator) here: the trainer is told to use the CPU, which is also what
+    makes ``accelerate launch --multi_gpu`` on a CPU machine a gloo process group (accelerate's
+    ``PartialState(cpu=True)``) rather than one process group the trainer does not train in."""
+    import torch
+
+    return not torch.accelerator.is_available()
 
 
 def clock(kind: str) -> float:
@@ -60,10 +70,13 @@ def precision_flags(choice: str) -> dict[str, bool]:
 
 
 def training_args(config: _Config, output_dir: Path, evaluate: bool, **extra: Any) -> Any:
+    """The run's ``TrainingArguments``. Making them starts a launch's process group; on every process
+    but the first, prmkit's warnings are then silenced (the trainer does the same for its own logs), so
+    a launch of 8 warns once."""
     from transformers import TrainingArguments
 
     every = config.eval_every
-    return TrainingArguments(
+    args = TrainingArguments(
         output_dir=str(output_dir / CHECKPOINTS),
         num_train_epochs=config.epochs,
         max_steps=config.max_steps or -1,
@@ -90,9 +103,22 @@ def training_args(config: _Config, output_dir: Path, evaluate: bool, **extra: An
         disable_tqdm=True,
         dataloader_num_workers=0,
         dataloader_pin_memory=_cuda(),
+        use_cpu=_no_accelerator(),
         **precision_flags(config.mixed_precision),
         **extra,
     )
+    if not is_main(args):
+        logging.getLogger("prmkit").setLevel(logging.ERROR)
+    return args
+
+
+def without_dev(args: Any) -> None:
+    """Turn dev evaluation off in ``args`` made with it on (the dev traces all turned out too long to
+    score, which is known only once the model's convention has laid them out)."""
+    from transformers.trainer_utils import IntervalStrategy
+
+    args.eval_strategy, args.load_best_model_at_end = IntervalStrategy.NO, False
+    args.metric_for_best_model, args.eval_on_start = None, False
 
 
 def time_budget(minutes: float | None, kind: str = "wall", schedule: bool = True) -> Any:
@@ -166,11 +192,15 @@ def budgeted(trainer_cls: type) -> type:
 
         def _get_train_sampler(self, train_dataset=None):
             data = self.train_dataset if train_dataset is None else train_dataset
-            if self.args.train_sampling_strategy != "group_by_length" or not isinstance(data, Sequence):
+            rows = isinstance(data, Sequence) or "length" in getattr(data, "column_names", ())
+            if self.args.train_sampling_strategy != "group_by_length" or not rows:
                 return super()._get_train_sampler(train_dataset)
             self.order = ReplayableLengthSampler(
-                [len(row["input_ids"]) for row in data],
-                self.args.train_batch_size * self.args.gradient_accumulation_steps,  # as transformers groups
+                row_lengths(data),
+                # one group per optimiser step of every rank (transformers groups per rank): each rank draws
+                # this order from the same seed and accelerate deals its batches out in turn, so n ranks
+                # train on the batches one process accumulating n times as many would
+                self.args.train_batch_size * self.args.gradient_accumulation_steps * self.args.world_size,
                 replay=getattr(self, "order_replay", None),
             )
             return self.order
@@ -197,11 +227,60 @@ def set_threads(config: _Config) -> int:
     return torch.get_num_threads()
 
 
+def is_main(args: Any) -> bool:
+    """Whether this process writes the run's files: the first of a launch. Every process trains; one
+    writes the model, the cards, the logs and removes the checkpoints, the others wait for it
+    (:func:`finish_together`), so a launch of 8 writes each file once."""
+    return args.process_index == 0
+
+
+def sharded(args: Any) -> bool:
+    """Whether each rank holds only a shard of the weights (FSDP, DeepSpeed, set in the arguments or by
+    ``accelerate launch``'s config): then every rank takes part in each forward pass, and the weights
+    are gathered before they are saved (:func:`full_state_dict`)."""
+    import os
+
+    launched = ("ACCELERATE_USE_FSDP", "ACCELERATE_USE_DEEPSPEED")
+    return (
+        bool(args.fsdp)
+        or bool(args.deepspeed)
+        or any(os.environ.get(v, "").lower() == "true" for v in launched)
+    )
+
+
+def full_state_dict(trainer: Any) -> dict[str, Any] | None:
+    """The whole model's weights gathered from every rank's shard (None when unsharded: the model holds
+    them). Every rank must call it, since the gathering is collective; the main process saves them."""
+    if not sharded(trainer.args):
+        return None
+    return trainer.accelerator.get_state_dict(trainer.model_wrapped)
+
+
+def finish_together(trainer: Any) -> None:
+    """Hold every rank here until the main process has written the run's files, so no rank returns
+    (and, under ``prmkit run``, starts the next stage) before the model it trained is on disk."""
+    trainer.accelerator.wait_for_everyone()
+
+
+def scored_on_every_rank(trainer: Any, scorer: Any, traces: Sequence[Trace]) -> list:
+    """``scorer.score(traces)``, the work split across the launch's ranks and the scores gathered back
+    in order on every rank (each then computes the same metrics and picks the same best checkpoint).
+    With sharded weights every rank must run every forward pass, so each scores them all."""
+    world, rank = trainer.args.world_size, trainer.args.process_index
+    if world == 1 or sharded(trainer.args):
+        return scorer.score(list(traces))
+    from accelerate.utils import gather_object
+
+    size = -(-len(traces) // world)  # contiguous shards: gathered in rank order, they are in order
+    mine = scorer.score(list(traces[rank * size : (rank + 1) * size]))
+    return [score for part in gather_object([mine]) for score in part]  # one list per rank, in rank order
+
+
 def run_record(trainer: Any, config: _Config, budget: Any, threads: int, wall: float, cpu: float) -> dict:
     """What a finished run actually did, for its card and the report: optimiser steps taken against the
     steps planned, what stopped it, its threads and clocks. A time cap that cut the run short is logged
     as a warning here, since the model is then not the one the config describes."""
-    state = trainer.state
+    state, args = trainer.state, trainer.args
     planned, steps = state.max_steps, state.global_step
     stopped_by = "time cap" if budget.stopped else ("max_steps" if config.max_steps else "epochs")
     if budget.stopped:
@@ -216,6 +295,10 @@ def run_record(trainer: Any, config: _Config, budget: Any, threads: int, wall: f
         "stopped_early": bool(budget.stopped),
         "stopped_by": stopped_by,
         "threads": threads,
+        "world_size": args.world_size,
+        "effective_batch": args.per_device_train_batch_size
+        * args.gradient_accumulation_steps
+        * args.world_size,
         "train_clock_minutes": round(budget.spent / 60, 3),
         "wall_seconds": wall,
         "cpu_seconds": cpu,
@@ -296,7 +379,8 @@ def make_trainer(
 
         def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):
             scorer = ModelScorer(self.model, convention, name="dev", device=str(self.args.device))
-            report = first_error_report(dev_traces, scorer.score(list(dev_traces)), source=dev_source)
+            scores = scored_on_every_rank(self, scorer, dev_traces)
+            report = first_error_report(dev_traces, scores, source=dev_source)
             p = metric_key_prefix
             metrics = {f"{p}_first_error_f1": report["f1"], f"{p}_acc_error": report["acc_error"] or 0.0,
                        f"{p}_acc_correct": report["acc_correct"] or 0.0, f"{p}_threshold": report["threshold"],
@@ -312,7 +396,7 @@ def make_trainer(
         model=model,
         args=args,
         train_dataset=train,
-        eval_dataset=train[:1] if dev_traces else None,
+        eval_dataset=[train[0]] if dev_traces else None,  # a stand-in: evaluate scores the dev traces
         data_collator=collator,
         callbacks=callbacks,
     )
@@ -407,12 +491,17 @@ def train_from(trainer: Any, checkpoint: str | None, budget: Any) -> tuple[float
     return clock.totals()
 
 
-def last_checkpoint(output_dir: Path, resume: bool) -> str | None:
+def last_checkpoint(output_dir: Path, resume: bool, args: Any = None) -> str | None:
     """The newest whole ``checkpoints/checkpoint-N`` to resume from, when resuming and one exists.
 
     transformers writes a checkpoint in place, its ``trainer_state.json`` last; resuming from one a kill
     cut off before that goes on without the optimiser or RNG state it lacks (it only logs that they are
-    missing), so a folder whose state does not read is removed and the run resumes from the one before."""
+    missing), so a folder whose state does not read is removed and the run resumes from the one before.
+    Given the run's training ``args``, the main process looks (and removes) first and the others after
+    it, so every rank of a launch resumes from the same checkpoint."""
+    if args is not None and args.world_size > 1:
+        with args.main_process_first(desc="finding the checkpoint to resume from", local=False):
+            return last_checkpoint(output_dir, resume)
     from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
     folder = output_dir / CHECKPOINTS

@@ -144,19 +144,28 @@ AutoTokenizer.from_pretrained(adapter).save_pretrained(merged)
 
 
 def save_trained(
-    config: PrmConfig | OrmConfig, model: Any, tok: Any, spec: PrmSpec, out: Path, memory: dict[str, Any]
+    config: PrmConfig | OrmConfig,
+    model: Any,
+    tok: Any,
+    spec: PrmSpec,
+    out: Path,
+    memory: dict[str, Any],
+    weights: dict[str, Any] | None = None,
 ) -> None:
     """Write the trained model: an ordinary checkpoint (LoRA merged into it by default) with its model
-    card, or with ``lora_merge`` off the adapter folder and its README (:data:`ADAPTER_NOTE`)."""
+    card, or with ``lora_merge`` off the adapter folder and its README (:data:`ADAPTER_NOTE`).
+    ``weights`` are the model's gathered from the ranks' shards (FSDP, DeepSpeed), saved in place of
+    the shard this process holds."""
     lora = memory["lora"]
     if lora is None or config.lora_merge:
         if lora is not None:
             model = model.merge_and_unload()
             model.to(model.get_input_embeddings().weight.dtype)  # the head trained in float32: one dtype
-        save_checkpoint(model, tok, spec, out)
+        save_checkpoint(model, tok, spec, out, weights)
         write_model_card(out, spec, config.base_model)
         return
-    model.save_pretrained(str(out))  # adapter_model.safetensors, adapter_config.json, peft's README
+    # adapter_model.safetensors, adapter_config.json, peft's README
+    model.save_pretrained(str(out), **({} if weights is None else {"state_dict": weights}))
     tok.save_pretrained(str(out))
     inner = model.get_base_model()
     write_spec(inner.config, spec)

@@ -125,8 +125,22 @@ def _train(
     budget = loop.time_budget(config.max_minutes, config.budget_clock, schedule=config.max_steps is None)
     trainer = loop.budgeted(Trainer)(model=model, args=args, train_dataset=examples,
                                      data_collator=LMCollator(tok.pad_token_id), callbacks=[budget])  # fmt: skip
-    wall, cpu = loop.train_from(trainer, loop.last_checkpoint(out, config.resume), budget)
+    wall, cpu = loop.train_from(trainer, loop.last_checkpoint(out, config.resume, args), budget)
     return trainer, loop.run_record(trainer, config, budget, threads, wall, cpu)
+
+
+def _write(out: Path, model: Any, tok: Any, history: list[dict], record: dict, card: ProcessCard) -> None:
+    """The pretrained LM's folder: weights, tokenizer, logs, what the run did, its process card."""
+    from prmkit.training.heads import _write_logs
+
+    remove_partial_writes(out)  # a run killed while writing its final model left these
+    model.save_pretrained(str(out), safe_serialization=True)
+    tok.save_pretrained(str(out))
+    _write_logs(history, out, "LM pretraining")
+    with atomic_write(out / "training.json") as fh:  # what the run did, beside the model
+        json.dump(record, fh, indent=2)
+    write_process_card(out, card)
+    shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # written whole: resume state no longer needed
 
 
 def _valid(trace: Trace, source: str) -> bool:
@@ -188,16 +202,8 @@ def pretrain_lm(
         else None
     )
     model.config.use_cache = True  # a policy generates; training turned the cache off
-    remove_partial_writes(out)  # a run killed while writing its final model left these
-    model.save_pretrained(str(out), safe_serialization=True)
-    tok.save_pretrained(str(out))
-    from prmkit.training.heads import _write_logs
-
-    _write_logs(history, out, "LM pretraining")
-    with atomic_write(out / "training.json") as fh:  # what the run did, beside the model
-        record = {"config": config.model_dump(mode="json"), **run, "dev_loss": dev_loss, "copy": copy,
-                  "gold_use": [g.model_dump(mode="json") for g in gold]}  # fmt: skip
-        json.dump(record, fh, indent=2)
+    record = {"config": config.model_dump(mode="json"), **run, "dev_loss": dev_loss, "copy": copy,
+              "gold_use": [g.model_dump(mode="json") for g in gold]}  # fmt: skip
     card = ProcessCard(  # the LM is a model too: what it read, and whether gold chose its corpus
         kind="lm",
         data={
@@ -210,7 +216,8 @@ def pretrain_lm(
         training=record,
         gold_use=gold,
     )
-    write_process_card(out, card)
-    shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # written whole: resume state no longer needed
+    if loop.is_main(trainer.args):  # every process trained; one writes
+        _write(out, model, tok, history, record, card)
+    loop.finish_together(trainer)
     return {"output_dir": str(out), "dev_loss": dev_loss, "copy": copy, "training": run, "traces": len(train),
             "gold_use": record["gold_use"]}  # fmt: skip

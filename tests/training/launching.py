@@ -1,0 +1,65 @@
+"""What the tests of launched runs share: a dropout-free tiny backbone, ``accelerate launch`` of
+prmkit's command line through ``dist_run.py``, and the writes each rank recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from prmkit.core.model import Trace
+from prmkit.modeling import TinyConfig
+from prmkit.modeling.backbone import tiny_config
+from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
+
+ROOT = Path(__file__).resolve().parents[2]
+DDP = ROOT / "recipes" / "accelerate" / "ddp.yaml"
+TINY = TinyConfig(layers=1, width=64, heads=2, max_length=512, positions="rope")
+PER_RANK_FILES = ("rng_state_1.pth", "prmkit_order_rng_1.safetensors")
+"""What rank 1 writes itself, inside each checkpoint: its own RNG states, which only it holds."""
+
+
+def backbone(folder: Path, traces: Sequence[Trace]) -> Path:
+    """A tiny causal-LM folder without dropout (its token classifier's too): each rank draws its own
+    dropout masks, so only a model without dropout can equal a one-process run."""
+    from transformers import AutoModelForCausalLM
+
+    tok = build_tokenizer(trace_texts(traces))
+    config = tiny_config(tok, TINY)
+    config.classifier_dropout = 0.0
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(processes: int, watched: Path, args: list[str], timeout: int = 900) -> subprocess.CompletedProcess:
+    """``accelerate launch --config_file recipes/accelerate/ddp.yaml --num_processes N`` of ``prmkit
+    ARGS``, as a user launches it, each rank recording its writes under ``watched`` (:func:`writes`)."""
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(DDP),
+               "--num_processes", str(processes), "--main_process_port", str(_port()),
+               str(ROOT / "tests" / "training" / "dist_run.py"), str(watched), *args]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def writes(watched: Path, rank: int) -> list[list[str]]:
+    """``[event, path under watched]`` of every write, rename or removal rank ``rank`` made there."""
+    return json.loads(watched.with_name(f"{watched.name}.rank{rank}.json").read_text())
+
+
+def strays(watched: Path) -> list[list[str]]:
+    """What rank 1 wrote under ``watched`` besides its own RNG states and the folders it made."""
+    return [w for w in writes(watched, 1) if not w[1].endswith(PER_RANK_FILES) and w[0] != "os.mkdir"]

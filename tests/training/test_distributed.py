@@ -1,0 +1,77 @@
+"""Issue 34: training under ``accelerate launch`` as users run it, with two CPU processes (gloo).
+
+Both ranks train; one writes (the model, the cards, the logs, the cleanup), which each rank's record
+of its own writes shows (``dist_run.py``); the folder reloads, and the model equals a one-process run
+with the same effective batch (2 x 4 against 4 with 2 accumulation steps) within float tolerance: the
+ranks' shares of a step are the batches that one process accumulates, and their averaged gradients that
+process's accumulated ones. The backbone has no dropout, since each rank draws its own masks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from prmkit.core.dataset import write_traces
+from prmkit.scoring import load_scorer
+
+from .conftest import world_traces
+from .launching import PER_RANK_FILES, backbone, launch, strays, writes
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """World traces on disk and a tiny backbone folder without dropout."""
+    folder = tmp_path_factory.mktemp("inputs")
+    traces = world_traces(30, 4, seed=0)
+    write_traces(folder / "traces.jsonl", traces)
+    return folder / "traces.jsonl", backbone(folder / "backbone", traces)
+
+
+def _train(processes: int, out: Path, data: Path, base: Path, batch: int, accumulate: int) -> None:
+    flags = ["--base-model", str(base), "--batch-size", str(batch), "--grad-accum", str(accumulate),
+             "--max-steps", "10", "--eval-every", "5", "--threads", "1", "--max-length", "256"]  # fmt: skip
+    done = launch(processes, out, ["train", "prm", str(data), "-o", str(out), *flags])
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.count("output_dir:") == 1  # the result is printed once
+
+
+def test_two_processes_train_one_writes_and_equal_one_process_with_the_same_effective_batch(tmp_path, inputs):
+    data, base = inputs
+    two, one = tmp_path / "two", tmp_path / "one"
+    _train(2, two, data, base, batch=4, accumulate=1)
+    _train(1, one, data, base, batch=4, accumulate=2)
+
+    assert {"model.safetensors", "process_card.json", "training_log.jsonl"} <= {w[1] for w in writes(two, 0)}
+    assert ["shutil.rmtree", "checkpoints"] in writes(two, 0)
+    assert strays(two) == [], "rank 1 wrote into the output folder"
+    assert any(w[1].endswith(PER_RANK_FILES) for w in writes(two, 1))  # its records see its own writes
+
+    card = json.loads((two / "process_card.json").read_text())
+    assert (card["training"]["world_size"], card["training"]["effective_batch"]) == (2, 8)
+    assert json.loads((one / "process_card.json").read_text())["training"]["effective_batch"] == 8
+    assert not (two / "checkpoints").exists()
+
+    a, b = load_file(two / "model.safetensors"), load_file(one / "model.safetensors")
+    assert a.keys() == b.keys()
+    start = load_file(base / "model.safetensors")
+    assert max((b[k] - start[k]).abs().max() for k in b if k in start) > 1e-3  # training moved them
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], rtol=1e-4, atol=1e-5, msg=k)
+
+    def logged(out: Path) -> list[dict]:
+        return [json.loads(line) for line in (out / "training_log.jsonl").read_text().splitlines()]
+
+    evals, reference = ([r for r in logged(out) if "eval_first_error_f1" in r] for out in (two, one))
+    assert len(logged(two)) == len(logged(one))  # one rank logged each entry
+    # dev scored in shards across the ranks (at 0, 5, 10 and once more after the best model is loaded)
+    assert [r["step"] for r in evals] == [r["step"] for r in reference] == [0, 5, 10, 10]
+    assert [r["eval_first_error_f1"] for r in evals] == pytest.approx(
+        [r["eval_first_error_f1"] for r in reference], abs=1e-6
+    )
+    assert len(load_scorer(two).score(world_traces(2, 2, seed=5))) == 4
