@@ -3,11 +3,14 @@ prmkit's command line through ``dist_run.py``, and the writes each rank recorded
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,14 +48,36 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
-def launch(processes: int, watched: Path, args: list[str], timeout: int = 900) -> subprocess.CompletedProcess:
-    """``accelerate launch --config_file recipes/accelerate/ddp.yaml --num_processes N`` of ``prmkit
-    ARGS``, as a user launches it, each rank recording its writes under ``watched`` (:func:`writes`)."""
+def _command(processes: int, watched: Path, args: list[str]) -> tuple[list[str], dict[str, str]]:
     command = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(DDP),
                "--num_processes", str(processes), "--main_process_port", str(_port()),
                str(ROOT / "tests" / "training" / "dist_run.py"), str(watched), *args]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    return command, env
+
+
+def launch(processes: int, watched: Path, args: list[str], timeout: int = 900) -> subprocess.CompletedProcess:
+    """``accelerate launch --config_file recipes/accelerate/ddp.yaml --num_processes N`` of ``prmkit
+    ARGS``, as a user launches it, each rank recording its writes under ``watched`` (:func:`writes`)."""
+    command, env = _command(processes, watched, args)
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def killed_when(processes: int, watched: Path, args: list[str], saved: Path, timeout: float = 600) -> int:
+    """:func:`launch`, every process of it (launcher and ranks) SIGKILLed as soon as ``saved`` exists, as
+    a machine that loses power kills them; returns the launcher's exit code."""
+    import psutil
+
+    command, env = _command(processes, watched, args)
+    run = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while not saved.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    family = [*psutil.Process(run.pid).children(recursive=True), psutil.Process(run.pid)]
+    for proc in family:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.send_signal(signal.SIGKILL)
+    return run.wait(timeout=60)
 
 
 def writes(watched: Path, rank: int) -> list[list[str]]:

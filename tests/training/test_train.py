@@ -162,33 +162,6 @@ def test_cli_train_prm(tmp_path, small_world):
 
 
 @pytest.mark.slow
-def test_accelerate_launch_one_process(tmp_path, small_world):
-    """The multi-GPU entry point, on its one-process CPU path: ``accelerate launch`` + the CLI script."""
-    import os
-    import shutil
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from prmkit.core.dataset import write_traces
-
-    write_traces(tmp_path / "train.jsonl", small_world)
-    bin_dir = Path(sys.executable).parent
-    launcher, script = (
-        shutil.which("accelerate", path=str(bin_dir)),
-        shutil.which("prmkit", path=str(bin_dir)),
-    )
-    assert launcher and script
-    cmd = [launcher, "launch", "--num_processes", "1", "--cpu", "--mixed_precision", "no", script,
-           "train", "prm", str(tmp_path / "train.jsonl"), "-o", str(tmp_path / "prm"), "--tiny-layers", "1",
-           "--tiny-width", "32", "--tiny-heads", "2", "--tiny-positions", "rope", "--epochs", "0.5", "--no-resume"]  # fmt: skip
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}  # the child's warnings are not this test's subject
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert (tmp_path / "prm" / "model.safetensors").exists()
-
-
-@pytest.mark.slow
 def test_learnability_zero_shot_scores_the_lm_at_its_dev_threshold(tmp_path):
     """``--runs zero-shot``: the pretrained LM judged as a verifier, test and held-out at the dev threshold
     (the experiment script lives in experiments/, outside the library)."""
