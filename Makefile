@@ -73,7 +73,7 @@ test: $(STAMP) system-deps verl-env vocab trl-prm-env
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not slow"
 
-bench: $(STAMP)
+bench: $(STAMP) trl-prm-env
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lint: $(STAMP)

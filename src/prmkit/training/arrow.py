@@ -170,7 +170,11 @@ def _write(
     final: Path,
 ) -> None:
     """Build the folder in a temporary sibling and rename it into place; the temporary one goes either way."""
+    import datasets
+
     tmp = cache_dir / f".{_PREFIX}{digest}.tmp-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
+    bars = not datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()  # "Generating train split", "Saving the dataset": noise in a training log
     try:
         dataset = _build(rows, tmp / ".build", digest)
         # one shard at least: datasets writes none for an empty table, and then cannot load it
@@ -187,6 +191,8 @@ def _write(
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if bars:
+            datasets.enable_progress_bars()
 
 
 def _build(rows: Callable[[], Iterator[dict[str, Any]]], scratch: Path, digest: str) -> datasets.Dataset:
