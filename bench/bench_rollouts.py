@@ -56,6 +56,8 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
+from benchlib import code_version
+
 ROOT = Path(__file__).resolve().parents[1]
 TICK = os.sysconf("SC_CLK_TCK")
 RIGHT_SHARE = 0.6
@@ -467,22 +469,6 @@ def show(row: dict) -> None:
         f"{row['rollouts_per_s']:>11,.0f} {row['client_cpu_us']:>12.1f} {row['workers_cpu_us']:>12.1f} "
         f"{row['server_cpu_us']:>12.1f} {total:>9.1f} {row['client_gc_us']:>8.1f} {row['load_avg']:>5.1f}"
     )
-
-
-def code_version() -> dict:
-    """The commit measured, and the files of src/ that differ from it (others edit this tree too)."""
-    import subprocess
-
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        except OSError:
-            return ""
-
-    return {
-        "commit": git("rev-parse", "HEAD"),
-        "src_changed": git("status", "--porcelain", "src").splitlines(),
-    }
 
 
 def main() -> None:

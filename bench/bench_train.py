@@ -64,6 +64,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchlib import code_version
+
 ROOT = Path(__file__).resolve().parents[1]
 QUIET = {"TOKENIZERS_PARALLELISM": "false", "TRL_EXPERIMENTAL_SILENCE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
          "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
@@ -286,21 +288,6 @@ def versions() -> dict[str, str]:
     from importlib.metadata import version
 
     return {name: version(name) for name in ("prmkit", "torch", "transformers", "accelerate", "datasets")}
-
-
-def code_version() -> dict[str, Any]:
-    """The commit measured, and the files of src/ that differ from it (others edit this tree too)."""
-
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        except OSError:
-            return ""
-
-    return {
-        "commit": git("rev-parse", "HEAD"),
-        "src_changed": git("status", "--porcelain", "src").splitlines(),
-    }
 
 
 def show(row: dict[str, Any]) -> None:

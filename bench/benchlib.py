@@ -1,0 +1,24 @@
+"""What the benchmarks share: the code a result was measured on (imported as a sibling module, since
+each benchmark runs as a script: ``python bench/bench_x.py``)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def code_version() -> dict[str, object]:
+    """The commit measured, and the files of src/ that differ from it (others edit this tree too)."""
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            return ""
+
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "src_changed": git("status", "--porcelain", "src").splitlines(),
+    }
