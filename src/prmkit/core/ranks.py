@@ -1,6 +1,6 @@
 """Which process of a launch this is, read from the variables every launcher sets (``accelerate launch``,
-``torchrun``, ``deepspeed``: ``RANK``, ``WORLD_SIZE``), so code that only writes or prints can ask
-without starting a process group (:mod:`prmkit.training.loop` asks the trainer's, which agrees)."""
+``torchrun``, ``deepspeed``: ``RANK``, ``WORLD_SIZE``), so code that writes or prints can ask without
+starting a process group; the trainer's ``process_index`` is the same number."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from prmkit.cards import ProcessCard, summarize_sources, write_process_card
 from prmkit.cards.process_card import gold_use, inherited_gold_use
 from prmkit.core.files import atomic_write, remove_partial_writes
 from prmkit.core.model import Trace
+from prmkit.core.ranks import is_main_process
 from prmkit.core.registry import resolve
 from prmkit.formats.inputs import read_traces
 from prmkit.modeling.backbone import learned_positions, load_tokenizer, position_limit, tiny_config
@@ -212,7 +213,7 @@ def _train_head(
     if not dev and args.eval_strategy != "no":
         loop.without_dev(args)  # every dev trace was too long to score
     for part, counts in lengths.items():
-        if counts.line() and loop.is_main(args):
+        if counts.line() and is_main_process():
             logger.warning("%s traces: %s", part, counts.line())
     resume = loop.last_checkpoint(out, config.resume, args)
     # dev F1 of the starting model (step 0) too, so a run shows whether the labels improved on it
@@ -262,7 +263,7 @@ def _train_head(
         },
     )
     weights = loop.full_state_dict(trainer)  # every rank takes part; None when the model holds them all
-    if loop.is_main(args):
+    if is_main_process():
         remove_partial_writes(out)  # a run killed while writing its final model left these
         save_trained(config, trainer.model, tok, spec, out, memory, weights)
         write_process_card(out, card)

@@ -19,6 +19,7 @@ from typing import Any
 
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
+from prmkit.core.ranks import is_main_process
 from prmkit.training.arrow import row_lengths
 from prmkit.training.config import _Config
 from prmkit.training.data import ReplayableLengthSampler
@@ -107,7 +108,7 @@ def training_args(config: _Config, output_dir: Path, evaluate: bool, **extra: An
         **precision_flags(config.mixed_precision),
         **extra,
     )
-    if not is_main(args):
+    if not is_main_process():
         logging.getLogger("prmkit").setLevel(logging.ERROR)
     return args
 
@@ -227,13 +228,6 @@ def set_threads(config: _Config) -> int:
     return torch.get_num_threads()
 
 
-def is_main(args: Any) -> bool:
-    """Whether this process writes the run's files: the first of a launch. Every process trains; one
-    writes the model, the cards, the logs and removes the checkpoints, the others wait for it
-    (:func:`finish_together`), so a launch of 8 writes each file once."""
-    return args.process_index == 0
-
-
 def sharded(args: Any) -> bool:
     """Whether each rank holds only a shard of the weights (FSDP, DeepSpeed, set in the arguments or by
     ``accelerate launch``'s config): then every rank takes part in each forward pass, and the weights
@@ -257,7 +251,8 @@ def full_state_dict(trainer: Any) -> dict[str, Any] | None:
 
 
 def finish_together(trainer: Any) -> None:
-    """Hold every rank here until the main process has written the run's files, so no rank returns
+    """Every process trains; the main one (:func:`~prmkit.core.ranks.is_main_process`) writes the model,
+    the cards, the logs and removes the checkpoints. Hold every rank here until it has, so no rank returns
     (and, under ``prmkit run``, starts the next stage) before the model it trained is on disk."""
     trainer.accelerator.wait_for_everyone()
 

@@ -19,6 +19,7 @@ from typing import Any
 from prmkit.cards.process_card import ProcessCard, gold_use, write_process_card
 from prmkit.core.files import atomic_write, remove_partial_writes
 from prmkit.core.model import Trace
+from prmkit.core.ranks import is_main_process
 from prmkit.core.render import context_length, step_inputs
 from prmkit.modeling.backbone import tiny_config
 from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
@@ -216,7 +217,7 @@ def pretrain_lm(
         training=record,
         gold_use=gold,
     )
-    if loop.is_main(trainer.args):  # every process trained; one writes
+    if is_main_process():  # every process trained; one writes
         _write(out, model, tok, history, record, card)
     loop.finish_together(trainer)
     return {"output_dir": str(out), "dev_loss": dev_loss, "copy": copy, "training": run, "traces": len(train),
