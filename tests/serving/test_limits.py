@@ -184,9 +184,14 @@ def test_a_large_request_does_not_block_small_ones_behind_it() -> None:
 
 def test_a_request_admitted_is_scored_within_the_wait_it_was_promised() -> None:
     """The 503 prediction counts the pass already running and the requests ahead of the newcomer, so a
-    request is either refused at once or its first pass starts within ``max_queue_wait_s``."""
-    scorer = HashScorer(per_trace=0.01)
-    config = ServerConfig(max_queue_wait_s=0.8, max_batch_traces=16, max_wait_ms=0)
+    request is either refused at once or its first pass starts within ``max_queue_wait_s``.
+
+    The prediction is the measured speed; what the suite's other processes take from the CPU after a
+    request is admitted is not in it. The stand-in forward pass is a sleep (0.48 s a pass), long beside
+    the CPU work of a pass, so that a loaded machine (the suite runs two-process training beside it,
+    where 10 ms passes once overran the 0.8 s limit by 0.14 s) does not change what is measured."""
+    scorer = HashScorer(per_trace=0.03)
+    config = ServerConfig(max_queue_wait_s=2.4, max_batch_traces=16, max_wait_ms=0)
     with run_server(create_app(scorer, config)) as url:
 
         async def main() -> list[tuple[httpx.Response, float]]:
@@ -197,7 +202,7 @@ def test_a_request_admitted_is_scored_within_the_wait_it_was_promised() -> None:
                     for j in range(8)
                 ]
                 return await asyncio.gather(
-                    *(_timed(client, body, delay=0.01 * j) for j, body in enumerate(many))
+                    *(_timed(client, body, delay=0.03 * j) for j, body in enumerate(many))
                 )
 
         results = asyncio.run(main())
