@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint install system-deps verl-env vocab trl-prm-env clean
+.PHONY: demo test test-fast bench lint install system-deps verl-env vocab trl-prm-env openrlhf-client clean
 
 # pyproject.toml holds ranges; constraints.txt the exact versions tested, passed to every install here.
 $(STAMP): pyproject.toml constraints.txt
@@ -19,9 +19,10 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 ## verl 0.9.1 with prmkit in its own venv (verl pins transformers<5.11, constraints.txt 5.23), for
-## tests/rl/test_verl_loop.py: `make test` builds it (CI runs verl's own reward loop); the test skips where
-## it is missing (test-fast). requirements-verl.txt pins verl's stack; prmkit's other packages take the
-## newest release in pyproject.toml's ranges.
+## tests/rl/test_verl_*.py: `make test` builds it (CI runs verl's own reward loop, advantage computation
+## and default trainer's imports); the tests skip where it is missing (test-fast). requirements-verl.txt
+## pins verl's stack (TransferQueue included); prmkit's other packages take the newest release in
+## pyproject.toml's ranges.
 VERL_VENV ?= .venv-verl
 $(VERL_VENV)/.installed: requirements-verl.txt pyproject.toml constraints.txt
 	@test -x $(VERL_VENV)/bin/python || $(PY) -m venv $(VERL_VENV) || python3 -m venv $(VERL_VENV)
@@ -49,6 +50,15 @@ $(TRL_PRM)/.installed: requirements-trl.txt $(STAMP)
 
 trl-prm-env: $(TRL_PRM)/.installed
 
+## OpenRLHF 0.11.2's reward client (no deps) + pylatexenc beside .venv's packages, so
+## tests/serving/test_openrlhf_client.py also runs the real module (those cases skip without it).
+OPENRLHF := .openrlhf-0.11.2
+$(OPENRLHF)/.installed: requirements-openrlhf.txt $(STAMP)
+	$(BIN)/pip install --quiet --no-deps --no-compile --upgrade --target $(OPENRLHF) -r requirements-openrlhf.txt
+	@touch $@
+
+openrlhf-client: $(OPENRLHF)/.installed
+
 ## Debian packages some tests need (a real browser, a real PostgreSQL server). Best effort: the tests
 ## that need them skip with a clear reason where they are missing.
 system-deps:
@@ -67,7 +77,7 @@ demo: $(STAMP)
 	$(BIN)/prmkit run recipes/world.yaml
 
 # -n auto: one pytest worker per core, a test file's tests on one worker (module fixtures shared).
-test: $(STAMP) system-deps verl-env vocab trl-prm-env
+test: $(STAMP) system-deps verl-env vocab trl-prm-env openrlhf-client
 	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
 
 test-fast: $(STAMP)
@@ -81,4 +91,4 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench experiments
 
 clean:
-	rm -rf $(VENV) $(VERL_VENV) $(VOCAB) $(TRL_PRM) demo-out .pytest_cache
+	rm -rf $(VENV) $(VERL_VENV) $(VOCAB) $(TRL_PRM) $(OPENRLHF) demo-out .pytest_cache

@@ -44,6 +44,7 @@ METRICS = {
     "answer_accuracy": "answer accuracy",
     "lucky": "lucky answers",
     "prm_reward": "PRM reward (proxy)",
+    "paid_reward": "paid reward",
     "misconception": "misconception share of first errors",
     "unfinished": "no final answer",
     "steps_per_response": "steps per response",
@@ -205,13 +206,18 @@ def value(point: dict[str, Any], key: str) -> float | None:
     return point.get(key)
 
 
-def fmt(values: list[float], scale: float = 100.0, signed: bool = False) -> str:
-    """mean [95 % interval] (percent for rates)."""
+def fmt(values: list[float], scale: float = 100.0, signed: bool = False, digits: int = 1) -> str:
+    """mean [95 % interval] (percent for rates) with ``digits`` decimals."""
     if not values:
         return "–"
-    mean, lo, hi = (round(x, 1) + 0.0 for x in interval([scale * v for v in values]))  # no "-0.0"
-    sign = "+" if signed else ""
-    return f"{mean:{sign}.1f} [{lo:{sign}.1f}, {hi:{sign}.1f}]"
+    mean, lo, hi = (round(x, digits) + 0.0 for x in interval([scale * v for v in values]))  # no "-0.0"
+    f = f"{'+' if signed else ''}.{digits}f"
+    return f"{mean:{f}} [{lo:{f}}, {hi:{f}}]"
+
+
+def digits_of(key: str) -> int:
+    """Decimals a table shows: rates in % take one, the paid reward (in its own units) two."""
+    return 2 if key == "paid_reward" else 1
 
 
 def summarise(out: Path, recipe: dict[str, Any]) -> dict[str, Any]:
@@ -225,7 +231,23 @@ def summarise(out: Path, recipe: dict[str, Any]) -> dict[str, Any]:
 
 
 def scale_of(key: str) -> float:
-    return 1.0 if key == "steps_per_response" else 100.0
+    return 1.0 if key in ("steps_per_response", "paid_reward") else 100.0
+
+
+KL_LAST = 10
+"""Optimiser steps over which a cell's KL to π0 is averaged at its end (TRL logs ``kl`` every step)."""
+
+
+def final_kl(cell: Path) -> float | None:
+    """The mean of TRL's logged ``kl`` (to π0) over the last :data:`KL_LAST` steps of a finished cell:
+    with mixed advantages on another scale the KL term's weight shifts, so every cell reports it."""
+    path = cell / "train_log.jsonl"
+    if not path.is_file():
+        return None
+    kls = [
+        r["kl"] for line in path.read_text().splitlines() if line.strip() and "kl" in (r := json.loads(line))
+    ]
+    return sum(kls[-KL_LAST:]) / len(kls[-KL_LAST:]) if kls else None
 
 
 def report(out: Path, recipe: dict[str, Any]) -> str:
@@ -252,7 +274,7 @@ def report(out: Path, recipe: dict[str, Any]) -> str:
             row = [name, str(len(per_seed)), "/".join(map(str, steps))]
             for key in METRICS:
                 vals = [v for p in per_seed.values() if (v := value(p[which], key)) is not None]
-                row.append(fmt(vals, scale_of(key)))
+                row.append(fmt(vals, scale_of(key), digits=digits_of(key)))
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     lines += [
@@ -274,14 +296,24 @@ def report(out: Path, recipe: dict[str, Any]) -> str:
                 if value(p[-1], key) is not None and value(p[0], key) is not None
             }
             deltas.setdefault(name, {})[key] = d
-            row.append(fmt(list(d.values()), scale_of(key), signed=True))
+            row.append(fmt(list(d.values()), scale_of(key), signed=True, digits=digits_of(key)))
         lines.append("| " + " | ".join(row) + " |")
         results["cells"][name] = {
             "seeds": sorted(per_seed),
             "first": {s: p[0] for s, p in per_seed.items()},
             "last": {s: p[-1] for s, p in per_seed.items()},
             "warnings": {s: all_warnings(p) for s, p in per_seed.items()},
+            "kl_last": {s: final_kl(out / "cells" / f"{name}-{s}") for s in per_seed},
         }
+    lines += [
+        "",
+        f"## KL to π0 (TRL's `kl`, mean of the last {KL_LAST} steps; mean [95 % t-interval] over seeds)",
+        "",
+    ]
+    lines += ["| reward | KL |", "|---|---|"]
+    for name, cell in results["cells"].items():
+        kls = [k for k in cell["kl_last"].values() if k is not None]
+        lines.append(f"| {name} | {fmt(kls, 1.0, digits=3) if kls else '–'} |")
     lines += ["", "## Paired differences between rewards (Δ of one minus Δ of the other, same seed)", ""]
     lines += ["| comparison | process-correct | lucky | answer accuracy |", "|---|---|---|---|"]
     base = "outcome"
@@ -305,6 +337,7 @@ def report(out: Path, recipe: dict[str, Any]) -> str:
                 "seeds": sorted(per_seed),
                 "points": {s: p for s, p in sorted(per_seed.items())},
                 "warnings": {s: all_warnings(p) for s, p in sorted(per_seed.items())},
+                "kl_last": {s: final_kl(out / "cells" / f"{name}-{s}") for s in sorted(per_seed)},
             }
         for seed, points in sorted(per_seed.items()):
             lines += ["", f"### extra cell `{name}` (seed {seed}): {grid['extra'][name]}", ""]
@@ -372,13 +405,20 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/rl"))
     parser.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     parser.add_argument("--report-only", action="store_true", help="only rebuild the report from the cells")
+    parser.add_argument(
+        "--only", default="", help="comma-separated cell names (rewards or extra cells) to run; default all"
+    )
     args = parser.parse_args()
     recipe = yaml.safe_load(args.recipe.read_text())
     check_recipe(recipe)
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
         pi0 = build_pi0(recipe, args.out)
-        todo = cells(recipe)
+        only = {n for n in args.only.split(",") if n}
+        unknown = only - {name for name, _, _ in cells(recipe)}
+        if unknown:
+            raise SystemExit(f"--only: no cell named {sorted(unknown)} in {args.recipe}")
+        todo = [c for c in cells(recipe) if not only or c[0] in only]
         prms = {"pi0": pi0, "prm": build_prm(recipe, args.out, pi0)}
         named = {section.get("prm") for _, _, section in todo}
         if "majority" in named:

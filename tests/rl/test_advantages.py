@@ -12,6 +12,7 @@ from prmkit.rl.advantages import (
     outcome_advantages,
     process_advantages,
     spread,
+    standardized,
     step_advantages,
     to_tensor,
 )
@@ -24,7 +25,7 @@ def test_ragged_steps_deepseekmath_sum_form() -> None:
     # All step rewards 1, 0, 1: mean 2/3, sample std sqrt(1/3); normalised 1/sqrt3, -2/sqrt3, 1/sqrt3.
     # First completion: step 0 returns 1/sqrt3 - 2/sqrt3 = -1/sqrt3, step 1 returns -2/sqrt3; token 4
     # lies past the last step's end, so it belongs to the last step.
-    out = process_advantages([[1.0, 0.0], [1.0]], [[1, 3], [2]], [5, 3], group_size=2, eps=0.0)
+    out = process_advantages([[1.0, 0.0], [1.0]], [[1, 3], [2]], [5, 3], group_size=2, credit="sum", eps=0.0)
     assert out[0] == pytest.approx([-1 / R3, -1 / R3, -2 / R3, -2 / R3, -2 / R3])
     assert out[1] == pytest.approx([1 / R3] * 3)
 
@@ -106,3 +107,48 @@ def test_bad_inputs_are_one_line_errors() -> None:
         step_advantages([[1.0]], 1, credit="max")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="2 step values but 1 step ends"):
         spread([1.0, 2.0], [0], 3)
+
+
+def test_default_credit_cannot_be_raised_by_padding_with_correct_steps() -> None:
+    # issue 36's case with a perfect PRM: a correct 3-step answer, the same padded to 7 correct steps,
+    # and a wrong answer after 4 repeated correct steps, in one group of 3
+    short, padded, wrong = [1.0] * 3, [1.0] * 7, [1.0] * 4 + [0.0]
+    summed = step_advantages([short, padded, wrong], 3, credit="sum")
+    assert summed[1][0] > summed[0][0]  # the sum pays the padding
+    # paid as one number per completion (verl's streaming path), the sum also ranks the wrong answer
+    # above the short right one; the min aggregate does not
+    by_sum = outcome_advantages([sum(short), sum(padded), sum(wrong)], 3)
+    assert by_sum[2] > by_sum[0] and by_sum[1] > by_sum[0]
+    by_min = outcome_advantages([min(short), min(padded), min(wrong)], 3)
+    assert by_min[1] == by_min[0] > by_min[2]
+    first = [row[0] for row in step_advantages([short, padded, wrong], 3)]  # the default: min
+    assert first[1] == pytest.approx(first[0]) and first[2] < first[0]
+
+
+def test_an_unpaid_completion_is_capped_at_the_worst_finished_one() -> None:
+    # sum credit: a finished poor completion of six low steps sinks far below a one-step unfinished one
+    poor, good, unfinished = [0.2] * 6, [0.9, 0.9], [0.0]
+    free = step_advantages([poor, good, unfinished], 3, credit="sum")
+    assert free[2][0] > free[0][0]  # stopping early is the cheaper failure
+    capped = step_advantages([poor, good, unfinished], 3, credit="sum", unpaid=[False, False, True])
+    assert capped[2] == [pytest.approx(free[0][0])] and capped[:2] == free[:2]
+    # a group with no finished completion keeps its values; a flag per completion is required
+    alone = step_advantages([[0.0], [0.5]], 2, unpaid=[True, True])
+    assert alone == step_advantages([[0.0], [0.5]], 2)
+    with pytest.raises(ValueError, match="expected 2 flags, found 1"):
+        step_advantages([[0.0], [0.5]], 2, unpaid=[True])
+
+
+def test_mixing_puts_the_process_part_on_the_outcome_scale() -> None:
+    # first-token values 4 and -2 over the batch: root mean square sqrt(10) -> one factor for all
+    process = [[4.0, 2.0], [-2.0]]
+    out = mixed_advantages([1.0, -1.0], process, 0.5, scale=True)
+    s = math.sqrt(10) + 1e-4
+    assert out == [pytest.approx([0.5 + 2 / s, 0.5 + 1 / s]), pytest.approx([-0.5 - 1 / s])]
+    assert mixed_advantages([1.0, -1.0], process, 1.0, scale=True)[0] == [4.0, 2.0]  # unmixed: as is
+    assert mixed_advantages([1.0, -1.0], process, 0.5)[0] == [2.5, 1.5]  # unscaled: as given
+    # a nearly flat group is not blown up by its own spread: the batch's scale divides it
+    flat_and_loud = [[0.01], [0.0], [3.0], [-3.0]]
+    scaled = standardized(flat_and_loud)
+    assert scaled[0][0] == pytest.approx(0.01 / (math.sqrt(4.5000250) + 1e-4))
+    assert standardized([[0.0], [], [0.0]]) == [[0.0], [], [0.0]]

@@ -241,3 +241,17 @@ def test_pi0_itself_as_a_zero_shot_prm(tiny_lm: Path, tmp_path: Path) -> None:
     assert card["gold_use"] == []  # π0 saw no gold, and nothing here pays gold
     points = read_points(tmp_path / "monitors.jsonl")
     assert all(0.0 < p["prm_reward"] < 1.0 for p in points)  # a likelihood, not the checker's 0 / 1
+
+
+def test_prmkit_rl_trains_on_the_gpu_in_bf16_where_there_is_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No hard-coded CPU: GRPOConfig gets use_cpu only without CUDA, bf16 where the GPU supports it."""
+    import torch
+
+    from prmkit.rl.train import _device_args
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert _device_args() == {"use_cpu": True, "bf16": False}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for supported in (True, False):
+        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda s=supported: s)
+        assert _device_args() == {"use_cpu": False, "bf16": supported}

@@ -1,5 +1,7 @@
 """DenseGRPOTrainer: real TRL GRPO steps on a tiny model, the (batch, tokens) advantages reaching
-``_compute_loss`` checked against prmkit's advantage functions, and a crashed run resumed."""
+``_compute_loss`` checked against prmkit's advantage functions, a crashed run resumed, TRL's vLLM branch
+run with a stand-in for vLLM, and the GPU recipe's settings checked. Two processes:
+``test_trl_distributed.py``."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ pytestmark = [
 ]
 
 GROUP = 4
+GPU_RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "rl-gpu-trl.yaml"
 
 
 def length_reward(completions: list[str], **kwargs: Any) -> list[float]:
@@ -62,8 +65,9 @@ def _trainer(policy, tokenizer, dataset, args, seen: list, callbacks=()):
 
     class Capturing(DenseGRPOTrainer):
         def _compute_loss(self, model, inputs):
-            keys = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "advantages")
-            seen.append({k: inputs[k].detach().cpu().clone() for k in keys})
+            keys = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "advantages",
+                    "importance_sampling_ratio")  # fmt: skip
+            seen.append({k: inputs[k].detach().cpu().clone() for k in keys if k in inputs})
             return super()._compute_loss(model, inputs)
 
     return Capturing(
@@ -82,6 +86,9 @@ def _expected(batch: dict[str, Any], tokenizer: Any) -> Any:
     for i, (ids, mask) in enumerate(zip(batch["prompt_ids"], batch["prompt_mask"], strict=True)):
         rows.setdefault(tuple(ids[mask.bool()].tolist()), []).append(i)
     expected = torch.zeros_like(batch["advantages"])
+    order: list[int] = []
+    outcome_all: list[float] = []
+    process_all: list[list[float]] = []
     for prompt_ids, members in rows.items():
         assert len(members) == GROUP  # whole groups reach the loss together
         problem = problem_text(tokenizer.decode(list(prompt_ids), skip_special_tokens=True), StepSplit())
@@ -90,10 +97,13 @@ def _expected(batch: dict[str, Any], tokenizer: Any) -> Any:
         parsed = [parse_completion(t) for t in texts]
         rewards = [HashScorer().score([make_trace(problem, p.steps)])[0] if p.steps else [] for p in parsed]
         ends = [step_token_ends(i, tokenizer, p.char_ends) for i, p in zip(ids, parsed, strict=True)]
-        process = process_advantages(rewards, ends, [len(i) for i in ids], GROUP)
-        outcome = outcome_advantages(length_reward(texts), GROUP)
-        for i, row in zip(members, mixed_advantages(outcome, process, 0.5), strict=True):
-            expected[i, : len(row)] = torch.tensor(row)
+        process = process_advantages(rewards, ends, [len(i) for i in ids], GROUP)  # min credit, the default
+        order += members
+        outcome_all += outcome_advantages(length_reward(texts), GROUP)
+        process_all += process
+    # the process part is put on outcome's scale with one factor for the whole batch
+    for i, row in zip(order, mixed_advantages(outcome_all, process_all, 0.5, scale=True), strict=True):
+        expected[i, : len(row)] = torch.tensor(row)
     return expected, sum(len(p.steps) > 1 for p in parsed)
 
 
@@ -145,3 +155,90 @@ def test_a_crashed_run_resumes_from_its_checkpoint(tmp_path: Path) -> None:
         expected, _ = _expected(batch, tokenizer)
         assert batch["advantages"].dim() == 2
         assert (batch["advantages"] * batch["completion_mask"]).allclose(expected, atol=1e-5)
+
+
+class VLLMStandIn:
+    """What TRL 1.16's ``VLLMGeneration.generate`` hands ``_generate_single_turn`` in server mode (the
+    prompts' ids, one completion's ids per prompt row, each token's top-1 logprob as a one-element list):
+    completions fixed in advance (``trl_dist_run.rollout_text``) and the policy's own logprobs of them, so
+    TRL's vLLM branch (importance sampling included) runs here, where vLLM itself cannot."""
+
+    def __init__(self, model: Any, tokenizer: Any):
+        self.model, self.tokenizer, self.synced = model, tokenizer, 0
+
+    def sync_weights(self) -> None:
+        self.synced += 1
+
+    def generate(self, prompts: list[list[int]], images: Any, num_generations: int, profiler: Any = None):
+        import torch
+
+        from tests.rl.trl_dist_run import rollout_text
+
+        tok = self.tokenizer
+        texts = [rollout_text(0, i, tok.decode(p, skip_special_tokens=True)) for i, p in enumerate(prompts)]
+        completions = [[*tok.encode(t, add_special_tokens=False), tok.eos_token_id] for t in texts]
+        logprobs = []
+        with torch.no_grad():
+            for prompt, completion in zip(prompts, completions, strict=True):
+                logits = self.model(torch.tensor([prompt + completion])).logits[0, len(prompt) - 1 : -1]
+                picked = logits.log_softmax(-1).gather(1, torch.tensor(completion)[:, None])[:, 0]
+                logprobs.append([[lp] for lp in picked.tolist()])
+        return prompts, completions, logprobs, None
+
+
+def test_vllm_generation_path(tmp_path: Path) -> None:
+    """``use_vllm=True``: TRL's vLLM branch (weights synced, completions and sampling logprobs from the
+    generator, importance-sampling ratio into the loss) with a stand-in for vLLM; the dense advantages
+    still reach the loss as prmkit computes them."""
+    import torch
+
+    policy, tokenizer, dataset, args = _setup(tmp_path, max_steps=1, save_strategy="no")
+    seen: list[dict[str, Any]] = []
+    trainer = _trainer(policy, tokenizer, dataset, args, seen)
+    # what GRPOTrainer.__init__ sets for use_vllm=True, the VLLMGeneration (which needs vllm) a stand-in
+    trainer.use_vllm, trainer._last_loaded_step = True, -1
+    trainer.vllm_generation = VLLMStandIn(policy, tokenizer)
+    trainer.train()
+    assert trainer.vllm_generation.synced == 1 and len(seen) == 1
+    (batch,) = seen
+    expected, multi = _expected(batch, tokenizer)
+    assert multi > 0 and torch.allclose(batch["advantages"] * batch["completion_mask"], expected, atol=1e-5)
+    ratio = batch["importance_sampling_ratio"]  # sequence_mask, TRL's default: one ratio per completion
+    assert ratio.shape == (len(expected), 1) and torch.allclose(ratio, torch.ones_like(ratio), atol=1e-3)
+    (logged,) = [h for h in trainer.state.log_history if "process/paid" in h]
+    assert abs(logged["sampling/importance_sampling_ratio/mean"] - 1.0) < 1e-3
+
+
+def test_gpu_recipe_passes_prmkit_rl_s_check(tmp_path: Path) -> None:
+    """``recipes/rl-gpu-trl.yaml`` is read as ``prmkit rl --config`` reads it (its ``rl`` section as an
+    RlConfig, unknown keys refused with their line): every setting valid, only the user's policy folder
+    missing here."""
+    from typer.testing import CliRunner
+
+    from prmkit.cli import app
+    from prmkit.core.yamlconf import load_yaml_config
+    from prmkit.rl.config import RlConfig
+
+    config = load_yaml_config(GPU_RECIPE, RlConfig, section="rl")
+    assert config.dense() and config.credit == "min" and config.prm == "http://127.0.0.1:8000"
+    assert config.policy.endswith("Qwen2.5-Math-1.5B-Instruct")
+    result = CliRunner().invoke(app, ["rl", "--config", str(GPU_RECIPE), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "policy: expected a causal-LM folder" in result.output, result.output
+
+
+def test_a_completion_without_steps_is_standardised_as_its_tokens_are() -> None:
+    """The trainer standardises per-step values (the gathered batch), prmkit's ``mixed_advantages`` token
+    rows: a completion with no step (an immediate EOS, ``unfinished_reward=None``) counts as first value 0
+    in both, so the two agree."""
+    from prmkit.rl.advantages import spread, standardized, step_advantages
+    from prmkit.rl.trl import _standardized
+
+    rewards, ends, lengths = (
+        [[0.9, 0.2], [], [0.5], [0.1, 0.8, 0.3]],
+        [[2, 4], [], [3], [1, 2, 5]],
+        [5, 1, 4, 6],
+    )
+    per_step = step_advantages(rewards, 4)
+    trainer = [spread(v, e, n) for v, e, n in zip(_standardized(per_step), ends, lengths, strict=True)]
+    tokens = standardized([spread(v, e, n) for v, e, n in zip(per_step, ends, lengths, strict=True)])
+    assert trainer == tokens and trainer[1] == [0.0]

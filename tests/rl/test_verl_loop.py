@@ -1,16 +1,21 @@
-"""verl 0.9.1's own reward loop pays prmkit's dense step rewards (issue 20, item 1).
+"""verl 0.9.1's own reward loop pays prmkit's step rewards, and verl's own advantage computation trains on
+them (issue 20, item 1; issue 36).
 
-A prmkit server on loopback serves a tiny random PRM checkpoint from this environment; the verl
-environment (``.venv-verl``: verl 0.9.1 with its own ``transformers<5.11``, built by ``make verl-env``)
-runs tests/rl/verl_loop_run.py, which composes verl's ``ppo_trainer.yaml`` with the overrides of
-docs/rl.md, builds the batch the way verl's agent loop does, and lets verl's ``RewardLoopWorker`` (and,
-with Ray, ``RewardLoopManager``) build and run ``PrmkitRewardManager``. The ``rm_scores`` verl returns
-must equal what prmkit computes here for the same tokens: each step's score from the same server at
-the token where the step ends (``prmkit.rl.emitters``), with the problem read from verl's row fields.
+A prmkit server on loopback serves a tiny random PRM checkpoint (or ``world-oracle``, a perfect PRM)
+from this environment; the verl environment (``.venv-verl``: verl 0.9.1 with its own
+``transformers<5.11``, built by ``make verl-env``) runs tests/rl/verl_loop_run.py, which composes verl's
+``ppo_trainer.yaml`` with the overrides of docs/rl.md, builds the batch the way verl's agent loop does,
+and lets verl's ``RewardLoopWorker`` (and, with Ray, ``RewardLoopManager.compute_rm_score``) build and run
+``PrmkitRewardManager``. With a prmkit estimator the ``rm_scores`` verl returns must equal what prmkit
+computes here for the same tokens (each step's score at the token where the step ends), and verl's
+``compute_advantage`` with the registered estimator must give ``process_advantages``. With verl's own
+``grpo`` (the documented default) every path pays the aggregate: padding a response with correct
+steps earns nothing.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -19,11 +24,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from prmkit.rl.advantages import process_advantages
 from prmkit.rl.emitters import step_token_ends, verl_reward_tensor
 from prmkit.rl.rewards import ProcessReward
 from prmkit.scoring import load_scorer
 from prmkit.serving.reward_server import ServerConfig, create_app
 from prmkit.testing import make_random_prm
+from prmkit.world.oracle import OracleScorer
 from tests.serving.conftest import run_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,6 +72,14 @@ SAMPLES = [
 ]
 UNFINISHED = -0.5
 PROMPT_LEN, RESPONSE_LEN = 160, 96
+PURE = "algorithm.adv_estimator=prmkit_pure"
+BY_PATH = [
+    "reward.reward_manager.source=importlib",
+    f"reward.reward_manager.module.path={CLIENT}",
+    "reward.reward_manager.name=PrmkitRewardManager",
+]
+"""The manager as docs/rl.md loads it: this file by path."""
+_RUNS = itertools.count()
 
 
 def expected_problem(sample: dict) -> str:
@@ -87,21 +102,31 @@ def served(tmp_path_factory):
         yield {"tokenizer": tok, "tokenizer_dir": str(root / "policy"), "url": url, "root": root}
 
 
-def run_verl(served, overrides: list[str], *, ray: bool = False, env: dict | None = None) -> dict:
-    out = served["root"] / f"out-{len(overrides)}-{ray}.json"
+def run_verl(
+    served,
+    overrides: list[str],
+    *,
+    samples: list[dict] = SAMPLES,
+    unfinished: float = UNFINISHED,
+    ray: bool = False,
+    env: dict | None = None,
+    estimators: tuple[str, ...] = (),
+) -> dict:
+    out = served["root"] / f"out-{next(_RUNS)}.json"
     request = {
         "tokenizer": served["tokenizer_dir"],
         "overrides": [
             f"actor_rollout_ref.model.path={served['tokenizer_dir']}",
             "reward.num_workers=1",
             f"+reward.reward_kwargs.prmkit.url={served['url']}",
-            f"+reward.reward_kwargs.prmkit.unfinished_reward={UNFINISHED}",
+            f"+reward.reward_kwargs.prmkit.unfinished_reward={unfinished}",
             *overrides,
         ],
-        "samples": SAMPLES,
+        "samples": samples,
         "prompt_length": PROMPT_LEN,
         "response_length": RESPONSE_LEN,
         "ray": ray,
+        "estimators": list(estimators),
         "out": str(out),
     }
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PRMKIT_"))}
@@ -143,21 +168,28 @@ def check(served, result: dict) -> None:
     assert got[2].sum().item() == pytest.approx(UNFINISHED)
     extra = result["reward_extra_info"]
     assert extra["prm_finished"] == [1.0, 1.0, 0.0] and extra["prm_num_steps"] == [3.0, 2.0, 2.0]
-    assert extra["prm_empty_problem"] == [0.0, 0.0, 0.0]
+    assert extra["prm_empty_problem"] == extra["prm_overlong"] == extra["prm_refused"] == [0.0, 0.0, 0.0]
+    assert "prmkit_pure" in result["estimators_registered"]
+    assert "prmkit_process_grpo" in result["estimators_registered"]
 
 
 def test_reward_loop_by_registered_name(served, tmp_path) -> None:
-    """``reward.reward_manager.name=prmkit``: the module imported at ``import verl`` registers it."""
+    """``reward.reward_manager.name=prmkit``: the module imported at ``import verl`` registers it, and
+    prmkit's estimators with it."""
     (tmp_path / "prmkit_verl_client.py").symlink_to(CLIENT)
     env = {"PYTHONPATH": str(tmp_path), "VERL_USE_EXTERNAL_MODULES": "prmkit_verl_client"}
-    result = run_verl(served, ["reward.reward_manager.name=prmkit"], env=env)
+    result = run_verl(served, ["reward.reward_manager.name=prmkit", PURE], env=env)
     assert "prmkit" in result["registered"] and result["manager"].endswith("PrmkitRewardManager")
     check(served, result)
-    # verl's default streaming path keeps one float per response at its last token: the step sum
-    streamed, dense = torch.tensor(result["streamed_rm_scores"]), torch.tensor(result["rm_scores"])
+    # verl's streaming paths (v0 and v1 trainers) keep one float per response at its last token: the
+    # aggregate (min), never the step sum
+    streamed = torch.tensor(result["streamed_rm_scores"])
+    assert torch.equal(streamed, torch.tensor(result["streamed_v1_rm_scores"]))
     last = [sum(m[PROMPT_LEN:]) - 1 for m in result["attention_mask"]]
     assert [torch.nonzero(r).flatten().tolist() for r in streamed] == [[t] for t in last]
-    assert torch.allclose(streamed.sum(-1), dense.sum(-1), atol=1e-6)
+    paid = [streamed[i, t].item() for i, t in enumerate(last)]
+    assert paid == pytest.approx(result["reward_extra_info"]["prm_score"], abs=1e-6)
+    assert paid[2] == UNFINISHED
     # the pollution the manager avoids: decoding the prompt without its special tokens keeps role words
     tok = served["tokenizer"]
     polluted = tok.decode(result["prompt_ids"][0], skip_special_tokens=True)
@@ -169,14 +201,14 @@ def test_reward_loop_by_registered_name(served, tmp_path) -> None:
 
 
 def test_reward_loop_by_import_path_on_ray(served) -> None:
-    """``source=importlib`` + ``module.path``: ``RewardLoopManager`` runs it in a Ray worker actor."""
-    overrides = [
-        "reward.reward_manager.source=importlib",
-        f"reward.reward_manager.module.path={CLIENT}",
-        "reward.reward_manager.name=PrmkitRewardManager",
-    ]
-    result = run_verl(served, overrides, ray=True)
+    """``source=importlib`` + ``module.path``: ``RewardLoopManager.compute_rm_score`` (what verl's trainer
+    calls on its colocated reward path) runs it in a Ray worker actor and assembles the step rewards;
+    verl's advantage computation then reads them with the registered estimator."""
+    one_group = [{**sample, "uid": "g"} for sample in SAMPLES]
+    result = run_verl(served, [*BY_PATH, PURE], samples=one_group, ray=True, estimators=("prmkit_pure",))
     check(served, result)
+    got = torch.tensor(result["advantages"]["prmkit_pure"]["colocated"])
+    torch.testing.assert_close(got, expected_advantages(served, result, ["g"] * 3, "min", UNFINISHED))
 
 
 def test_custom_reward_function_scalar(served) -> None:
@@ -192,6 +224,7 @@ def test_custom_reward_function_scalar(served) -> None:
     assert result["manager"].endswith("NaiveRewardManager")
     extra = result["reward_extra_info"]
     assert extra["prm_empty_problem"] == [1.0, 0.0, 0.0]  # MATH row: verl gives the function no prompt
+    assert extra["prm_overlong"] == extra["prm_refused"] == [0.0, 0.0, 0.0]
     process = ProcessReward(served["url"])
     tok = served["tokenizer"]
     got = torch.tensor(result["rm_scores"])
@@ -204,3 +237,142 @@ def test_custom_reward_function_scalar(served) -> None:
         want = min(paid.rewards) if paid.parsed.finished else UNFINISHED
         assert torch.nonzero(got[i]).flatten().tolist() == [n - 1]
         assert got[i, n - 1].item() == pytest.approx(want, abs=1e-6)
+
+
+def expected_advantages(
+    served, result: dict, uids: list[str], credit: str, unfinished: float
+) -> torch.Tensor:
+    """prmkit's own ``process_advantages`` for the tokens verl built: the same server's step rewards at
+    the same token ends, each uid group passed whole."""
+    tok, samples = served["tokenizer"], served.get("samples", SAMPLES)
+    process = ProcessReward(served["url"], unfinished_reward=unfinished)
+    rewards, ends, lengths = [], [], []
+    for sample, row, mask in zip(samples, result["response_ids"], result["attention_mask"], strict=True):
+        ids = row[: sum(mask[PROMPT_LEN:])]
+        (paid,) = process.score([expected_problem(sample)], [tok.decode(ids, skip_special_tokens=True)])
+        rewards.append(paid.rewards), ends.append(step_token_ends(ids, tok, paid.char_ends))
+        lengths.append(len(ids))
+    out = torch.zeros(len(samples), RESPONSE_LEN)
+    for uid in dict.fromkeys(uids):
+        rows = [i for i, u in enumerate(uids) if u == uid]
+        values = process_advantages(
+            [rewards[i] for i in rows],
+            [ends[i] for i in rows],
+            [lengths[i] for i in rows],
+            group_size=len(rows),
+            credit=credit,
+        )
+        for i, v in zip(rows, values, strict=True):
+            out[i, : len(v)] = torch.tensor(v)
+    return out
+
+
+MIA = (
+    "Mia has 3 stickers. She gets 7 more stickers. She gives away 8 stickers. "
+    "How many stickers does Mia have now?"
+)
+ANN = (
+    "Ann has 9 marbles. She gets 7 more marbles. She gives away 10 marbles. Ben has 4 marbles. She splits "
+    "the marbles into 2 equal groups and keeps one. She gets 10 times as many marbles. How many marbles "
+    "does Ann have now?"
+)
+SHORT = (
+    "She gets 7 more, so 3 + 7 = 10 stickers.\nShe gives away 8, so 10 - 8 = 2 stickers.\nThe answer is 2."
+)
+REPEAT = "So far she has 3 stickers.\n" * 4
+WORLD = [  # (uid, problem, response): world-oracle pays 1.0 per step up to the first error, 0.0 after
+    ("mia", MIA, SHORT),  # correct, 3 steps
+    ("mia", MIA, REPEAT + SHORT),  # the same answer padded to 7 correct-looking steps
+    ("mia", MIA, REPEAT + "The answer is 5."),  # a wrong answer after 4 correct-looking steps
+    ("mia", MIA, SHORT.replace("= 2 stickers", "= 18 stickers").replace("is 2.", "is 18.")),  # wrong early
+    ("ann", ANN, "She gets 7 more, so 9 + 7 = 16 marbles.\nShe gives away 10, so 16 - 10 = 4 marbles."),
+    (
+        "ann",
+        ANN,
+        "She gets 7 more, so 9 + 7 = 16 marbles.\nShe gives away 10, so 16 - 10 = 6 marbles.\n"
+        "She keeps one of 2 groups, so 6 / 2 = 3 marbles.\nShe has 10 times as many, so 3 * 10 = 30 marbles.\n"
+        "The answer is 30.",
+    ),
+]
+"""Two problems, groups of 4 and 2 (uneven, as after verl drops samples); 0.0 rewards among them."""
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory):
+    """``world-oracle`` served on loopback (a perfect PRM: wrong steps get exactly 0.0) and a policy
+    tokenizer for the world's words."""
+    from prmkit.modeling.tokenizer import build_tokenizer
+
+    root = tmp_path_factory.mktemp("verl-world")
+    samples = [
+        {"messages": [{"role": "user", "content": p}], "response": r, "extra_info": {"index": i}, "uid": u}
+        for i, (u, p, r) in enumerate(WORLD)
+    ]
+    texts = [p for _, p, _ in WORLD] + [r for _, _, r in WORLD]
+    tok = build_tokenizer(texts * 4, vocab_size=400, extra_tokens=("<|im_start|>", "<|im_end|>"))
+    tok.eos_token = "<|im_end|>"
+    tok.chat_template = CHATML
+    tok.save_pretrained(root / "policy")
+    with run_server(create_app(OracleScorer(), ServerConfig())) as url:
+        yield {
+            "tokenizer": tok,
+            "tokenizer_dir": str(root / "policy"),
+            "url": url,
+            "root": root,
+            "samples": samples,
+        }
+
+
+def last_values(result: dict, key: str) -> list[float]:
+    rows = torch.tensor(result[key])
+    return [rows[i, sum(m[PROMPT_LEN:]) - 1].item() for i, m in enumerate(result["attention_mask"])]
+
+
+def test_documented_default_pays_no_padding(oracle) -> None:
+    """The documented command with verl's ``grpo``: every path pays the ``min``, so the padded answer
+    earns what the short one does and the wrong one after repeated correct steps earns 0 (the sum paid
+    3.0, 7.0 and 4.0, and gave the wrong answer the larger advantage)."""
+    result = run_verl(
+        oracle,
+        [*BY_PATH, "algorithm.adv_estimator=grpo"],
+        samples=oracle["samples"],
+        unfinished=0.0,
+        estimators=("grpo",),
+    )
+    assert result["reward_extra_info"]["prm_num_steps"][:3] == [3.0, 7.0, 5.0]
+    for key in ("rm_scores", "streamed_rm_scores", "streamed_v1_rm_scores"):
+        assert last_values(result, key) == [1.0, 1.0, 0.0, 0.0, 0.0, 1.0], key
+        assert [len(torch.nonzero(r)) for r in torch.tensor(result[key])] == [1, 1, 0, 0, 0, 1]
+    for path in ("colocated", "streamed", "streamed_v1"):
+        adv = [row[0] for row in result["advantages"]["grpo"][path]]
+        assert adv[1] == pytest.approx(adv[0]) and adv[2] < adv[0], (path, adv)
+
+
+def test_step_rewards_train_through_verls_estimator(oracle) -> None:
+    """Step rewards from ``prmkit serve`` (``run_single`` + ``assemble_rm_scores``) become, through verl's
+    ``compute_advantage`` and the registered estimators, exactly ``process_advantages`` (both credits);
+    the zero rewards of wrong steps reach the estimator as -0.0."""
+    names = ("prmkit_pure", "prmkit_process_grpo")
+    result = run_verl(oracle, [*BY_PATH, PURE], samples=oracle["samples"], unfinished=0.0, estimators=names)
+    rm = torch.tensor(result["rm_scores"])
+    ends = rm.ne(0) | torch.tensor(result["signbits"]["colocated"])
+    assert ends.sum(-1).tolist() == [3, 7, 5, 3, 1, 5]  # the unfinished one: one step of 0.0
+    assert rm[ends].eq(0).sum().item() == 4  # wrong steps (1 + 2) and the unfinished response, as -0.0
+    uids = [s["uid"] for s in oracle["samples"]]
+    for name, credit in zip(names, ("min", "sum"), strict=True):
+        got = torch.tensor(result["advantages"][name]["colocated"])
+        torch.testing.assert_close(got, expected_advantages(oracle, result, uids, credit, 0.0))
+    pure, summed = (torch.tensor(result["advantages"][n]["colocated"])[:, 0] for n in names)
+    assert pure[1] <= pure[0] + 1e-6  # min-form: padding with correct steps does not raise it
+    assert summed[1] > summed[0]  # sum credit pays the padding: why prmkit_pure is the one documented
+    # the streaming path (v1 trainer's default) keeps one number: each response one step, its min at its
+    # last token (a 0.0 kept as -0.0, so it still counts in its group)
+    paid = result["reward_extra_info"]["prm_score"]
+    lengths = [sum(m[PROMPT_LEN:]) for m in result["attention_mask"]]
+    for rows in ([0, 1, 2, 3], [4, 5]):
+        want = process_advantages(
+            [[paid[i]] for i in rows], [[lengths[i] - 1] for i in rows], [lengths[i] for i in rows], len(rows)
+        )
+        for i, row in zip(rows, want, strict=True):
+            got = torch.tensor(result["advantages"]["prmkit_pure"]["streamed_v1"][i][: lengths[i]])
+            torch.testing.assert_close(got, torch.tensor(row))

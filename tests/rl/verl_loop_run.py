@@ -10,14 +10,23 @@ by verl's ``AgentLoopWorker._pad_token_ids`` (prompts left, responses right, as 
 ``resolve_reward_manager_cls(config).assemble_rm_scores`` makes ``rm_scores``, which is what
 ``RewardLoopManager.compute_rm_score`` does with Ray (``"ray": true`` runs ``RewardLoopManager`` itself on
 a local Ray cluster, one reward worker actor). Without Ray it also runs verl's streaming path: each
-sample's ``reward_score`` goes into an agent-loop output and verl's ``AgentLoopWorker._postprocess``
-writes the ``rm_scores`` the trainer reads by default (``reward.reward_model.enable=False``).
+sample's ``reward_score`` goes into an agent-loop output, and verl's ``AgentLoopWorker._postprocess``
+(the v0 trainer) and ``AgentLoopOutput.as_dict`` (the v1 trainer, verl's default) write the
+``rm_scores`` the trainer reads by default (``reward.reward_model.enable=False``).
+
+With ``"estimators"``, each named estimator turns both kinds of ``rm_scores`` into advantages the way
+verl 0.9.1's default (v1) trainer does: ``rm_scores`` cut to each response's length as a jagged tensor
+and padded back (``_compute_reward_colocate`` writes them so, ``_compute_advantage`` reads them so; the
+TransferQueue store between is not run), ``token_level_rewards = token_level_scores = rm_scores``
+(``use_kl_in_reward=False``), then ``verl.trainer.ppo.v1.utils.compute_advantage_for_multi_trajectories``,
+which calls ``ray_trainer.compute_advantage`` and the registered estimator, groups from ``uid``.
 
 Input (JSON on stdin): ``{"tokenizer", "overrides": [...], "samples": [{"messages", "response",
-"extra_info"}], "prompt_length", "response_length", "ray": bool, "out": path}``. Output (JSON at ``out``;
-verl and Ray print to stdout):
-``{"rm_scores", "prompt_ids", "response_ids", "attention_mask", "reward_extra_info", "registered",
-"manager", "versions"}``.
+"extra_info", "uid"?}], "prompt_length", "response_length", "ray": bool, "estimators": [...]?,
+"expect_error": bool?, "out": path}``. Output (JSON at ``out``; verl and Ray print to stdout):
+``{"rm_scores", "streamed_rm_scores", "streamed_v1_rm_scores", "signbits", "advantages", "prompt_ids",
+"response_ids", "attention_mask", "reward_extra_info", "registered", "estimators_registered", "manager",
+"versions"}``, or ``{"error"}`` where building verl's reward worker raised and ``expect_error`` is set.
 """
 
 from __future__ import annotations
@@ -25,6 +34,42 @@ from __future__ import annotations
 import json
 import sys
 from types import SimpleNamespace
+from typing import Any
+
+
+def advantages(rm_scores: Any, response_mask: Any, uids: list[str], name: str, config: Any) -> list:
+    """verl's v1 trainer from ``rm_scores`` to ``advantages`` (see the module docstring)."""
+    import numpy as np
+    import torch
+    from tensordict import TensorDict
+    from verl import DataProto
+    from verl.trainer.ppo.v1.utils import compute_advantage_for_multi_trajectories
+
+    n, width = rm_scores.shape
+    lengths = response_mask.sum(-1).tolist()
+
+    def jagged(t):
+        return torch.nested.as_nested_tensor([t[i, : lengths[i]] for i in range(n)], layout=torch.jagged)
+
+    stored = TensorDict(
+        {"rm_scores": jagged(rm_scores), "response_mask": jagged(response_mask)}, batch_size=n
+    )
+    data = DataProto(batch=stored.to_padded_tensor())
+    data.batch["token_level_scores"] = data.batch["rm_scores"]
+    data.batch["token_level_rewards"] = data.batch["token_level_scores"]
+    data.non_tensor_batch["uid"] = np.array(uids, dtype=object)
+    out = compute_advantage_for_multi_trajectories(
+        data,
+        batch_keys=[f"{uid}_{i}_0" for i, uid in enumerate(uids)],
+        adv_estimator=name,
+        gamma=config.algorithm.gamma,
+        lam=config.algorithm.lam,
+        num_repeat=config.actor_rollout_ref.rollout.n,
+        norm_adv_by_std_in_grpo=config.algorithm.get("norm_adv_by_std_in_grpo", True),
+        config=config.algorithm,
+    )
+    adv = out.batch["advantages"]
+    return torch.nn.functional.pad(adv, (0, width - adv.shape[1])).tolist()
 
 
 def main() -> None:
@@ -38,11 +83,13 @@ def main() -> None:
     from verl import DataProto
     from verl.experimental.agent_loop.agent_loop import (
         AgentLoopMetrics,
+        AgentLoopOutput,
         AgentLoopWorker,
         _InternalAgentLoopOutput,
     )
     from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
     from verl.experimental.reward_loop.reward_manager.registry import REWARD_MANAGER
+    from verl.trainer.ppo.core_algos import ADV_ESTIMATOR_REGISTRY
     from verl.trainer.ppo.reward import resolve_reward_manager_cls
     from verl.utils import hf_tokenizer
 
@@ -92,7 +139,9 @@ def main() -> None:
         out[:] = values
         return out
 
+    uids = [s.get("uid", str(i)) for i, s in enumerate(request["samples"])]
     non_tensor = {
+        "uid": column(uids),
         "data_source": column(["math"] * n),
         "reward_model": column([{"style": "rule", "ground_truth": "0"}] * n),
         "raw_prompt": column([np.array(s["messages"], dtype=object) for s in request["samples"]]),
@@ -115,7 +164,14 @@ def main() -> None:
         )
         manager = resolve_reward_manager_cls(config)
     else:
-        worker = RewardLoopWorker(config)
+        try:
+            worker = RewardLoopWorker(config)
+        except Exception as err:  # a refusal at construction: reported, when the caller expects one
+            if not request.get("expect_error"):
+                raise
+            with open(request["out"], "w") as f:
+                json.dump({"error": f"{type(err).__name__}: {err}"}, f)
+            return
         results = worker.loop.run_until_complete(worker.compute_score_batch(data))
         manager = resolve_reward_manager_cls(config)
         rm_scores = manager.assemble_rm_scores(data, [r["reward_score"] for r in results])
@@ -139,11 +195,34 @@ def main() -> None:
             outputs.append(out)
         streamed = AgentLoopWorker._postprocess(SimpleNamespace(reward_loop_worker_handles=[]), outputs)
         streamed_rm_scores = streamed.batch["rm_scores"].tolist()
+        streamed_v1 = torch.zeros_like(rm_scores)
+        for i, r in enumerate(results):  # the v1 trainer's AgentLoopWorkerTQ: one output, unpadded
+            n_valid = int(batch["attention_mask"][i, request["prompt_length"] :].sum())
+            out = AgentLoopOutput(
+                prompt_ids=[1],
+                response_ids=batch["responses"][i, :n_valid].tolist(),
+                response_mask=[1] * n_valid,
+                reward_score=r["reward_score"],
+                metrics=AgentLoopMetrics(),
+            )
+            streamed_v1[i, :n_valid] = out.as_dict()["rm_scores"]
+    response_mask = batch["attention_mask"][:, request["prompt_length"] :]
+    paths = {"colocated": rm_scores}
+    if not request.get("ray"):
+        paths |= {"streamed": torch.tensor(streamed_rm_scores), "streamed_v1": streamed_v1}
+    computed = {
+        name: {path: advantages(t, response_mask, uids, name, config) for path, t in paths.items()}
+        for name in request.get("estimators", [])
+    }
     with open(request["out"], "w") as f:
         json.dump(
             {
                 "rm_scores": rm_scores.tolist(),
                 "streamed_rm_scores": None if request.get("ray") else streamed_rm_scores,
+                "streamed_v1_rm_scores": None if request.get("ray") else streamed_v1.tolist(),
+                "signbits": {p: t.signbit().tolist() for p, t in paths.items()},
+                "advantages": computed,
+                "estimators_registered": sorted(ADV_ESTIMATOR_REGISTRY),
                 "prompt_ids": batch["prompts"].tolist(),
                 "response_ids": batch["responses"].tolist(),
                 "attention_mask": batch["attention_mask"].tolist(),

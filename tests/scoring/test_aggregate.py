@@ -14,14 +14,21 @@ SCORES = [0.9, 0.5, 0.8]
 
 @pytest.mark.parametrize(
     ("how", "expected"),
-    [("min", 0.5), ("prod", 0.36), ("last", 0.8), ("mean", 2.2 / 3), ("geomean", 0.36 ** (1 / 3))],
+    [
+        ("min", 0.5),
+        ("prod", 0.36),
+        ("last", 0.8),
+        ("mean", 2.2 / 3),
+        ("geomean", 0.36 ** (1 / 3)),
+        ("sum", 2.2),
+    ],
 )
 def test_each_aggregation(how, expected):
     assert aggregate(SCORES, how) == pytest.approx(expected)
 
 
-def test_registry_lists_the_five_and_suggests_on_a_typo():
-    assert AGGREGATIONS.names() == ["geomean", "last", "mean", "min", "prod"]
+def test_registry_lists_the_six_and_suggests_on_a_typo():
+    assert AGGREGATIONS.names() == ["geomean", "last", "mean", "min", "prod", "sum"]
     with pytest.raises(UnknownNameError, match="Did you mean 'mean'"):
         aggregate(SCORES, "meen")
 

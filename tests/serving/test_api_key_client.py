@@ -1,22 +1,29 @@
-"""Every command that takes a scorer reaches a reward server started with ``--api-key`` (issue 42).
+"""Every client reaches a reward server started with ``--api-key`` the way it can send a key.
 
-A server with a key answered 401 to ``prmkit score http://...``, ``bon``, ``vote``, ``beam`` and
-``audit`` alike: the remote scorer had no way to send the key. It now reads ``PRMKIT_API_KEY``, the
-variable ``prmkit serve`` reads.
+Issue 42: ``prmkit score http://...``, ``bon``, ``vote``, ``beam`` and ``audit`` answered 401 alike: the
+remote scorer had no way to send the key; it now reads ``PRMKIT_API_KEY``, the variable ``prmkit serve``
+reads. Issue 36: OpenRLHF sends no header of its own, only what ``requests`` / ``aiohttp`` make of
+userinfo in ``--reward.remote_url`` (HTTP Basic auth), so the server takes the key as a Basic password
+too; and OpenRLHF's local ``reward_func`` passes ``PRMKIT_API_KEY`` on.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
+import requests
 
 from prmkit.core.dataset import write_traces
+from prmkit.rl.openrlhf import reward_func
 from prmkit.scoring.remote import RemoteScorer, RemoteScoringError
+from prmkit.serving.guard import presented_keys
 from prmkit.serving.reward_server import ServerConfig, create_app
 from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server
@@ -53,3 +60,55 @@ def test_prmkit_score_reaches_a_server_with_a_key(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     scored = [json.loads(line) for line in (tmp_path / "scored.jsonl").read_text().splitlines()]
     assert len(scored) == 1
+
+
+def _basic(user_pass: bytes) -> dict[bytes, bytes]:
+    return {b"authorization": b"Basic " + base64.b64encode(user_pass)}
+
+
+def test_presented_keys_reads_every_way_a_client_sends_one() -> None:
+    assert presented_keys({b"authorization": b"Bearer  k "}) == [b"k"]
+    assert presented_keys({b"authorization": b"bearer k", b"x-api-key": b"x"}) == [b"x", b"k"]
+    assert presented_keys(_basic(b"prmkit:k:with:colons")) == [b"k:with:colons"]  # the user ends at ':'
+    assert presented_keys(_basic(b":k")) == [b"k"]  # any user name, the empty one too
+    assert presented_keys(_basic(b"k")) == []  # no password: the key is never read from the user name
+    assert presented_keys({b"authorization": b"Basic not-base64!"}) == []
+    assert presented_keys({b"authorization": b"Digest k"}) == []
+
+
+def test_openrlhf_url_userinfo_reaches_a_server_with_a_key() -> None:
+    """``requests`` (OpenRLHF 0.9's ``request_api_wrapper``) turns ``http://user:KEY@host`` into Basic
+    auth; the key is its password, whatever the user name. A wrong key is a 401 naming every way."""
+    body = {"query": ["Tom has 3 apples.\n3 + 4 = 7\nThe answer is 7."], "prompts": ["Tom has 3 apples.\n"]}
+    with run_server(create_app(HashScorer(), ServerConfig(api_key=KEY))) as url:
+        keyed = url.replace("http://", f"http://prmkit:{KEY}@") + "/get_reward"
+        ok = requests.post(keyed, json=body, timeout=30)
+        assert ok.status_code == 200, ok.text
+        assert ok.request.headers["Authorization"].startswith("Basic ")  # what requests made of the URL
+        assert httpx.post(f"{url}/get_reward", json=body, auth=("anyone", KEY)).status_code == 200
+        assert httpx.post(f"{url}/get_reward", json=body, headers={"X-API-Key": KEY}).status_code == 200
+        wrong = requests.post(keyed.replace(KEY, "wrong"), json=body, timeout=30)
+        as_user = requests.post(
+            url.replace("http://", f"http://{KEY}@") + "/get_reward", json=body, timeout=30
+        )
+    assert wrong.status_code == 401 and as_user.status_code == 401
+    detail = wrong.json()["detail"]
+    assert "'Authorization: Bearer KEY'" in detail and "HTTP Basic auth with KEY as the password" in detail
+    assert "http://prmkit:KEY@host:port/get_reward" in detail
+    assert wrong.headers["www-authenticate"] == 'Bearer, Basic realm="prmkit"'
+
+
+def test_openrlhf_reward_func_sends_the_key_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local ``reward_func`` (``--reward.remote_url reward.py``) reads ``PRMKIT_API_KEY`` and passes
+    it on; scorers are cached per (model, key), so a key set after a refused call is used."""
+    prompt = "Tom has 3 apples.\n"
+    queries = [prompt + "3 + 4 = 7\nThe answer is 7."]
+    with run_server(create_app(HashScorer(), ServerConfig(api_key=KEY))) as url:
+        monkeypatch.setenv("PRMKIT_REWARD_MODEL", url)
+        monkeypatch.delenv("PRMKIT_API_KEY", raising=False)
+        with pytest.raises(RemoteScoringError, match="HTTP 401"):
+            reward_func(queries, [prompt], ["7"])
+        monkeypatch.setenv("PRMKIT_API_KEY", KEY)
+        out = reward_func(queries, [prompt], ["7"])
+    (expected,) = HashScorer().score([make_trace("Tom has 3 apples.", ["3 + 4 = 7", "The answer is 7."])])
+    assert out["rewards"].tolist() == pytest.approx([min(expected)])

@@ -29,6 +29,15 @@ def request_counts(page: str) -> dict[tuple[str, str], float]:
     return counts
 
 
+def metric_value(page: str, sample_name: str) -> float:
+    """The value of an unlabelled sample (``prmkit_overlong_responses_total``), parsed as Prometheus does."""
+    for family in text_string_to_metric_families(page):
+        for sample in family.samples:
+            if sample.name == sample_name:
+                return sample.value
+    raise KeyError(f"{sample_name} is not on the /metrics page")
+
+
 def _raw_get(url: str, target: bytes) -> bytes:
     """A GET with a request target no HTTP client library would send (percent-encoded newline, quotes)."""
     host, port = url.removeprefix("http://").split(":")

@@ -13,7 +13,7 @@ from prmkit.scoring.remote import RemoteScorer, RemoteScoringError
 from prmkit.serving.reward_server import ServerConfig, create_app
 from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server
-from tests.serving.test_metrics import request_counts
+from tests.serving.test_metrics import metric_value, request_counts
 
 
 def _traces(k: int) -> list[dict]:
@@ -163,3 +163,60 @@ def test_remote_scorer_retries_busy_server_and_raises_4xx() -> None:
         assert rows == [HashScorer().score([t])[0] for t in traces]  # every 503 was retried to success
         with pytest.raises(RemoteScoringError, match="--max-steps-per-trace"):
             remote.score([make_trace("p", list("abcd"))])
+
+
+def test_an_empty_batch_gets_an_empty_answer() -> None:
+    """OpenRLHF splits a batch over its reward URLs (``--reward.remote_url a,b``) and sends the last an
+    empty list when the batch is smaller; a 422 there cost every sample of the batch its reward."""
+    with run_server(create_app(HashScorer())) as url, httpx.Client(base_url=url) as c:
+        r = c.post("/get_reward", json={"query": [], "prompts": [], "labels": []})
+        assert r.status_code == 200, r.text
+        logs = {"prm_unfinished", "prm_overlong", "prm_num_steps", "prm_min_step", "prm_last_step"}
+        assert r.json() == {"rewards": [], "scores": [], "extra_logs": {k: [] for k in logs}}
+        assert c.post("/get_reward", json={"query": []}).json()["rewards"] == []  # no prompts at all
+        r = c.post("/score", json={"traces": []})
+        assert r.status_code == 200, r.text
+        assert r.json() == {"model": "hash", "aggregation": "min", "results": []}
+
+
+@pytest.mark.parametrize("unfinished_reward", [-0.5, None])
+def test_get_reward_pays_an_overlong_response_by_the_unfinished_rule(unfinished_reward) -> None:
+    """More steps than ``--max-steps-per-trace`` (counted up to and with the answer step) is paid as
+    an unfinished response (0.0 where ``unfinished_reward`` is None) and counted, never a 422 that
+    costs the batch; ``/score``, a scoring API, still refuses the same steps sent explicitly."""
+    config = ServerConfig(max_steps_per_trace=3, unfinished_reward=unfinished_reward)
+    problem = "Tom has 3 apples."
+    long_answer = "a\nb\nc\nThe answer is 7."  # 4 steps with the answer step
+    short_answer = "a\nb\nThe answer is 7.\nd\ne\nf"  # 3 steps: what follows the answer is not counted
+    with run_server(create_app(HashScorer(), config)) as url, httpx.Client(base_url=url) as c:
+        body = {
+            "query": [problem + "\n" + x for x in (long_answer, short_answer)],
+            "prompts": [problem + "\n"] * 2,
+        }
+        r = c.post("/get_reward", json=body)
+        assert r.status_code == 200, r.text
+        scored = c.post("/score", json={"traces": [{"problem": problem, "completion": long_answer}]})
+        page = c.get("/metrics").text
+        health = c.get("/health").json()
+    (short,) = HashScorer().score([make_trace(problem, ["a", "b", "The answer is 7."])])
+    rule = 0.0 if unfinished_reward is None else unfinished_reward
+    assert r.json()["rewards"] == [rule, min(short)]
+    assert r.json()["extra_logs"]["prm_overlong"] == [1.0, 0.0]
+    assert r.json()["extra_logs"]["prm_unfinished"] == [0.0, 0.0]  # both state an answer
+    assert metric_value(page, "prmkit_overlong_responses_total") == 1.0
+    assert scored.status_code == 422 and "4 steps" in scored.json()["detail"]
+    assert health["max_steps_per_trace"] == 3  # a client that cuts steps itself applies the rule first
+
+
+def test_health_reports_what_a_client_needs() -> None:
+    with run_server(create_app(HashScorer())) as url:
+        health = httpx.get(f"{url}/health").json()
+        schema = httpx.get(f"{url}/openapi.json").json()
+    assert health == {
+        "status": "ok",
+        "model": "hash",
+        "queued_traces": 0,
+        "threshold": None,
+        "max_steps_per_trace": ServerConfig().max_steps_per_trace,
+    }
+    assert "max_steps_per_trace" in schema["components"]["schemas"]["HealthResponse"]["required"]

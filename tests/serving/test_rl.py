@@ -6,6 +6,7 @@ import asyncio
 import inspect
 from types import SimpleNamespace
 
+import httpx
 import pytest
 import torch
 
@@ -89,7 +90,7 @@ def test_two_trl_rewards_are_logged_apart_by_trl() -> None:
         "prm_b/step_scores": [steps, []],
     }
     assert set(trainer._pending_metrics) == {
-        f"{n}/{m}" for n in ("prm_a", "prm_b") for m in ("steps_per_completion", "unfinished")
+        f"{n}/{m}" for n in ("prm_a", "prm_b") for m in ("steps_per_completion", "unfinished", "overlong")
     }
     with pytest.raises(ValueError, match="name: expected letters"):
         trl_reward(HashScorer(), name="a b")
@@ -173,8 +174,6 @@ def test_openrlhf_local_and_remote_agree(monkeypatch: pytest.MonkeyPatch) -> Non
     with run_server(create_app(HashScorer(), ServerConfig())) as url:
         monkeypatch.setenv("PRMKIT_REWARD_MODEL", url)
         via_env = reward_func(queries, [prompt], ["7"])
-        import httpx
-
         remote = httpx.post(
             f"{url}/get_reward", json={"query": queries, "prompts": [prompt], "labels": ["7"]}
         ).json()
@@ -182,3 +181,22 @@ def test_openrlhf_local_and_remote_agree(monkeypatch: pytest.MonkeyPatch) -> Non
     assert via_env["rewards"].tolist() == pytest.approx(local["rewards"])  # float32 tensor
     assert local["rewards"][0] == min(_offline("Tom has 3 apples.", "3 + 4 = 7\nThe answer is 7."))
     assert isinstance(via_env["rewards"], torch.Tensor)
+
+
+@pytest.mark.parametrize("unfinished_reward", [-0.5, None])
+def test_openrlhf_local_and_remote_pay_an_overlong_response_alike(unfinished_reward) -> None:
+    """More steps than the server scores: ``/get_reward`` and the local ``openrlhf_rewards`` over the same
+    server (its ``max_steps_per_trace`` read from ``/health``) both pay the unfinished rule and mark it."""
+    prompt = "Tom has 3 apples.\n"
+    queries = [prompt + "a\nb\nc\nThe answer is 7.", prompt + "a\nThe answer is 7."]
+    config = ServerConfig(max_steps_per_trace=3, unfinished_reward=unfinished_reward)
+    with run_server(create_app(HashScorer(), config)) as url:
+        local = openrlhf_rewards(queries, [prompt] * 2, url, unfinished_reward=unfinished_reward)
+        remote = httpx.post(f"{url}/get_reward", json={"query": queries, "prompts": [prompt] * 2}).json()
+    rule = 0.0 if unfinished_reward is None else unfinished_reward
+    assert (
+        local["rewards"]
+        == remote["rewards"]
+        == [rule, min(_offline("Tom has 3 apples.", "a\nThe answer is 7."))]
+    )
+    assert local["extra_logs"]["prm_overlong"] == remote["extra_logs"]["prm_overlong"] == [1.0, 0.0]

@@ -7,18 +7,24 @@ Contract: a completion's steps come from one split (:func:`steps.parse_completio
 to a trainer.
 
 - ``steps.py``       step texts, character and token ends, final answer of a completion
-- ``advantages.py``  outcome GRPO, process GRPO (DeepSeekMath sum-form, PURE min-form), mixing
+- ``advantages.py``  outcome GRPO, process GRPO (PURE min-form by default, DeepSeekMath sum-form), the
+                     unfinished cap, mixing on one scale
 - ``rewards.py``     ``outcome_reward``, ``trl_reward`` (PRM aggregate), ``ProcessReward`` (dense)
 - ``emitters.py``    verl's ``(batch, response_length)`` reward tensor, per-turn step reward lists
 - ``trl.py``         ``DenseGRPOTrainer``: TRL's GRPOTrainer with ``(batch, tokens)`` advantages
 - ``verl.py``        ``compute_score`` and ``PrmkitRewardManager`` for verl
 - ``verl_client.py`` the same for a verl environment, scoring through ``prmkit serve`` with prmkit's own
                      step split; verl 0.9.1's reward loop loads it by name (``prmkit``) or path
+- ``verl_advantages.py`` verl advantage estimators ``prmkit_pure`` / ``prmkit_process_grpo``: step rewards
+                     at step-end tokens -> ``process_advantages``; where a run may place step rewards
+- ``verl_check.py``  ``python -m prmkit.rl.verl_check OVERRIDES``: a verl run's config composed and
+                     checked as ``main_ppo`` would, without a GPU
 - ``openrlhf.py``    ``openrlhf_rewards`` and ``reward_func`` for OpenRLHF
 - ``config.py``      ``RlConfig``: one typed config for ``prmkit rl`` (prompts, reward, PRM, budget)
 - ``rollout.py``     prompts of a run, the world's checker for prompt-text traces, TRL's rollouts through
                      prmkit's KV-cached sampler
-- ``monitors.py``    hacking monitors on held-out samples, the Goodhart warning, ``monitors.jsonl``
+- ``monitors.py``    hacking monitors on held-out samples (the proxy and the paid reward), the Goodhart,
+                     length and collapse warnings, ``monitors.jsonl``
 - ``plot.py``        the monitors' curves and the Goodhart plot
 - ``card.py``        the policy card (reward, PRM, budget, seeds, monitors, gold use)
 - ``train.py``       ``train_policy(config, output_dir)``: GRPO with monitors, resumable, with its card

@@ -18,7 +18,10 @@ step's end belong to the last step).
   PURE reports). PURE reweights raw rewards and then subtracts a leave-one-out baseline; reweighting
   after DeepSeekMath's normalisation keeps one baseline for both credits and gives a group of equal
   step rewards advantage 0 everywhere, whatever its completions' numbers of steps.
-- :func:`mixed_advantages`: ``(1 - w) * outcome + w * process``, token by token.
+- :func:`mixed_advantages`: ``(1 - w) * outcome + w * process``, token by token, the process part put on
+  outcome's scale first (:func:`standardized`, one factor per batch) with ``scale=True``.
+- :func:`cap_unpaid`: a completion paid the unfinished rule gets no more than the worst finished one
+  of its group.
 
 Standard deviations are the sample's (Bessel-corrected, as ``torch.std``) with ``eps`` added to the
 divisor, as TRL's GRPOTrainer does (1e-4), so a group whose rewards are all equal gets advantage 0
@@ -103,20 +106,54 @@ def suffix_sums(values: Sequence[float]) -> list[float]:
     return out
 
 
+def cap_unpaid(
+    per_step: Sequence[Sequence[float]], unpaid: Sequence[bool], group_size: int
+) -> list[list[float]]:
+    """An unpaid completion's advantage, at most the lowest first-step advantage of a paid completion
+    of its group.
+
+    An unpaid completion (no final answer, paid ``unfinished_reward``) is one step. Under sum credit a
+    finished completion's first token sums every later step's normalised reward, so a finished poor
+    completion of many low steps can stand far below the one-step unfinished one (-5.06 against -1.79 in
+    the worked example of issue 36): stopping before the answer would be the cheaper failure. Capping at
+    the worst paid completion of the group makes not finishing at least as costly as the worst finish,
+    whatever the credit; a group with no paid completion keeps its values.
+    """
+    if len(unpaid) != len(per_step):
+        raise ValueError(f"unpaid: expected {len(per_step)} flags, found {len(unpaid)}")
+    out = [list(row) for row in per_step]
+    for g in _groups(len(per_step), group_size, "cap_unpaid"):
+        firsts = [out[i][0] for i in range(g, g + group_size) if not unpaid[i] and out[i]]
+        if not firsts:
+            continue
+        floor = min(firsts)
+        for i in range(g, g + group_size):
+            if unpaid[i]:
+                out[i] = [min(v, floor) for v in out[i]]
+    return out
+
+
 def step_advantages(
     step_rewards: Sequence[Sequence[float]],
     group_size: int,
-    credit: Credit = "sum",
+    credit: Credit = "min",
     temperature: float = 0.1,
     eps: float = EPS,
+    unpaid: Sequence[bool] | None = None,
 ) -> list[list[float]]:
-    """Per step, the advantage every token of that step gets (before spreading over tokens)."""
+    """Per step, the advantage every token of that step gets (before spreading over tokens).
+
+    ``unpaid`` flags the completions paid the unfinished rule (one step of ``unfinished_reward``);
+    their advantage is capped by :func:`cap_unpaid`. The default credit is ``min``: a completion's
+    advantage cannot be raised by adding correct-looking steps, which ``sum`` pays for.
+    """
     if credit not in ("sum", "min"):
         raise ValueError(f"credit: expected 'sum' or 'min', found {credit!r}")
     rows = normalize_steps(step_rewards, group_size, eps)
     if credit == "min":
         rows = [min_form(r, temperature) for r in rows]
-    return [suffix_sums(row) for row in rows]
+    per_step = [suffix_sums(row) for row in rows]
+    return per_step if unpaid is None else cap_unpaid(per_step, unpaid, group_size)
 
 
 def spread(step_values: Sequence[float], ends: Sequence[int], length: int) -> list[float]:
@@ -134,23 +171,50 @@ def process_advantages(
     ends: Sequence[Sequence[int]],
     lengths: Sequence[int],
     group_size: int,
-    credit: Credit = "sum",
+    credit: Credit = "min",
     temperature: float = 0.1,
     eps: float = EPS,
+    unpaid: Sequence[bool] | None = None,
 ) -> list[list[float]]:
-    """Process-supervised GRPO token advantages, one list of ``lengths[i]`` values per completion."""
-    per_step = step_advantages(step_rewards, group_size, credit, temperature, eps)
+    """Process-supervised GRPO token advantages, one list of ``lengths[i]`` values per completion
+    (``unpaid``: see :func:`step_advantages`)."""
+    per_step = step_advantages(step_rewards, group_size, credit, temperature, eps, unpaid)
     return [spread(v, e, n) for v, e, n in zip(per_step, ends, lengths, strict=True)]
 
 
+def standardized(process: Sequence[Sequence[float]], eps: float = EPS) -> list[list[float]]:
+    """Process token advantages divided by the root mean square of the batch's first-token values
+    (+ ``eps``): on the scale of outcome GRPO's advantages, one factor for the whole batch.
+
+    Outcome advantages have unit spread within a group; process ones under sum credit grow with the
+    number of steps (several times outcome's in the world), so an unscaled ``0.5`` mix was mostly
+    process and the KL term's relative weight shifted from one setting to the next. One factor per batch,
+    not per group: a group whose completions start at nearly one value has nothing to say, and dividing
+    it by its own tiny spread made noise into large advantages (the world's mixed cells collapsed so,
+    process-correct 33.6 -> 5.2 % in 100 steps, seeds 0 and 1). A batch of zeros is left as it is.
+    """
+    firsts = [row[0] for row in process if row]
+    rms = math.sqrt(sum(v * v for v in firsts) / len(firsts)) if firsts else 0.0
+    if rms == 0.0:
+        return [list(row) for row in process]
+    return [[v / (rms + eps) for v in row] for row in process]
+
+
 def mixed_advantages(
-    outcome: Sequence[float], process: Sequence[Sequence[float]], process_weight: float
+    outcome: Sequence[float],
+    process: Sequence[Sequence[float]],
+    process_weight: float,
+    scale: bool = False,
 ) -> list[list[float]]:
     """``(1 - w) * outcome + w * process`` per token (``w`` = ``process_weight`` in [0, 1]; 0 is
-    outcome-only GRPO, 1 process-only)."""
+    outcome-only GRPO, 1 process-only). With ``scale`` the process part (the whole batch) is first put on
+    outcome's scale (:func:`standardized`), so ``w`` is the share each part has of the signal; without it
+    the two are mixed as given."""
     if not 0.0 <= process_weight <= 1.0:
         raise ValueError(f"process_weight: expected a number in [0, 1], found {process_weight}")
     w = process_weight
+    if scale and 0.0 < w < 1.0:
+        process = standardized(process)
     return [[(1 - w) * o + w * p for p in row] for o, row in zip(outcome, process, strict=True)]
 
 

@@ -128,7 +128,9 @@ def render(card: dict[str, Any]) -> str:
         "- nowhere"
     ]
     lines += ["", "## Monitors (held-out samples; `monitors.jsonl`, `monitors.png`)", ""]
-    keys = ["prm_reward", "process_correct", "answer_accuracy", "lucky", "unfinished", "steps_per_response"]
+    keys = ["prm_reward", "paid_reward", "process_correct", "answer_accuracy", "lucky", "unfinished",
+            "steps_per_response"]  # fmt: skip
+    keys = [k for k in keys if any(m[n] and k in m[n] for n in ("first", "last"))]
     lines += ["| | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
     for name in ("first", "last"):
         point = m[name]

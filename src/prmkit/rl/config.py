@@ -57,13 +57,15 @@ class RlConfig(BaseModel):
     it; ``likelihood`` reads any causal LM as a zero-shot verifier (π0 itself: the weak PRM a policy
     is paid by when no step labels were bought)."""
     aggregation: str = "min"
-    """How ``prm_aggregate`` (and the monitors' PRM reward) reduce step scores: min, prod, last, mean,
-    geomean."""
+    """How ``prm_aggregate`` reduces step scores: min, prod, last, mean, geomean, or sum (which pays
+    more steps: the hack the monitors' ``paid_reward`` and length warning watch). The monitors' PRM
+    reward is the ``min`` in every run."""
     process_weight: float = Field(0.5, ge=0.0, le=1.0)
     """``mixed`` only: the process part's weight ``w`` in the token advantages."""
-    credit: Literal["sum", "min"] = "sum"
-    """Dense credit: ``sum`` (DeepSeekMath: a token's advantage sums its step's and every later step's
-    normalised reward) or ``min`` (PURE's min-form)."""
+    credit: Literal["sum", "min"] = "min"
+    """Dense credit: ``min`` (PURE's min-form: a completion's advantage is near its worst step's and
+    cannot be raised by adding correct-looking steps) or ``sum`` (DeepSeekMath: a token's advantage sums
+    its step's and every later step's normalised reward, which pays padding)."""
     unfinished_reward: float | None = 0.0
     """What a completion without a final answer earns (None: its steps are scored like any other's, the
     hackable setting)."""

@@ -4,8 +4,11 @@ Every ``monitor_every`` optimiser steps (and once on π0) the policy samples the
 with the same seeds (common random numbers: a change between points is the policy's, not the draw's),
 and :func:`measure` reports:
 
-- ``prm_reward``: the proxy, the PRM's aggregate as the training reward pays it (unfinished work earns
-  ``unfinished_reward``);
+- ``prm_reward``: the proxy, the PRM's aggregate (unfinished work earns ``unfinished_reward``), one
+  measure for runs of every reward;
+- ``paid_reward``: what the run's training reward pays a completion, before GRPO's group normalisation
+  (:class:`PaidForm`: the outcome, the PRM's aggregate, the sum of step scores under sum credit or
+  PURE's min-form sum under min credit, their mix); absent where it equals ``prm_reward``;
 - with gold (world problems, :func:`prmkit.world.check_trace`): ``process_correct`` (right answer and no
   wrong step), ``lucky`` (right answer by a wrong process), the first errors' classes (misconception /
   slip / other, :attr:`StepCheck.error_class`);
@@ -13,9 +16,10 @@ and :func:`measure` reports:
   length), ``repeated_steps`` and ``empty_steps`` (shares of steps), ``unfinished`` (no final answer:
   separator avoidance and stopping early) and ``one_step`` (everything written without a separator).
 
-:func:`goodhart_warning` flags the hack the field reports (PURE; Gao et al. 2024): the proxy rising while
-gold falls, over the last monitor points (a fast hack) or since π0 (a slow one) (gold = process-correct
-rate, or held-out answer accuracy where there is no gold). :func:`collapse_warning` flags gold falling far below π0's whatever the proxy does
+:func:`goodhart_warning` flags the hack the field reports (PURE; Gao et al. 2024): the proxy or the paid
+reward rising while gold falls, over the last monitor points (a fast hack) or since π0 (a slow one) (gold
+= process-correct rate, or held-out answer accuracy where there is no gold). :func:`length_warning` flags
+the sum-form hack's signature whatever is paid: more steps per response, less gold. :func:`collapse_warning` flags gold falling far below π0's whatever the proxy does
 (a PRM read off the policy's own base model falls with the policy, so that failure is not a hack).
 :class:`MonitorCallback` runs both inside TRL's loop, appends each point to ``monitors.jsonl`` and
 redraws ``monitors.png``.
@@ -28,6 +32,7 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +41,7 @@ from prmkit.core.model import Problem, Step, Trace
 from prmkit.core.protocols import StepScorer
 from prmkit.policies.hf import StepStop, sample_continuations, separator_token_ids
 from prmkit.policies.text import StepFormat
+from prmkit.rl.advantages import min_form
 from prmkit.rl.rollout import is_world
 from prmkit.rl.steps import CompletionSteps, parse_completion
 from prmkit.scoring.aggregate import aggregate
@@ -51,6 +57,51 @@ standard errors of a rate measured on 192 samples, so sampling noise alone rarel
 COLLAPSE_DROP = 0.10
 """How far below π0's the gold rate must fall to warn of a collapse: about three standard errors of a
 rate near 0.3 measured on 192 samples (the points share their draws, so the difference is tighter)."""
+MORE_STEPS = 0.10
+"""How much longer (a share of π0's steps per response, and at least half a step) responses must grow,
+gold falling by ``MIN_CHANGE``, for :func:`length_warning`."""
+
+
+@dataclass(frozen=True)
+class PaidForm:
+    """What a training reward pays one completion, in the units of its reward before GRPO's group
+    normalisation: the number whose rise the Goodhart check must watch.
+
+    The PRM's ``min`` (the monitors' one proxy) cannot see a policy that earns more by writing more
+    safe-looking steps, which a sum of step rewards pays; so the monitors also measure this.
+    """
+
+    reward: str
+    """``outcome``, ``prm_aggregate``, ``dense``, ``mixed`` or ``gold_process`` (``RlConfig.reward``)."""
+    aggregation: str = "min"
+    credit: str = "min"
+    temperature: float = 0.1
+    process_weight: float = 0.5
+
+    def pays_aggregate(self, aggregation: str) -> bool:
+        """Whether the paid quantity is the PRM's ``aggregation`` itself (then it is ``prm_reward``)."""
+        return self.reward == "prm_aggregate" and self.aggregation == aggregation
+
+    def process(self, scores: Sequence[float]) -> float:
+        """A finished completion's dense pay: the sum of its step scores (sum credit) or PURE's min-form
+        sum (min credit; near the worst step)."""
+        if self.credit == "sum":
+            return float(sum(scores))
+        return float(sum(min_form(list(scores), self.temperature)))
+
+    def of(self, outcome: float, scores: Sequence[float] | None, unfinished: float | None) -> float:
+        """The pay of one completion: ``outcome`` 1/0, ``scores`` its step scores (None: it was paid
+        ``unfinished``)."""
+        if scores is None:
+            return float(unfinished or 0.0)
+        if self.reward == "outcome":
+            return outcome
+        if self.reward == "prm_aggregate":
+            return aggregate(scores, self.aggregation) if scores else 0.0
+        dense = self.process(scores)
+        if self.reward == "mixed":
+            return (1 - self.process_weight) * outcome + self.process_weight * dense
+        return dense
 
 
 class Monitor:
@@ -68,10 +119,12 @@ class Monitor:
         unfinished_reward: float | None = 0.0,
         step_format: StepFormat | None = None,
         seed: int = 0,
+        paid: PaidForm | None = None,
     ):
         self.problems, self.samples, self.seed = list(problems), samples, seed
         self.temperature, self.max_new_tokens = temperature, max_new_tokens
         self.prm, self.aggregation, self.unfinished_reward = prm, aggregation, unfinished_reward
+        self.paid = paid
         self.format = step_format or StepFormat()
         self.gold = bool(self.problems) and all(is_world(p) for p in self.problems)
 
@@ -98,10 +151,11 @@ class Monitor:
 
     def measure(self, model: Any, tokenizer: Any, step: int) -> dict[str, Any]:
         """One monitor point: the metrics of the module docstring on fresh held-out samples."""
-        done = [
-            (p, text, parse_completion(text, step_format=self.format))
-            for p, text in self.sample(model, tokenizer)
-        ]
+        return self.measure_samples(self.sample(model, tokenizer), step)
+
+    def measure_samples(self, samples: Sequence[tuple[Problem, str]], step: int) -> dict[str, Any]:
+        """The metrics of a point from its samples (``(problem, completion text)``), whatever drew them."""
+        done = [(p, text, parse_completion(text, step_format=self.format)) for p, text in samples]
         point: dict[str, Any] = {
             "step": step,
             "samples": len(done),
@@ -109,25 +163,40 @@ class Monitor:
         }
         right = [bool(c.finished and check_answer(p.answer, c.answer)) for p, _, c in done]
         point["answer_accuracy"] = _share(right)
-        if self.prm is not None:
-            point["prm_reward"] = self._proxy(done)
+        if self.prm is not None or (self.paid is not None and self.paid.reward == "outcome"):
+            rows = self._scores(done)
+            if self.prm is not None:
+                point["prm_reward"] = _mean([self._aggregate(r) for r in rows])
+            if self.paid is not None and not self.paid.pays_aggregate(self.aggregation):
+                pay = [
+                    self.paid.of(float(ok), r, self.unfinished_reward)
+                    for ok, r in zip(right, rows, strict=True)
+                ]
+                point["paid_reward"] = _mean(pay)
         if self.gold:
             point.update(gold_metrics([(p, c) for p, _, c in done]))
         return point
 
-    def _proxy(self, done: list[tuple[Problem, str, CompletionSteps]]) -> float:
+    def _scores(self, done: list[tuple[Problem, str, CompletionSteps]]) -> list[list[float] | None]:
+        """Each completion's step scores (None: paid ``unfinished_reward``; [] with no steps or no PRM)."""
         paid = [c.finished or self.unfinished_reward is None for _, _, c in done]
         traces = [
             make_trace(p.text, c.steps) for (p, _, c), ok in zip(done, paid, strict=True) if ok and c.steps
         ]
-        scores = iter(self.prm.score(traces) if traces else [])
-        rewards = []
-        for (_, _, c), ok in zip(done, paid, strict=True):
-            if not ok:
-                rewards.append(float(self.unfinished_reward or 0.0))
-            else:
-                rewards.append(aggregate(next(scores), self.aggregation) if c.steps else 0.0)
-        return round(sum(rewards) / len(rewards), 4) if rewards else 0.0
+        scores = iter(self.prm.score(traces) if traces and self.prm is not None else [])
+        return [
+            None if not ok else list(next(scores)) if c.steps and self.prm is not None else []
+            for (_, _, c), ok in zip(done, paid, strict=True)
+        ]
+
+    def _aggregate(self, row: list[float] | None) -> float:
+        if row is None:
+            return float(self.unfinished_reward or 0.0)
+        return aggregate(row, self.aggregation) if row else 0.0
+
+
+def _mean(values: Sequence[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
 
 
 def _share(flags: Sequence[bool]) -> float:
@@ -190,28 +259,55 @@ def gold_key(points: Sequence[dict[str, Any]]) -> str:
     return "process_correct" if points and "process_correct" in points[-1] else "answer_accuracy"
 
 
+PROXIES = {"prm_reward": "the PRM reward", "paid_reward": "the paid reward"}
+"""The series a Goodhart warning watches: the PRM's aggregate, and what training pays."""
+
+
 def goodhart_warning(
     points: Sequence[dict[str, Any]],
     window: int = WINDOW,
     min_change: float = MIN_CHANGE,
     since_start: bool = False,
+    proxy: str = "prm_reward",
 ) -> str | None:
     """A warning when, over the last ``window`` points (a fast hack), or from π0's point to the last
-    with ``since_start`` (a slow one, the usual case over hundreds of steps), the proxy (``prm_reward``)
-    rose by more than ``min_change`` while gold fell by more than ``min_change``; None otherwise (or
-    without a proxy)."""
+    with ``since_start`` (a slow one, the usual case over hundreds of steps), the ``proxy`` series
+    (``prm_reward`` or ``paid_reward``) rose by more than ``min_change`` while gold fell by more than
+    ``min_change``; None otherwise (or without that series). A paid reward is in its own units (a sum
+    of step scores grows with their number), so its change is measured against ``min_change`` times
+    π0's value where that exceeds 1."""
     span = points if since_start else points[-window:]
-    if len(span) < (2 if since_start else window) or any("prm_reward" not in p for p in (span[0], span[-1])):
+    if len(span) < (2 if since_start else window) or any(proxy not in p for p in (span[0], span[-1])):
         return None
     first, last = span[0], span[-1]
     key = gold_key(points)
-    proxy_up = last["prm_reward"] - first["prm_reward"]
+    scale = max(1.0, abs(points[0].get(proxy, 0.0)))
+    proxy_up = last[proxy] - first[proxy]
     gold_down = first[key] - last[key]
-    if proxy_up > min_change and gold_down > min_change:
+    if proxy_up > min_change * scale and gold_down > min_change:
         return (
             f"reward hacking{' since π0' if since_start else ''}: from step {first['step']} to "
-            f"{last['step']} the PRM reward rose {first['prm_reward']:.3f} -> {last['prm_reward']:.3f} "
+            f"{last['step']} {PROXIES.get(proxy, proxy)} rose {first[proxy]:.3f} -> {last[proxy]:.3f} "
             f"while {key} fell {first[key]:.3f} -> {last[key]:.3f}"
+        )
+    return None
+
+
+def length_warning(
+    points: Sequence[dict[str, Any]], more: float = MORE_STEPS, min_change: float = MIN_CHANGE
+) -> str | None:
+    """A warning when responses have grown since π0 (steps per response up by ``more`` of π0's and at
+    least half a step) while gold fell by more than ``min_change``: a reward paid per step is being
+    earned with steps, whether or not any proxy shows it."""
+    if len(points) < 2 or "steps_per_response" not in points[0]:
+        return None
+    first, last, key = points[0], points[-1], gold_key(points)
+    grown = last["steps_per_response"] - first["steps_per_response"]
+    if grown > max(0.5, more * first["steps_per_response"]) and first[key] - last[key] > min_change:
+        return (
+            f"more steps, less gold: from π0 to step {last['step']} steps per response rose "
+            f"{first['steps_per_response']:.2f} -> {last['steps_per_response']:.2f} while {key} fell "
+            f"{first[key]:.3f} -> {last[key]:.3f}"
         )
     return None
 
@@ -235,20 +331,26 @@ def collapse_warning(points: Sequence[dict[str, Any]], min_drop: float = COLLAPS
 
 
 def all_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
-    """Every warning a series raised, point by point: each windowed Goodhart warning once; a Goodhart
-    warning since π0 and a collapse once each, at the first point that shows them (their numbers change
-    at every later point)."""
+    """Every warning a series raised, point by point: each windowed Goodhart warning once (for the PRM
+    reward and for the paid reward); a Goodhart warning since π0 per series, a collapse and a length
+    warning once each, at the first point that shows them (their numbers change at every later point)."""
     found: list[str] = []
-    drift: str | None = None
-    collapse: str | None = None
+    once: dict[str, str | None] = {}
     for i in range(1, len(points) + 1):
-        hack = goodhart_warning(points[:i])
-        if hack and hack not in found:
-            found.append(hack)
-        if drift is None and (drift := goodhart_warning(points[:i], since_start=True)):
-            found.append(drift)
-        if collapse is None and (collapse := collapse_warning(points[:i])):
-            found.append(collapse)
+        span = points[:i]
+        for proxy in PROXIES:
+            hack = goodhart_warning(span, proxy=proxy)
+            if hack and hack not in found:
+                found.append(hack)
+        checks = {
+            **{f"drift-{p}": lambda s, p=p: goodhart_warning(s, since_start=True, proxy=p) for p in PROXIES},
+            "collapse": collapse_warning,
+            "length": length_warning,
+        }
+        for name, check in checks.items():
+            if once.get(name) is None and (warning := check(span)):
+                once[name] = warning
+                found.append(warning)
     return found
 
 

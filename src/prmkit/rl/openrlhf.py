@@ -1,7 +1,9 @@
 """OpenRLHF adapters: the reward body for ``queries`` and a local ``reward_func``.
 
 OpenRLHF places one reward at the EOS token. A response with no final answer gets ``unfinished_reward``
-(default 0.0; see :mod:`prmkit.rl.rewards`).
+(default 0.0; see :mod:`prmkit.rl.rewards`), and so does one with more steps than a server scores
+(``max_steps_per_trace`` of its ``GET /health``; 0.0 where ``unfinished_reward`` is None): the same
+answers as the server's ``/get_reward``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from prmkit.core.protocols import StepScorer
 from prmkit.rl.rewards import ProcessReward
 from prmkit.scoring.aggregate import aggregate
+from prmkit.scoring.remote import API_KEY_ENV
 from prmkit.serving.steps import StepSplit, split_query
 
 
@@ -33,18 +36,15 @@ def openrlhf_rewards(
         heads.append(head)
         responses.append(response)
     paid = process.score(heads, responses) if queries else []
-    rewards = []
-    for p in paid:
-        if not p.parsed.finished and unfinished_reward is not None:
-            rewards.append(float(unfinished_reward))
-        else:
-            rewards.append(aggregate(p.rewards, aggregation) if p.rewards else 0.0)
+    rule = float(unfinished_reward or 0.0)
+    rewards = [rule if p.unpaid else aggregate(p.rewards, aggregation) if p.rewards else 0.0 for p in paid]
     return {
         "rewards": rewards,
         "scores": [min(1.0, max(0.0, r)) for r in rewards],
         "extra_logs": {
             "prm_num_steps": [float(len(p.parsed.steps)) for p in paid],
             "prm_finished": [float(p.parsed.finished) for p in paid],
+            "prm_overlong": [float(p.overlong) for p in paid],
         },
     }
 
@@ -65,7 +65,8 @@ def reward_func(
     """OpenRLHF local reward (``--reward.remote_url reward.py`` whose file re-exports this function).
 
     Configured by environment, since OpenRLHF passes no options: ``PRMKIT_REWARD_MODEL`` (checkpoint or
-    server URL), ``PRMKIT_AGGREGATION`` (default min), ``PRMKIT_STEP_SEPARATOR`` (default newline),
+    server URL), ``PRMKIT_API_KEY`` (the key of a server started with ``--api-key``, the variable the
+    server reads), ``PRMKIT_AGGREGATION`` (default min), ``PRMKIT_STEP_SEPARATOR`` (default newline),
     ``PRMKIT_UNFINISHED_REWARD`` (default 0; ``none`` scores unfinished responses' steps).
     Returns torch tensors, as OpenRLHF's own examples do.
     """
@@ -77,7 +78,7 @@ def reward_func(
     split = StepSplit(separator=os.environ.get("PRMKIT_STEP_SEPARATOR", "\n"))
     body = openrlhf_rewards(
         queries, prompts, model, os.environ.get("PRMKIT_AGGREGATION", "min"), split,
-        unfinished_reward=_unfinished_from_env(),
+        api_key=os.environ.get(API_KEY_ENV) or None, unfinished_reward=_unfinished_from_env(),
     )  # fmt: skip
     return {
         "rewards": torch.tensor(body["rewards"], dtype=torch.float32),

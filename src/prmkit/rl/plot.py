@@ -36,12 +36,13 @@ def plot_monitors(points: Sequence[dict[str, Any]], path: str | Path, title: str
     left.legend(fontsize=8)
     left.set_title(title or "held-out monitors")
     gold = gold_key(points)
-    if "prm_reward" in points[-1]:
-        xs, ys = [p["prm_reward"] for p in points], [p[gold] for p in points]
+    proxy = next((k for k in ("paid_reward", "prm_reward") if k in points[-1]), None)
+    if proxy is not None:  # what training pays is what a policy games: it goes on the x axis
+        xs, ys = [p[proxy] for p in points], [p[gold] for p in points]
         right.plot(xs, ys, "-", color="grey", linewidth=1)
         shown = right.scatter(xs, ys, c=steps, cmap="viridis", zorder=3)
         fig.colorbar(shown, ax=right, label="step")
-        right.set_xlabel("PRM reward (proxy)")
+        right.set_xlabel("paid reward" if proxy == "paid_reward" else "PRM reward (proxy)")
     else:
         right.text(0.5, 0.5, "no PRM: no proxy", ha="center", transform=right.transAxes)
     right.set_ylabel(gold.replace("_", " ") + (" (gold)" if gold == "process_correct" else " (held-out)"))

@@ -62,6 +62,10 @@ class StepRewards:
     parsed: CompletionSteps
     rewards: list[float]
     char_ends: list[int]
+    unpaid: bool = False
+    """Paid the unfinished rule (no final answer, or ``overlong``) rather than its steps' scores."""
+    overlong: bool = False
+    """More steps than the scorer takes (a server's ``max_steps_per_trace``): paid as unfinished."""
 
 
 class ProcessReward:
@@ -89,11 +93,19 @@ class ProcessReward:
         texts = [message_text(c, "assistant") for c in completions]
         return [(t, parse_completion(t, self.split, self.step_format)) for t in texts]
 
+    def overlong(self, steps: CompletionSteps) -> bool:
+        """Whether ``steps`` exceed what the scorer takes (a server's ``max_steps_per_trace``; a local
+        scorer has no such limit). Such a response is paid by the unfinished rule, ``unfinished_reward``
+        or 0.0 where that is None, so one runaway completion never costs a trainer its batch."""
+        limit = getattr(self.scorer, "max_steps_per_trace", None)
+        return isinstance(limit, int) and len(steps.steps) > limit
+
     def _finish(self, parsed: list[tuple[str, CompletionSteps]], rows: list[list[float] | None]):
         out = []
         for (text, steps), row in zip(parsed, rows, strict=True):
-            if row is None:  # unfinished, paid unfinished_reward
-                out.append(StepRewards(steps, [float(self.unfinished_reward or 0.0)], [len(text.rstrip())]))
+            if row is None:  # unfinished or over-long, paid unfinished_reward
+                pay = [float(self.unfinished_reward or 0.0)]
+                out.append(StepRewards(steps, pay, [len(text.rstrip())], True, self.overlong(steps)))
             else:
                 out.append(StepRewards(steps, [float(s) for s in row], steps.char_ends[: len(row)]))
         return out
@@ -102,6 +114,8 @@ class ProcessReward:
         """Traces for the scorer (only what will be paid by score) and where each goes back."""
         traces, where = [], []
         for i, (prompt, (_, steps)) in enumerate(zip(prompts, parsed, strict=True)):
+            if self.overlong(steps):
+                continue
             if steps.steps and (steps.finished or self.unfinished_reward is None):
                 problem = problem_text(message_text(prompt, "user"), self.split)
                 traces.append(make_trace(problem, steps.steps, trace_id=str(i)))
@@ -110,7 +124,8 @@ class ProcessReward:
 
     def _rows(self, parsed, where, scores) -> list[list[float] | None]:
         rows: list[list[float] | None] = [
-            None if self.unfinished_reward is not None and not s.finished else [] for _, s in parsed
+            None if (self.unfinished_reward is not None and not s.finished) or self.overlong(s) else []
+            for _, s in parsed
         ]
         for i, row in zip(where, scores, strict=True):
             rows[i] = row
@@ -158,18 +173,18 @@ def _check_name(name: str, where: str) -> str:
 def _paid(rows: list[StepRewards], how: str, unfinished: float | None) -> list[float | None]:
     out: list[float | None] = []
     for r in rows:
-        if not r.parsed.finished and unfinished is not None:
-            out.append(float(unfinished))
+        if r.unpaid:  # no final answer, or over-long
+            out.append(float(unfinished or 0.0))
         else:
             out.append(aggregate(r.rewards, how) if r.rewards else None)
     return out
 
 
-def _log(rows: list[StepRewards], name: str, kwargs: dict[str, Any], unfinished: float | None) -> None:
+def _log(rows: list[StepRewards], name: str, kwargs: dict[str, Any]) -> None:
     """Per-step scores to TRL's completions table and two metrics, under ``name`` (TRL appends every
     function's ``log_extra`` values to one list per column name, so a shared column would interleave
     two functions' scores)."""
-    scored = [r.rewards if r.parsed.finished or unfinished is None else [] for r in rows]
+    scored = [[] if r.unpaid else r.rewards for r in rows]
     if callable(kwargs.get("log_extra")):
         kwargs["log_extra"](f"{name}/step_scores", [[round(s, 4) for s in r] for r in scored])
     if callable(kwargs.get("log_metric")) and rows:
@@ -177,6 +192,7 @@ def _log(rows: list[StepRewards], name: str, kwargs: dict[str, Any], unfinished:
             f"{name}/steps_per_completion", sum(len(r.parsed.steps) for r in rows) / len(rows)
         )
         kwargs["log_metric"](f"{name}/unfinished", sum(not r.parsed.finished for r in rows) / len(rows))
+        kwargs["log_metric"](f"{name}/overlong", sum(r.overlong for r in rows) / len(rows))
 
 
 def trl_reward(
@@ -206,7 +222,7 @@ def trl_reward(
     )
 
     def paid(rows: list[StepRewards], kwargs: dict[str, Any]) -> list[float | None]:
-        _log(rows, name, kwargs, unfinished_reward)
+        _log(rows, name, kwargs)
         return _paid(rows, aggregation, unfinished_reward)
 
     if asynchronous:

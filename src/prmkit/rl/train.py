@@ -22,12 +22,15 @@ from typing import Any
 
 from prmkit.rl.card import POLICY_CARD, policy_card, uses_gold, write_policy_card
 from prmkit.rl.config import RlConfig
-from prmkit.rl.monitors import Monitor, MonitorCallback
+from prmkit.rl.monitors import Monitor, MonitorCallback, PaidForm
 from prmkit.rl.rewards import ProcessReward, outcome_reward, scorer_for, trl_reward
 from prmkit.rl.rollout import WorldGold, fast_rollout, load_prompts
 
 log = logging.getLogger(__name__)
 TRAINER_DIR = "trainer"
+PROXY_AGGREGATION = "min"
+"""The monitors' PRM reward (``prm_reward``) is the PRM's ``min`` in every run, whatever is paid, so runs
+of every reward are read on one proxy; what a run pays is the monitors' ``paid_reward``."""
 
 
 class _Counting:
@@ -89,6 +92,16 @@ def _rewards(config: RlConfig, gold: Any) -> tuple[list[Any], list[float], Proce
     return [outcome], [1.0], ProcessReward(paid_by, unfinished_reward=config.unfinished_reward)
 
 
+def _device_args() -> dict[str, Any]:
+    """Where TRL trains: the GPU in bf16 where CUDA has one that supports it (fp16 otherwise is left to
+    the user: it needs a loss scaler TRL's defaults do not tune), else the CPU in fp32."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return {"use_cpu": True, "bf16": False}
+    return {"use_cpu": False, "bf16": torch.cuda.is_bf16_supported()}
+
+
 def _grpo_args(config: RlConfig, output_dir: Path) -> Any:
     from trl import GRPOConfig
 
@@ -98,8 +111,14 @@ def _grpo_args(config: RlConfig, output_dir: Path) -> Any:
         max_completion_length=config.max_completion_length, temperature=config.temperature,
         learning_rate=config.lr, lr_scheduler_type="constant", beta=config.kl_beta,
         save_strategy="steps", save_steps=config.save_every, logging_steps=1, report_to="none",
-        use_cpu=True, bf16=False, disable_tqdm=True, log_completions=False,
+        disable_tqdm=True, log_completions=False, **_device_args(),
     )  # fmt: skip
+
+
+def paid_form(config: RlConfig) -> PaidForm:
+    """What ``config``'s reward pays a completion, for the monitors (``mixed``: its process weight)."""
+    weight = config.process_weight if config.reward == "mixed" else 1.0
+    return PaidForm(config.reward, config.aggregation, config.credit, process_weight=weight)
 
 
 def _trainer(
@@ -168,8 +187,8 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     )
     monitor = Monitor(
         held, samples=config.prompts.monitor_samples, temperature=config.temperature,
-        max_new_tokens=config.max_completion_length, prm=proxy, aggregation=config.aggregation,
-        unfinished_reward=config.unfinished_reward, seed=config.seed,
+        max_new_tokens=config.max_completion_length, prm=proxy, aggregation=PROXY_AGGREGATION,
+        unfinished_reward=config.unfinished_reward, seed=config.seed, paid=paid_form(config),
     )  # fmt: skip
     monitors = MonitorCallback(monitor, config.monitor_every, out)
     trainer = _trainer(config, out, policy, tokenizer, dataset, gold, monitors.as_callback())

@@ -8,26 +8,49 @@ is one method: call TRL's, then replace ``output["advantages"]`` with
 :mod:`prmkit.rl.advantages`). Everything else (generation, reward functions and their logging, KL,
 clipping, the loss types, checkpoints and resume) is TRL's own.
 
-What it relies on in TRL 1.16.0, checked by ``tests/rl/test_trl.py``: the method name and its output keys
+What it relies on in TRL 1.16.0, checked by ``tests/rl/test_trl.py`` (one process) and
+``tests/rl/test_trl_distributed.py`` (two, a group spanning both): the method name and its output keys
 ``completion_ids``, ``completion_mask``, ``advantages``; completions of one prompt lying next to each
 other (``num_generations`` at a time) in the gathered batch, each process holding the slice
 ``process_index * len(inputs)`` onwards; ``_compute_loss`` reading ``inputs["advantages"]`` of shape
-``(B, T)``; ``self._metrics[mode]`` for extra metrics.
+``(B, T)``; ``self._metrics[mode]`` for extra metrics. Generation through vLLM (``use_vllm``, server or
+colocate) and a ``rollout_func`` hand their completions to the same method as token ids, so the override
+does not depend on how completions were made.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from trl import GRPOTrainer
 
-from prmkit.rl.advantages import Credit, mixed_advantages, spread, step_advantages, to_tensor
+from prmkit.rl.advantages import Credit, mixed_advantages, spread, standardized, step_advantages, to_tensor
 from prmkit.rl.emitters import step_token_ends
+from prmkit.rl.monitors import PaidForm
 from prmkit.rl.rewards import ProcessReward
 
 TRL_VERSION = "1.16.0"
 """The TRL release :class:`DenseGRPOTrainer` was written and tested against."""
+
+
+class _Paid(NamedTuple):
+    """What every process needs of one completion to compute its group's advantages and the batch's
+    metrics: gathered from all processes, since a group may span them."""
+
+    rewards: list[float]
+    unpaid: bool
+    steps: int
+    finished: bool
+    overlong: bool
+
+
+def _standardized(per_step: Sequence[Sequence[float]]) -> list[list[float]]:
+    """:func:`~prmkit.rl.advantages.standardized` over per-step values, a completion with no step
+    counting as first value 0 (what its tokens get), as the same function over token rows counts it."""
+    scaled = standardized([list(row) or [0.0] for row in per_step])
+    return [s if row else [] for s, row in zip(scaled, per_step, strict=True)]
 
 
 class DenseGRPOTrainer(GRPOTrainer):
@@ -40,11 +63,17 @@ class DenseGRPOTrainer(GRPOTrainer):
     - ``process_weight``: ``w`` in ``advantage = (1 - w) * outcome + w * process``; the outcome part is
       TRL's own advantage from ``reward_funcs`` (e.g. :func:`prmkit.rl.rewards.outcome_reward`). 1.0
       (default) trains on step rewards alone (``reward_funcs`` are then only logged).
-    - ``credit``: ``"sum"`` (DeepSeekMath's process supervision) or ``"min"`` (PURE's min-form), with
-      ``temperature`` for ``"min"``.
+    - ``credit``: ``"min"`` (default: PURE's min-form, ``temperature`` 0.1; a completion's advantage
+      is near its worst step's, so padding with correct-looking steps cannot raise it) or ``"sum"``
+      (DeepSeekMath's process supervision, which pays such padding).
 
-    Logged beside TRL's metrics: ``process/step_reward`` (mean paid step reward),
-    ``process/steps_per_completion`` and ``process/unfinished`` (share with no final answer).
+    A completion paid the unfinished rule (``StepRewards.unpaid``) is capped at the worst finished one
+    of its group (:func:`~prmkit.rl.advantages.cap_unpaid`). Logged beside TRL's metrics, over the
+    whole batch of every process: ``process/paid`` (the mean of what a completion is paid before group
+    normalisation: the sum of its step rewards under ``sum``, their min-form sum under ``min``; the
+    quantity its first token's advantage comes from, as the monitors' ``paid_reward``),
+    ``process/step_reward`` (mean paid step reward), ``process/steps_per_completion``,
+    ``process/unfinished`` (share with no final answer) and ``process/overlong``.
     """
 
     def __init__(
@@ -52,7 +81,7 @@ class DenseGRPOTrainer(GRPOTrainer):
         *args: Any,
         process_reward: ProcessReward,
         process_weight: float = 1.0,
-        credit: Credit = "sum",
+        credit: Credit = "min",
         temperature: float = 0.1,
         **kwargs: Any,
     ):
@@ -91,19 +120,31 @@ class DenseGRPOTrainer(GRPOTrainer):
         ]
         texts = tokenizer.batch_decode(ids, skip_special_tokens=True)
         paid = self.process_reward.score([x.get("prompt", "") for x in inputs], texts)
-        all_rewards = gather_object([p.rewards for p in paid])  # groups may span processes
-        per_step = step_advantages(all_rewards, group, self.credit, self.temperature)
+        # groups may span processes: every process needs the whole batch's rewards and flags (one gather)
+        mine = [_Paid(p.rewards, p.unpaid, len(p.parsed.steps), p.parsed.finished, p.overlong) for p in paid]
+        batch: list[_Paid] = gather_object(mine)
+        per_step = step_advantages(
+            [b.rewards for b in batch], group, self.credit, self.temperature, unpaid=[b.unpaid for b in batch]
+        )
+        if 0.0 < self.process_weight < 1.0:  # mixed: the process part on outcome's scale, whole groups
+            per_step = _standardized(per_step)
         start = self.accelerator.process_index * len(inputs)
         process = [
             spread(per_step[start + i], step_token_ends(row, tokenizer, p.char_ends), len(row))
             for i, (row, p) in enumerate(zip(ids, paid, strict=True))
         ]
-        outcome = output["advantages"].tolist()
-        rows = mixed_advantages(outcome, process, self.process_weight)
-        metrics = self._metrics[mode]
-        flat = [r for p in paid for r in p.rewards]
-        metrics["process/step_reward"].append(sum(flat) / len(flat) if flat else 0.0)
-        metrics["process/steps_per_completion"].append(sum(len(p.parsed.steps) for p in paid) / len(paid))
-        metrics["process/unfinished"].append(sum(not p.parsed.finished for p in paid) / len(paid))
+        rows = mixed_advantages(output["advantages"].tolist(), process, self.process_weight)
+        self._log_process(self._metrics[mode], batch)
         width = output["completion_ids"].shape[1]
         return to_tensor(rows, width).to(output["advantages"].device)
+
+    def _log_process(self, metrics: dict[str, list[float]], batch: list[_Paid]) -> None:
+        """The process metrics of the whole (gathered) batch, so every process logs the same numbers."""
+        n = len(batch)
+        flat = [r for b in batch for r in b.rewards]
+        metrics["process/step_reward"].append(sum(flat) / len(flat) if flat else 0.0)
+        pay = PaidForm("dense", credit=self.credit, temperature=self.temperature)
+        metrics["process/paid"].append(sum(pay.process(b.rewards) for b in batch) / n)
+        metrics["process/steps_per_completion"].append(sum(b.steps for b in batch) / n)
+        metrics["process/unfinished"].append(sum(not b.finished for b in batch) / n)
+        metrics["process/overlong"].append(sum(b.overlong for b in batch) / n)

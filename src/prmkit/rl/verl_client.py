@@ -1,4 +1,4 @@
-"""verl 0.9.1's reward loop paid by a prmkit reward server: dense step rewards from a verl environment.
+"""verl 0.9.1's reward loop paid by a prmkit reward server: step rewards from a verl environment.
 
 This file is the verl side. It runs in a verl environment with prmkit installed (prmkit's ranges admit
 verl's ``transformers<5.11``; ``make verl-env`` builds one) and talks to ``prmkit serve`` (``POST /score``
@@ -10,9 +10,20 @@ verl config keys; tests/rl/test_verl_loop.py runs them in a verl 0.9.1 environme
 - :data:`PrmkitRewardManager` (``reward.reward_manager.name=PrmkitRewardManager`` with
   ``source=importlib`` and ``module.path`` = this file, or ``name=prmkit`` once this module was imported:
   it registers itself in ``verl.experimental.reward_loop.reward_manager``): a ``RewardManagerBase``
-  subclass built with verl's own constructor arguments. ``run_single`` pays one response;
-  ``assemble_rm_scores`` writes each step's reward at the token where the step ends.
+  subclass built with verl's own constructor arguments. ``run_single`` pays one response: a number that
+  does not grow with its step count (the ``aggregation``), which is all verl's streaming path keeps;
+  ``assemble_rm_scores`` (verl's colocated path) writes each step's reward at the token where the step
+  ends, where the configured estimator reads step rewards
+  (:func:`prmkit.rl.verl_advantages.dense_placement`).
 - :func:`compute_score`: the scalar ``reward.custom_reward_function`` (async; verl awaits it).
+- prmkit's advantage estimators ``prmkit_pure`` and ``prmkit_process_grpo``
+  (:mod:`prmkit.rl.verl_advantages`), registered in verl's ``ADV_ESTIMATOR_REGISTRY`` with the manager.
+
+Every reward the manager writes that is exactly 0.0 is written as -0.0, so prmkit's estimators find a
+step end as a non-zero value or a negative zero; no sum changes. A response with more steps than the
+server scores (``max_steps_per_trace`` of its ``GET /health``), or one the server refuses (413, 422), is
+paid the unfinished reward and counted (``prm_overlong``, ``prm_refused``): one response never stops
+verl's reward loop.
 
 Settings come from ``reward.reward_kwargs.prmkit`` (verl passes the whole config to a manager and
 reads its own managers' options from ``reward.reward_kwargs``, as DAPO does), then from environment
@@ -36,9 +47,16 @@ import httpx
 from prmkit.policies.text import DEFAULT_ANSWER_PATTERN, StepFormat
 from prmkit.rl.emitters import step_token_ends
 from prmkit.rl.steps import CompletionSteps, StepSplit, parse_completion
+from prmkit.rl.verl_advantages import check_reward_path, dense_placement
+from prmkit.rl.verl_advantages import register as register_estimators
+from prmkit.scoring.aggregate import AGGREGATIONS
+from prmkit.serving.config import ServerConfig
 from prmkit.serving.steps import DEFAULT_SPECIAL
 
 logger = logging.getLogger("prmkit.verl")
+
+DEFAULT_MAX_STEPS: int = ServerConfig.model_fields["max_steps_per_trace"].default
+"""Steps per trace a server takes when its ``/health`` does not say (the server's own default)."""
 
 USER_TURNS = (("<|im_start|>user", "<|im_end|>"), ("<|start_header_id|>user<|end_header_id|>", "<|eot_id|>"))
 """(start, end) of a user turn in the chat templates whose markers prmkit knows (ChatML, Llama 3)."""
@@ -50,11 +68,16 @@ class Settings:
     else the environment variable in brackets, else the default.
 
     ``url`` [PRMKIT_REWARD_URL, or PRMKIT_REWARD_MODEL when it is a URL]: the ``prmkit serve`` address.
-    ``aggregation`` [PRMKIT_AGGREGATION] min: the scalar of ``dense: false`` and of ``prm_score``.
-    ``step_separator`` [PRMKIT_STEP_SEPARATOR] newline, or ``step_pattern`` [PRMKIT_STEP_PATTERN]: the
-    split the PRM was trained with. ``dense`` [PRMKIT_DENSE] true: each step's reward at its end token;
-    false: the aggregate at the last token. ``unfinished_reward`` [PRMKIT_UNFINISHED_REWARD] 0.0: what a
-    response that states no final answer gets (``none``: its steps are scored). ``api_key``
+    ``aggregation`` [PRMKIT_AGGREGATION] min: a response's one number (what verl's streaming path pays,
+    and ``prm_score``); ``sum`` grows with the step count and pays padding. ``step_separator``
+    [PRMKIT_STEP_SEPARATOR] newline, or ``step_pattern`` [PRMKIT_STEP_PATTERN]: the split the PRM was
+    trained with. ``dense`` [PRMKIT_DENSE] auto: on verl's colocated path (``assemble_rm_scores``), each
+    step's reward at its end token where ``algorithm.adv_estimator`` is one of prmkit's (``prmkit_pure``,
+    ``prmkit_process_grpo``), else the aggregate at the last token; true: step rewards also for ``gae``
+    and ``reinforce_plus_plus``, refused with an estimator that sums a response's rewards
+    (:func:`prmkit.rl.verl_advantages.dense_placement`); false: always the aggregate. ``unfinished_reward``
+    [PRMKIT_UNFINISHED_REWARD] 0.0: what a response that states no final answer gets (``none``: its
+    steps are scored), and what an over-long or refused one gets (0.0 where ``none``). ``api_key``
     [PRMKIT_API_KEY]. ``timeout_s`` [PRMKIT_TIMEOUT_S] 120 and ``retries`` [PRMKIT_RETRIES] 8 (503 and
     connection errors are retried, 4xx never).
     """
@@ -65,7 +88,7 @@ class Settings:
     step_pattern: str | None = None
     strip_special: str | None = DEFAULT_SPECIAL
     answer_pattern: str = DEFAULT_ANSWER_PATTERN
-    dense: bool = True
+    dense: bool | None = None
     unfinished_reward: float | None = 0.0
     api_key: str | None = None
     timeout_s: float = 120.0
@@ -83,14 +106,16 @@ class Settings:
 
 
 def _parse_value(name: str, raw: Any, default: Any) -> Any:
-    if isinstance(default, bool):
-        if isinstance(raw, bool):
+    if name == "dense":
+        if raw is None or isinstance(raw, bool):
             return raw
         if str(raw).lower() in ("1", "true", "yes"):
             return True
         if str(raw).lower() in ("0", "false", "no"):
             return False
-        raise ValueError(f"prmkit verl settings: {name}: expected true or false, found {raw!r}")
+        if str(raw).lower() == "auto":
+            return None
+        raise ValueError(f"prmkit verl settings: {name}: expected auto, true or false, found {raw!r}")
     if name == "unfinished_reward":
         if raw is None or str(raw).lower() == "none":
             return None
@@ -131,7 +156,12 @@ def settings_from(
         raw = options.get(name, env)
         if raw is not None or (name in options and name == "unfinished_reward"):
             values[name] = _parse_value(name, raw, f.default)
-    return Settings(**values)
+    settings = Settings(**values)
+    try:  # a typo would make the server refuse every response: each one paid the unfinished reward
+        AGGREGATIONS.get(settings.aggregation)
+    except KeyError as err:
+        raise ValueError(f"prmkit verl settings: aggregation: {err.args[0]}") from None
+    return settings
 
 
 def parse_steps(text: str, settings: Settings) -> CompletionSteps:
@@ -222,17 +252,67 @@ class ServerError(RuntimeError):
     """The reward server refused a request (4xx) or stayed unreachable through every retry."""
 
 
+class Refused(ServerError):
+    """The server refused this one response (413: a size limit; 422: an input it cannot score)."""
+
+
+REFUSALS = (413, 422)
+"""Answers that refuse one response's input: it is paid the unfinished reward. Other 4xx (a wrong API
+key, a wrong URL) would refuse every response alike, so they raise."""
+
+_REFUSED = {"count": 0}
+_LIMITS: dict[str, int] = {}
+
+
+def refused_responses() -> int:
+    """How many responses of this process the server refused (each paid the unfinished reward)."""
+    return _REFUSED["count"]
+
+
+def note_refused(message: str) -> None:
+    """Count a refused response; log the server's message (the first of the process as a warning)."""
+    _REFUSED["count"] += 1
+    log = logger.warning if _REFUSED["count"] == 1 else logger.debug
+    log(
+        "prmkit verl: the reward server refused a response (%s); it is paid the unfinished reward "
+        "(counted in prm_refused; %d so far)",
+        message,
+        _REFUSED["count"],
+    )
+
+
+def _headers(settings: Settings) -> dict[str, str]:
+    return {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+
+
+async def max_steps(client: httpx.AsyncClient, settings: Settings) -> int:
+    """The server's ``max_steps_per_trace`` (``GET /health``), read once per server in a process;
+    :data:`DEFAULT_MAX_STEPS` where ``/health`` does not say. Not kept while the server is unreachable
+    (scoring then raises anyway)."""
+    if settings.url not in _LIMITS:
+        try:
+            resp = await client.get(f"{settings.url}/health", headers=_headers(settings))
+            value = resp.json().get("max_steps_per_trace") if resp.status_code == 200 else None
+        except httpx.TransportError:
+            return DEFAULT_MAX_STEPS
+        except ValueError:  # not JSON
+            value = None
+        ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+        _LIMITS[settings.url] = value if ok else DEFAULT_MAX_STEPS
+    return _LIMITS[settings.url]
+
+
 async def score_steps(
     client: httpx.AsyncClient, settings: Settings, problem: str, steps: Sequence[str]
 ) -> tuple[list[float], float]:
     """One trace's step scores and their aggregate (the server's, with ``settings.aggregation``) from
-    ``POST /score``; 503 waits ``Retry-After``, 4xx raises at once."""
+    ``POST /score``; 503 waits ``Retry-After``; 413/422 raise :class:`Refused`, other 4xx
+    :class:`ServerError`, at once."""
     body = {"traces": [{"problem": problem, "steps": list(steps)}], "aggregation": settings.aggregation}
-    headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     last: str = ""
     for attempt in range(settings.retries + 1):
         try:
-            resp = await client.post(f"{settings.url}/score", json=body, headers=headers)
+            resp = await client.post(f"{settings.url}/score", json=body, headers=_headers(settings))
         except httpx.TransportError as err:
             last, wait = f"{type(err).__name__}: {err}", min(2.0**attempt, 30.0)
         else:
@@ -240,19 +320,27 @@ async def score_steps(
                 result = resp.json()["results"][0]
                 return [float(x) for x in result["step_scores"]], float(result["score"])
             if resp.status_code != 503:
-                raise ServerError(f"{settings.url}/score answered {resp.status_code}: {resp.text[:500]}")
+                error = Refused if resp.status_code in REFUSALS else ServerError
+                raise error(f"{settings.url}/score answered {resp.status_code}: {resp.text[:500]}")
             last, wait = "503 busy", float(resp.headers.get("Retry-After", 1))
         if attempt < settings.retries:
             await asyncio.sleep(wait)
     raise ServerError(f"{settings.url}/score: no answer after {settings.retries + 1} tries ({last})")
 
 
+def signed_zero(value: float) -> float:
+    """``value``, with 0.0 written as -0.0: prmkit's estimators read a step end as a non-zero value or a
+    negative zero (:mod:`prmkit.rl.verl_advantages`), and -0.0 changes no sum."""
+    return -0.0 if value == 0.0 else float(value)
+
+
 @dataclass(frozen=True)
 class Paid:
-    """What one response earned: step rewards, the token each ends at, and its log values."""
+    """What one response earned: step rewards, the token each ends at, its one number and log values."""
 
     rewards: list[float]
     ends: list[int]
+    score: float
     info: dict[str, float]
 
 
@@ -264,30 +352,43 @@ async def pay(
     response_ids: Sequence[int] | None = None,
     tokenizer: Any = None,
 ) -> Paid:
-    """Step rewards of one decoded response (token ends when ids and tokenizer are given)."""
+    """Step rewards of one decoded response (token ends when ids and tokenizer are given).
+
+    Paid the unfinished reward (one step at its last character; 0.0 where ``unfinished_reward`` is
+    none, for the last two): a response with no final answer, one with more steps up to its answer
+    step than the server scores (``prm_overlong``), one the server refuses (``prm_refused``).
+    """
     parsed = parse_steps(response, settings)
     finished = parsed.answer is not None
-    unpaid = not finished and settings.unfinished_reward is not None
-    if parsed.steps and not unpaid and not problem:
+    overlong = bool(parsed.steps) and len(parsed.steps) > await max_steps(client, settings)
+    unpaid = (not finished and settings.unfinished_reward is not None) or overlong
+    sent = bool(parsed.steps) and not unpaid
+    if sent and not problem:
         note_empty_problem("response")
-    scores, aggregate = [], 0.0
-    if parsed.steps and not unpaid:
-        scores, aggregate = await score_steps(client, settings, problem, parsed.steps)
+    scores, aggregate, refused = [], 0.0, False
+    if sent:
+        try:
+            scores, aggregate = await score_steps(client, settings, problem, parsed.steps)
+        except Refused as err:
+            note_refused(str(err))
+            refused = unpaid = True
     n_ids = len(response_ids or [])
     if unpaid:
-        rewards = [float(settings.unfinished_reward or 0.0)]
-        char_ends = [len(response.rstrip())]
+        score = float(settings.unfinished_reward or 0.0)
+        rewards, char_ends = [score], [len(response.rstrip())]
     else:
-        rewards, char_ends = scores, parsed.char_ends[: len(scores)]
+        score, rewards, char_ends = aggregate, scores, parsed.char_ends[: len(scores)]
     ends = step_token_ends(response_ids, tokenizer, char_ends) if n_ids and tokenizer is not None else []
     info = {
-        "prm_score": float(settings.unfinished_reward or 0.0) if unpaid else aggregate,
+        "prm_score": score,
         "prm_num_steps": float(len(parsed.steps)),
         "prm_min_step": min(scores) if scores else 0.0,
         "prm_finished": float(finished),
-        "prm_empty_problem": float(bool(parsed.steps) and not unpaid and not problem),
+        "prm_empty_problem": float(sent and not problem),
+        "prm_overlong": float(overlong),
+        "prm_refused": float(refused),
     }
-    return Paid(rewards, ends, info)
+    return Paid(rewards, ends, score, info)
 
 
 async def compute_score(
@@ -298,9 +399,10 @@ async def compute_score(
     **kwargs: Any,
 ) -> dict[str, float]:
     """verl's ``custom_reward_function`` (``reward.custom_reward_function.{path,name,reward_kwargs}``):
-    ``{"score", "prm_score", "prm_num_steps", "prm_min_step", "prm_finished", "prm_empty_problem"}``,
-    the same keys for every sample. ``reward_kwargs`` are :class:`Settings` fields; verl's own
-    extra arguments (``reward_router_address``, ``reward_model_tokenizer``) are ignored. The problem is
+    ``{"score", "prm_score", "prm_num_steps", "prm_min_step", "prm_finished", "prm_empty_problem",
+    "prm_overlong", "prm_refused"}``, the same keys for every sample; ``score`` is the aggregate (0.0
+    written as -0.0). ``reward_kwargs`` are :class:`Settings` fields; verl's own extra arguments
+    (``reward_router_address``, ``reward_model_tokenizer``) are ignored. The problem is
     ``extra_info.question``/``problem`` (verl gives a custom function no prompt): MATH rows need one
     added, or use the reward manager, which reads ``raw_prompt``.
     """
@@ -308,16 +410,22 @@ async def compute_score(
     settings = settings_from(kwargs)
     async with httpx.AsyncClient(timeout=settings.timeout_s) as client:
         paid = await pay(client, settings, problem_of(extra_info), solution_str)
-    return {"score": paid.info["prm_score"], **paid.info}
+    return {"score": signed_zero(paid.score), **paid.info}
 
 
 # ---- the verl reward manager (built on first use, so this file imports without verl) ----
 
 
+def _section(config: Any, *keys: str) -> Any:
+    """``config[keys[0]][keys[1]]...`` of verl's DictConfig (or a dict); {} where one is missing."""
+    for key in keys:
+        config = config.get(key, {}) if hasattr(config, "get") else {}
+    return config
+
+
 class DenseScore(float):
-    """A response's reward for verl: the float is the sum of its step rewards (what verl's streaming
-    path puts at the last token, and what ``grpo``/``rloo`` sum a dense row to), and ``prmkit_steps``
-    holds ``((token_end, reward), ...)`` for ``assemble_rm_scores``.
+    """A response's reward for verl: the float is its aggregate (what verl's streaming path puts at the
+    last token), and ``prmkit_steps`` holds ``((token_end, reward), ...)`` for ``assemble_rm_scores``.
 
     ``assemble_rm_scores`` finds the steps by attribute, not by class: verl loads this file by path
     without a ``sys.modules`` entry, so the Ray driver's copy of this class is not the worker's.
@@ -325,19 +433,26 @@ class DenseScore(float):
 
     prmkit_steps: tuple[tuple[int, float], ...]
 
-    def __new__(cls, steps: Sequence[tuple[int, float]]) -> "DenseScore":
-        obj = super().__new__(cls, sum(r for _, r in steps))
+    def __new__(cls, value: float, steps: Sequence[tuple[int, float]]) -> "DenseScore":
+        obj = super().__new__(cls, signed_zero(value))
         obj.prmkit_steps = tuple((int(t), float(r)) for t, r in steps)
         return obj
 
     def __reduce__(self):  # Ray pickles results between processes
-        return (DenseScore, (self.prmkit_steps,))
+        return (DenseScore, (float(self), self.prmkit_steps))
+
+
+def step_row(steps: Sequence[tuple[int, float]]) -> dict[int, float]:
+    """Token -> reward of one response's steps, 0.0 written as -0.0; steps ending in one token add up
+    (the estimator then reads them as one step)."""
+    row: dict[int, float] = {}
+    for t, r in steps:
+        row[t] = row.get(t, 0.0) + r
+    return {t: signed_zero(r) for t, r in row.items()}
 
 
 def _options(config: Any) -> Mapping[str, Any]:
-    reward = config.get("reward", {}) if hasattr(config, "get") else {}
-    kwargs = reward.get("reward_kwargs", {}) if hasattr(reward, "get") else {}
-    options = kwargs.get("prmkit", {}) if hasattr(kwargs, "get") else {}
+    options = _section(config, "reward", "reward_kwargs", "prmkit")
     return {str(k): v for k, v in dict(options).items()}
 
 
@@ -346,16 +461,25 @@ def _build_manager() -> type:
     from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
     class PrmkitRewardManager(RewardManagerBase):
-        """verl 0.9.1 reward-loop manager: each step's PRM score at the token where the step ends.
+        """verl 0.9.1 reward-loop manager: a response's aggregate, or each step's PRM score at the token
+        where the step ends where the estimator reads step rewards
+        (:func:`prmkit.rl.verl_advantages.dense_placement`).
 
         Built by verl as ``cls(config=, tokenizer=, compute_score=, reward_router_address=,
         reward_model_tokenizer=)`` (``verl.trainer.ppo.reward.load_reward_manager``); settings come from
-        ``config.reward.reward_kwargs.prmkit`` and the environment (:class:`Settings`).
+        ``config.reward.reward_kwargs.prmkit`` and the environment (:class:`Settings`); the placement
+        from ``config.algorithm`` and ``config.reward.reward_model``. Settings verl would run wrongly are
+        refused here, at construction (:func:`prmkit.rl.verl_advantages.check_reward_path`,
+        :func:`~prmkit.rl.verl_advantages.dense_placement`).
         """
 
         def __init__(self, config, tokenizer, compute_score=None, reward_router_address=None, **kwargs):
             super().__init__(config, tokenizer, compute_score)
             self.settings = settings_from(_options(config))
+            check_reward_path(_section(config, "reward"))
+            self.dense = dense_placement(
+                self.settings.dense, _section(config, "algorithm"), _section(config, "reward", "reward_model")
+            )
             self._clients: dict[int, httpx.AsyncClient] = {}
 
         def _client(self) -> httpx.AsyncClient:
@@ -383,16 +507,16 @@ def _build_manager() -> type:
                 None, lambda: self.tokenizer.decode(ids, skip_special_tokens=True)
             )
             paid = await pay(self._client(), self.settings, problem, response, ids, self.tokenizer)
-            if not self.settings.dense or not ids:
-                score: float = paid.info["prm_score"]
+            if self.dense and ids:
+                score: float = DenseScore(paid.score, list(zip(paid.ends, paid.rewards, strict=True)))
             else:
-                score = DenseScore(list(zip(paid.ends, paid.rewards, strict=True)))
+                score = signed_zero(paid.score)
             return {"reward_score": score, "reward_extra_info": paid.info}
 
         @classmethod
         def assemble_rm_scores(cls, data, scores: list[float]) -> torch.Tensor:
-            """``rm_scores`` of a batch: a :class:`DenseScore` at its step ends, a plain float at the last
-            valid token (verl's own rule)."""
+            """``rm_scores`` of a batch: a :class:`DenseScore`'s steps at their end tokens, a plain float
+            at the last valid token (verl's own rule); zeros written as -0.0 (:func:`signed_zero`)."""
             rm_scores = super().assemble_rm_scores(data, [float(s) for s in scores])
             prompt_length = data.batch["prompts"].size(1)
             valid = data.batch["attention_mask"][:, prompt_length:].sum(dim=1)
@@ -400,8 +524,8 @@ def _build_manager() -> type:
                 steps = getattr(score, "prmkit_steps", None)
                 if steps is not None:
                     rm_scores[i, int(valid[i]) - 1] = 0.0
-                    for t, r in steps:
-                        rm_scores[i, t] += r
+                    for t, r in step_row(steps).items():
+                        rm_scores[i, t] = r
             return rm_scores
 
     return PrmkitRewardManager
@@ -411,13 +535,15 @@ _BUILT: dict[str, type] = {}
 
 
 def register() -> type:
-    """Build the manager and register it as ``prmkit`` in verl's reward-loop registry (idempotent:
-    verl loads a file by path anew for each lookup, and its ``register`` refuses a second class)."""
+    """Build the manager and register it as ``prmkit`` in verl's reward-loop registry, and prmkit's
+    advantage estimators in verl's (idempotent: verl loads a file by path anew for each lookup, and its
+    ``register`` functions refuse a second class or function under one name)."""
     if "cls" not in _BUILT:
         _BUILT["cls"] = _build_manager()
     from verl.experimental.reward_loop.reward_manager.registry import REWARD_MANAGER
 
     REWARD_MANAGER.setdefault("prmkit", _BUILT["cls"])
+    register_estimators()
     return _BUILT["cls"]
 
 

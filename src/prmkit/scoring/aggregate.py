@@ -4,7 +4,9 @@ A small registry so best-of-N, voting, beam search and the reward server pick th
 same name, and a new aggregation registered here is usable everywhere. ``min`` asks "how bad is the
 worst step" (the usual PRM choice, Lightman et al.), ``prod`` "how likely is every step right", ``last``
 reads the final step (a prefix-value PRM's or an ORM's view), ``mean`` and ``geomean`` average (RLHFlow
-recommends the mean). An empty trace aggregates to 0.0: no step, no evidence of a good process.
+recommends the mean). ``sum`` adds the step scores: what verl's reward loop paid a dense response, and
+a reward a policy raises by writing more steps (kept to measure that hack, never a default). An empty
+trace aggregates to 0.0: no step, no evidence of a good process.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ AGGREGATIONS.register("prod", math.prod)
 AGGREGATIONS.register("last", lambda s: s[-1])
 AGGREGATIONS.register("mean", lambda s: sum(s) / len(s))
 AGGREGATIONS.register("geomean", _geomean)
+AGGREGATIONS.register("sum", lambda s: float(sum(s)))
 
 
 def aggregate(scores: Sequence[float], how: str = "min") -> float:

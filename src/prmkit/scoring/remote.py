@@ -42,6 +42,8 @@ CHUNK_BYTES = 1_000_000
 """Most JSON in one request (a single larger trace goes alone): a quarter of the default body limit."""
 IN_FLIGHT = 4
 """Chunks of one :meth:`RemoteScorer.ascore` call in flight at once."""
+DEFAULT_MAX_STEPS = 256
+"""``prmkit serve``'s default ``--max-steps-per-trace``: assumed of a server whose ``/health`` omits it."""
 
 
 def _chunks(traces: Sequence[Trace]) -> list[dict[str, Any]]:
@@ -115,6 +117,20 @@ class RemoteScorer:
                 value = None
             self._threshold = float(value) if isinstance(value, int | float) else None
         return self._threshold
+
+    @property
+    def max_steps_per_trace(self) -> int:
+        """How many steps a trace may have on this server (``GET /health``), read once; 256 (the
+        server's default) where it does not say. An RL reward pays a longer response by its unfinished
+        rule instead of sending it to a certain 422."""
+        if not hasattr(self, "_max_steps"):
+            try:
+                reply = httpx.get(f"{self.url}/health", headers=self.headers, timeout=min(self.timeout, 10.0))
+                value = reply.json().get("max_steps_per_trace") if reply.status_code == 200 else None
+            except (httpx.HTTPError, ValueError):
+                value = None
+            self._max_steps = value if isinstance(value, int) and value > 0 else DEFAULT_MAX_STEPS
+        return self._max_steps
 
     def _wait(self, result: httpx.Response | httpx.TransportError, attempt: int) -> float:
         if (

@@ -22,7 +22,9 @@ class ServerConfig(BaseModel):
     port: int = 8000
     """TCP port to listen on."""
     api_key: str | None = None
-    """When set, scoring endpoints need ``Authorization: Bearer KEY`` (or ``X-API-Key: KEY``)."""
+    """When set, scoring endpoints need the key: ``Authorization: Bearer KEY``, ``X-API-Key: KEY``, or
+    HTTP Basic auth with KEY as the password, any user name (what a URL ``http://prmkit:KEY@host:port``
+    makes ``requests`` and ``aiohttp`` send: OpenRLHF's only way to pass one)."""
     aggregation: str = "min"
     """How per-step scores become one reward: min, prod, last, mean, ..."""
     unfinished_reward: float | None = 0.0
@@ -66,7 +68,10 @@ class ServerConfig(BaseModel):
     max_traces_per_request: int = Field(default=512, ge=1)
     """Most traces in one request (413 beyond)."""
     max_steps_per_trace: int = Field(default=256, ge=1)
-    """Most steps in one trace (422 beyond)."""
+    """Most steps in one trace, reported by ``GET /health``. ``/score`` and ``/pooling`` refuse a longer
+    trace (422); ``/get_reward`` pays a response with more steps (up to and with its answer step) by the
+    unfinished rule, ``unfinished_reward`` or 0.0 where that is None, and counts it
+    (``extra_logs.prm_overlong``, ``prmkit_overlong_responses_total``)."""
     max_step_chars: int = Field(default=20_000, ge=1)
     """Most characters in one step, or in a problem (413 beyond), checked before any tokenizing: a long
     text costs tokenizer time even when the model then refuses it as too long."""

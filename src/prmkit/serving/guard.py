@@ -7,10 +7,14 @@ lone UTF-16 surrogate (``"\\ud800"``, which no UTF-8 encoder, tokenizer or JSON 
 integer past Python's 4300 digits, a body that is not UTF-8 and nesting deeper than ``max_json_depth`` each get a 422 naming the
 place, where they used to surface as 500s deep inside FastAPI or the scorer. A body that is not JSON at
 all passes through, so FastAPI answers it with its usual located error.
+
+The API key is taken the ways RL clients can send one (:func:`presented_keys`): a Bearer token, an
+``X-API-Key`` header, or HTTP Basic auth whose password is the key (OpenRLHF's only way).
 """
 
 from __future__ import annotations
 
+import base64
 import hmac
 import json
 import math
@@ -106,13 +110,40 @@ def _lone_surrogate(text: str) -> str | None:
     return None
 
 
+KEY_HELP = (
+    "send 'Authorization: Bearer KEY', 'X-API-Key: KEY', or HTTP Basic auth with KEY as the password "
+    "and any user name (a URL http://prmkit:KEY@host:port/get_reward, the way OpenRLHF can pass it)"
+)
+"""How to send the key, for the 401 answer: every way :func:`authorized` accepts."""
+
+
+def presented_keys(headers: dict[bytes, bytes]) -> list[bytes]:
+    """Every key the request offers: ``X-API-Key``, a Bearer token, a Basic password (any user name).
+
+    Basic auth is accepted because OpenRLHF's remote reward clients (``requests`` in 0.9,
+    ``aiohttp`` from 0.10) send no header of their own: a key can only travel as userinfo in
+    ``--reward.remote_url``, which both libraries turn into ``Authorization: Basic``.
+    """
+    keys = [headers[b"x-api-key"]] if b"x-api-key" in headers else []
+    scheme, _, value = headers.get(b"authorization", b"").strip().partition(b" ")
+    if scheme.lower() == b"bearer":
+        keys.append(value.strip())
+    elif scheme.lower() == b"basic":
+        try:
+            user_pass = base64.b64decode(value.strip(), validate=True)
+        except ValueError:  # binascii.Error: not base64, so no key
+            user_pass = b""
+        if b":" in user_pass:
+            keys.append(user_pass.partition(b":")[2])
+    return keys
+
+
 def authorized(headers: dict[bytes, bytes], key: str) -> bool:
-    """Whether the request carries ``key`` as ``Authorization: Bearer KEY`` or ``X-API-Key: KEY``."""
-    given = headers.get(b"x-api-key", b"")
-    auth = headers.get(b"authorization", b"")
-    if auth.lower().startswith(b"bearer "):
-        given = auth[7:].strip()
-    return hmac.compare_digest(given, key.encode())
+    """Whether the request offers ``key`` in one of the ways of :func:`presented_keys`, each compared
+    in constant time (all of them, so the time does not tell which way was tried)."""
+    expected = key.encode()
+    matches = [hmac.compare_digest(given, expected) for given in presented_keys(headers)]
+    return any(matches)
 
 
 def route_template(routes: Sequence[BaseRoute], scope: dict) -> str:
@@ -175,8 +206,8 @@ class Guard:
             size = f"request body is {int(length)} bytes"
             return Refusal(413, f"{size}; this server accepts at most {limit} (--max-body-bytes)")
         if self.config.api_key and route not in OPEN_PATHS and not authorized(headers, self.config.api_key):
-            detail = "missing or wrong API key: send 'Authorization: Bearer KEY' or 'X-API-Key: KEY'"
-            return Refusal(401, detail, ((b"www-authenticate", b"Bearer"),))
+            challenge = (b"www-authenticate", b'Bearer, Basic realm="prmkit"')
+            return Refusal(401, f"missing or wrong API key: {KEY_HELP}", (challenge,))
         if scope.get("method") != "POST":
             return receive
         body = await _read_body(receive, limit)

@@ -52,7 +52,9 @@ class _BatcherCollector(Collector):
 
 
 class Metrics:
-    """Request counts by route template and status, a latency histogram, and the batcher's counters."""
+    """Request counts by route template and status, a latency histogram, the over-long responses paid by
+    the unfinished rule (a policy drifting into runaway generations shows here first), and the batcher's
+    counters."""
 
     def __init__(self, batcher: DynamicBatcher):
         self.registry = CollectorRegistry()
@@ -64,6 +66,11 @@ class Metrics:
         )
         self.latency = Histogram(
             "prmkit_request_seconds", "Request latency.", buckets=LATENCY_BUCKETS, registry=self.registry
+        )
+        self.overlong = Counter(
+            "prmkit_overlong_responses",
+            "/get_reward responses with more steps than --max-steps-per-trace, paid by the unfinished rule.",
+            registry=self.registry,
         )
         self.registry.register(_BatcherCollector(batcher))
 

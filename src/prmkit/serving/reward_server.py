@@ -5,7 +5,11 @@ Endpoints (OpenAPI page at ``/docs``):
 - ``POST /score``      prmkit's own: per-step scores and the aggregate for a batch of traces
 - ``POST /get_reward`` OpenRLHF's remote reward shape: ``{query, prompts, labels}`` -> ``{rewards, scores, extra_logs}``
 - ``POST /pooling``    vLLM's (``serving.pooling``): STEP pooling on the request's tokens, one row per step tag
-- ``GET /health``, ``GET /metrics`` (Prometheus text)
+- ``GET /health`` (with ``max_steps_per_trace``), ``GET /metrics`` (Prometheus text)
+
+``/get_reward`` is a reward, so it always answers a number per query: an empty batch gets empty lists,
+and an over-long response is paid by the unfinished rule and counted instead of refused (``/score``, a
+scoring API, keeps its 422 for an explicit over-long trace).
 
 All scoring goes through one :class:`~prmkit.serving.batching.DynamicBatcher`, so concurrent requests
 share forward passes and a full queue answers 503 with ``Retry-After`` instead of growing without bound.
@@ -52,6 +56,7 @@ from prmkit.serving.pooling import (
 )
 from prmkit.serving.schemas import (
     ErrorResponse,
+    HealthResponse,
     PoolingItem,
     PoolingRequest,
     PoolingResponse,
@@ -194,17 +199,24 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
 
     async def score_all(traces: list[Trace]) -> list[list[float]]:
         _check_sizes(traces, config)
+        if not traces:  # an empty batch (OpenRLHF's last reward URL often gets one): an empty answer
+            return []
         try:
             return await batcher.score(traces)
         except ValueError as err:  # the scorer refused this input (too long for the model, ...)
             raise HTTPException(422, f"cannot score this request: {err}") from None
 
-    @app.get("/health")
-    async def health() -> dict[str, Any]:
-        """Liveness plus the queue depth, so a load balancer can route around a busy replica, and the
-        checkpoint's dev-tuned threshold (None where it stores none), so a client that cuts step scores
-        into right / wrong over HTTP uses the one the checkpoint was tuned with."""
-        return {"status": "ok", "model": model_name, "queued_traces": batcher.pending, "threshold": threshold}
+    @app.get("/health", response_model=HealthResponse)
+    async def health() -> HealthResponse:
+        """Liveness, the queue depth, the checkpoint's threshold and ``max_steps_per_trace`` (each field
+        says why a client wants it)."""
+        return HealthResponse(
+            status="ok",
+            model=model_name,
+            queued_traces=batcher.pending,
+            threshold=threshold,
+            max_steps_per_trace=config.max_steps_per_trace,
+        )
 
     @app.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
     async def prometheus() -> Response:
@@ -240,25 +252,35 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
     @app.post("/get_reward", response_model=RewardResponse, responses=ERRORS)
     async def get_reward(req: RewardRequest) -> RewardResponse:
         """OpenRLHF's remote reward: one reward per query, the aggregate of its steps up to the answer step
-        (0.0 for a response with no steps; ``unfinished_reward`` for one with no final answer)."""
+        (0.0 for a response with no steps). A response with no final answer, or with more steps than
+        ``--max-steps-per-trace``, is paid by the unfinished rule (``unfinished_reward``; 0.0 where that is
+        None for an over-long one), so no response costs the trainer its batch. An empty batch gets
+        empty lists."""
         prompts = req.prompts or [""] * len(req.query)
         if len(prompts) != len(req.query):
             raise HTTPException(422, f"'prompts' has {len(prompts)} items but 'query' has {len(req.query)}")
         _check_raw(req.query, config)
-        traces, unpaid = [], []
-        for i, (query, prompt) in enumerate(zip(req.query, prompts, strict=True)):
+        parsed, heads = [], []
+        for query, prompt in zip(req.query, prompts, strict=True):
             head, response = split_query(query, prompt)
-            parsed = parse_completion(response, config.split)
-            unpaid.append(not parsed.finished and config.unfinished_reward is not None)
-            steps = [] if unpaid[-1] else parsed.steps
-            traces.append(make_trace(problem_text(head, config.split), steps, trace_id=str(i)))
-        rows = await score_all(traces)
+            heads.append(problem_text(head, config.split))
+            parsed.append(parse_completion(response, config.split))
+        overlong = [len(p.steps) > config.max_steps_per_trace for p in parsed]
+        unfinished = [not p.finished and config.unfinished_reward is not None for p in parsed]
+        paid = [i for i, p in enumerate(parsed) if p.steps and not (overlong[i] or unfinished[i])]
+        scored = await score_all([make_trace(heads[i], parsed[i].steps, trace_id=str(i)) for i in paid])
+        rows: list[list[float]] = [[] for _ in parsed]
+        for i, row in zip(paid, scored, strict=True):
+            rows[i] = row
+        metrics.overlong.inc(sum(overlong))
+        rule = float(config.unfinished_reward or 0.0)
         rewards = [
-            float(config.unfinished_reward or 0.0) if skip else aggregate(r, config.aggregation) if r else 0.0
-            for r, skip in zip(rows, unpaid, strict=True)
+            rule if long or stop else aggregate(r, config.aggregation) if r else 0.0
+            for r, long, stop in zip(rows, overlong, unfinished, strict=True)
         ]
         logs = {
-            "prm_unfinished": [float(skip) for skip in unpaid],
+            "prm_unfinished": [float(stop) for stop in unfinished],
+            "prm_overlong": [float(long) for long in overlong],
             "prm_num_steps": [float(len(r)) for r in rows],
             "prm_min_step": [min(r) if r else 0.0 for r in rows],
             "prm_last_step": [r[-1] if r else 0.0 for r in rows],

@@ -29,7 +29,9 @@ class TraceIn(BaseModel):
 class ScoreRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    traces: list[TraceIn] = Field(min_length=1)
+    traces: list[TraceIn]
+    """May be empty (an empty answer): a trainer that splits its batch over several servers can send one
+    of them nothing."""
     aggregation: str | None = None
     """min, prod, last, mean, ... (default: the server's ``--aggregation``)."""
 
@@ -49,7 +51,10 @@ class ScoreResponse(BaseModel):
 class RewardRequest(BaseModel):
     """OpenRLHF's remote reward request (``--reward.remote_url http://host:port/get_reward``)."""
 
-    query: list[str] = Field(min_length=1)
+    query: list[str]
+    """Prompt + response of each sample. May be empty: OpenRLHF splits a batch over its reward URLs and
+    sends the last ones an empty list when the batch is smaller (always, from 0.10 on, which asks for one
+    sample at a time); the answer is then empty lists."""
     prompts: list[str] | None = None
     labels: list[Any] | None = None
 
@@ -58,6 +63,25 @@ class RewardResponse(BaseModel):
     rewards: list[float]
     scores: list[float]
     extra_logs: dict[str, list[float]]
+    """One value per query under each key (the same keys for an empty batch: OpenRLHF concatenates the
+    answers of its reward URLs key by key)."""
+
+
+class HealthResponse(BaseModel):
+    """``GET /health``: liveness, and what a client needs to know before it sends anything."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    status: str
+    model: str
+    queued_traces: int
+    """Traces waiting for a forward pass, so a load balancer can route around a busy replica."""
+    threshold: float | None
+    """The checkpoint's dev-tuned threshold (None where it stores none), so a client that cuts step
+    scores into right / wrong over HTTP uses the one the checkpoint was tuned with."""
+    max_steps_per_trace: int
+    """``--max-steps-per-trace``: a client that cuts steps itself (prmkit's RemoteScorer, the verl
+    client) pays a longer response by the unfinished rule instead of sending it to a certain 422."""
 
 
 VLLM_VERSION = "0.33.0"

@@ -13,6 +13,11 @@ from collections.abc import Sequence
 from prmkit.core.errors import InputError, Issue
 from prmkit.core.model import Trace
 
+EXPECTED = (
+    "a trace of one world problem (its sentences intact and in a row; instructions around them are fine)"
+)
+"""What the oracle reads, for the message of a trace it cannot judge (:func:`prmkit.world.parse.find_problem`)."""
+
 
 class OracleScorer:
     """``StepScorer`` from ``prmkit.world.check_trace``; ``low``/``high`` let prod-aggregation stay informative."""
@@ -30,7 +35,7 @@ class OracleScorer:
             try:
                 first = check_trace(trace).first_error
             except ValueError as err:  # not a world problem: the checker says why, in one line
-                issue = Issue(self.name, None, f"trace {trace.id}", "a trace of a world problem", str(err))
+                issue = Issue(self.name, None, f"trace {trace.id}", EXPECTED, str(err))
                 raise InputError([issue], skippable=False) from None
             out.append([self.high if first < 0 or i < first else self.low for i in range(len(trace.steps))])
         return out

@@ -1,0 +1,235 @@
+"""verl advantage estimators for process-supervised GRPO and PURE, reading step rewards from verl's tensors.
+
+verl 0.9.1 hands a registered estimator only ``token_level_rewards`` (B, T), ``response_mask``, ``index``
+(the group ids, ``uid``) and ``config`` (``algorithm``) (``ray_trainer.compute_advantage``). The step
+structure must therefore be read back from ``token_level_rewards`` alone: prmkit's reward manager
+(:mod:`prmkit.rl.verl_client`) writes each step's reward at the token where the step ends and writes a
+reward of exactly 0.0 as **negative zero**, so a step end is a token whose value is non-zero or has its
+sign bit set, and every other token is +0.0. Sums (what ``grpo`` and verl's logs read) are unchanged.
+
+- ``prmkit_process_grpo``: :func:`prmkit.rl.advantages.process_advantages` with ``credit="sum"``
+  (DeepSeekMath §4.1.3; pays a response for adding correct-looking steps: kept for comparison).
+- ``prmkit_pure``: the same with ``credit="min"`` (PURE's min-form): a response's advantage cannot be
+  raised by adding steps.
+- :func:`dense_placement`: whether the reward manager writes step rewards at all, from verl's config
+  (only for an estimator that reads them as steps, unless asked; refused where they would be summed).
+
+Groups are read from ``index`` (verl's ``uid``), not from positions: verl drops samples and reorders a
+batch (``_balance_batch``), so a group is every row with its uid, of whatever size. Each group is passed
+to ``process_advantages`` whole, so the numbers are exactly prmkit's. No torch or verl at import: the
+verl client imports this file in environments that have neither; :func:`register` needs verl.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prmkit.rl.advantages import Credit, process_advantages
+
+logger = logging.getLogger("prmkit.verl")
+
+ESTIMATORS: dict[str, Credit] = {"prmkit_process_grpo": "sum", "prmkit_pure": "min"}
+"""verl's ``algorithm.adv_estimator`` names of prmkit's estimators, and the credit each assigns."""
+PER_TOKEN_ESTIMATORS = ("gae", "reinforce_plus_plus")
+"""verl's own estimators that read every token's reward (the others sum a response's rewards first)."""
+
+
+def _get(config: Any, key: str, default: Any = None) -> Any:
+    """``config.key`` of a DictConfig, a dataclass (verl's ``AlgoConfig``), a mapping or None."""
+    if config is None:
+        return default
+    if isinstance(config, Mapping) or hasattr(config, "get"):
+        try:
+            return config.get(key, default)
+        except (AttributeError, TypeError):
+            pass
+    return getattr(config, key, default)
+
+
+def estimator_name(algorithm: Any) -> str:
+    """``algorithm.adv_estimator`` as a plain string (verl accepts its ``AdvantageEstimator`` enum too)."""
+    value = _get(algorithm, "adv_estimator", "gae")
+    return str(getattr(value, "value", value))
+
+
+def check_algorithm(algorithm: Any) -> None:
+    """Refuse verl settings under which a prmkit estimator would not see the step rewards as written.
+
+    ``use_kl_in_reward`` subtracts a per-token KL penalty from every token's reward before the estimator
+    runs, so every token becomes a "step end" and the step rewards are no longer recoverable;
+    ``norm_adv_by_std_in_grpo=false`` (Dr. GRPO) asks for a scaling ``process_advantages`` does not do.
+    """
+    name = estimator_name(algorithm)
+    if name not in ESTIMATORS:
+        return
+    if _get(algorithm, "use_kl_in_reward", False):
+        raise ValueError(
+            f"algorithm.adv_estimator={name} reads each step's reward at its end token; "
+            "algorithm.use_kl_in_reward=True adds a KL penalty to every token first, so the steps cannot be "
+            "read back. Set algorithm.use_kl_in_reward=False and put the KL in the loss instead "
+            "(actor_rollout_ref.actor.use_kl_loss=True)"
+        )
+    if not _get(algorithm, "norm_adv_by_std_in_grpo", True):
+        raise ValueError(
+            f"algorithm.adv_estimator={name} divides by the group's standard deviation of step rewards "
+            "(process_advantages); algorithm.norm_adv_by_std_in_grpo=False is not supported: remove it"
+        )
+
+
+def step_ends(values: Sequence[float], signs: Sequence[bool]) -> list[int]:
+    """Token positions holding a step's end: a non-zero value, or a zero with its sign bit set (-0.0)."""
+    return [t for t, (v, neg) in enumerate(zip(values, signs, strict=True)) if v != 0.0 or neg]
+
+
+def read_steps(
+    token_level_rewards: Any, response_mask: Any
+) -> tuple[list[list[float]], list[list[int]], list[int]]:
+    """Per row: the step rewards, the tokens where the steps end and the response length (one past the
+    last token of ``response_mask``), from verl's tensors."""
+    rewards, ends, lengths = [], [], []
+    for values, signs, mask in zip(
+        token_level_rewards.tolist(),
+        token_level_rewards.signbit().tolist(),
+        response_mask.tolist(),
+        strict=True,
+    ):
+        length = max((t + 1 for t, m in enumerate(mask) if m), default=0)
+        at = step_ends(values[:length], signs[:length])
+        rewards.append([values[t] for t in at]), ends.append(at), lengths.append(length)
+    return rewards, ends, lengths
+
+
+def groups_of(index: Sequence[Any]) -> list[list[int]]:
+    """Row numbers of each group, by group id, in order of first appearance."""
+    groups: dict[Any, list[int]] = {}
+    for row, uid in enumerate(index):
+        groups.setdefault(uid, []).append(row)
+    return list(groups.values())
+
+
+def token_advantages(
+    token_level_rewards: Any, response_mask: Any, index: Sequence[Any], credit: Credit
+) -> Any:
+    """``(B, T)`` advantages: each uid group through :func:`process_advantages`, masked as verl masks."""
+    rewards, ends, lengths = read_steps(token_level_rewards, response_mask)
+    out = token_level_rewards.new_zeros(token_level_rewards.shape)
+    for rows in groups_of(index):
+        values = process_advantages(
+            [rewards[i] for i in rows],
+            [ends[i] for i in rows],
+            [lengths[i] for i in rows],
+            group_size=len(rows),
+            credit=credit,
+        )
+        for i, row in zip(rows, values, strict=True):
+            if row:
+                out[i, : len(row)] = out.new_tensor(row)
+    return out * response_mask
+
+
+def _estimator(name: str):
+    credit = ESTIMATORS[name]
+
+    def estimate(
+        token_level_rewards: Any,
+        response_mask: Any,
+        index: Sequence[Any] | None = None,
+        config: Any = None,
+        **kwargs: Any,
+    ) -> tuple[Any, Any]:
+        if index is None:
+            raise ValueError(f"{name}: verl passed no index (the batch has no 'uid'): groups are unknown")
+        check_algorithm({"adv_estimator": name, **_algorithm_flags(config)})
+        advantages = token_advantages(token_level_rewards, response_mask, index, credit)
+        return advantages, advantages
+
+    estimate.__name__ = estimate.__qualname__ = f"compute_{name}_advantage"
+    estimate.__doc__ = (
+        f"verl's ``algorithm.adv_estimator={name}``: process_advantages(credit={credit!r}) per uid group."
+    )
+    return estimate
+
+
+def _algorithm_flags(config: Any) -> dict[str, Any]:
+    return {
+        "use_kl_in_reward": _get(config, "use_kl_in_reward", False),
+        "norm_adv_by_std_in_grpo": _get(config, "norm_adv_by_std_in_grpo", True),
+    }
+
+
+def streaming(reward_model: Any) -> bool:
+    """Whether verl 0.9.1 pays through its streaming path (one number per response, at its last token):
+    the default, and a reward model on its own resource pool. Only a colocated reward model
+    (``enable=True``, ``enable_resource_pool=False``) sends the batch through
+    ``RewardLoopManager.compute_rm_score`` and so ``assemble_rm_scores``."""
+    return not _get(reward_model, "enable", False) or bool(_get(reward_model, "enable_resource_pool", False))
+
+
+def check_reward_path(reward: Any) -> None:
+    """Refuse a colocated reward model with no ``custom_reward_function.path``: verl 0.9.1's reward worker
+    then posts each response to its reward model's ``/classify`` and never calls a reward manager's
+    ``run_single``, so the PRM would not be asked at all."""
+    model = _get(reward, "reward_model", {})
+    function = _get(reward, "custom_reward_function", {})
+    if _get(model, "enable", False) and not _get(function, "path"):
+        raise ValueError(
+            "reward.reward_model.enable=True with no reward.custom_reward_function.path: verl 0.9.1 then "
+            "scores with its reward model's /classify and never calls prmkit's manager. Set "
+            "reward.custom_reward_function.path to prmkit/rl/verl_client.py and "
+            "reward.custom_reward_function.name=compute_score (the manager is then called; the function "
+            "is not)"
+        )
+
+
+def dense_placement(dense: bool | None, algorithm: Any, reward_model: Any = None) -> bool:
+    """Whether ``assemble_rm_scores`` writes each step's reward at its end token (else the aggregate at
+    the last token), from ``dense`` and verl's ``algorithm`` and ``reward.reward_model`` sections.
+
+    ``auto`` (None) places step rewards only for prmkit's estimators, the ones that read them as steps
+    (:mod:`prmkit.rl.verl_advantages`); every other estimator gets the aggregate, so the default never
+    pays a sum of step scores. ``true`` with an estimator that sums a response's token rewards first
+    (``grpo``, ``rloo``, ``remax``, ...) is refused rather than quietly changed to the aggregate: the
+    user asked for step rewards, and that estimator would turn them into their sum, the reward a policy
+    raises by writing more correct-looking steps. ``gae`` and ``reinforce_plus_plus`` read every token
+    and are allowed with ``true`` (their returns add the later steps' rewards: the sum form again, so
+    not the default). With a prmkit estimator on verl's streaming path the estimator sees one step per
+    response, the aggregate: allowed (it is outcome GRPO on the aggregate) and said in a warning.
+    """
+    check_algorithm(algorithm)
+    name = estimator_name(algorithm)
+    reads_steps = name in ESTIMATORS
+    if dense is None:
+        dense = reads_steps
+    elif dense and not reads_steps and name not in PER_TOKEN_ESTIMATORS:
+        raise ValueError(
+            f"prmkit verl settings: dense: true puts each step's reward at its end token, and "
+            f"algorithm.adv_estimator={name} sums a response's token rewards: it would pay the sum of the "
+            f"step scores, which grows with every correct-looking step a policy adds. Set "
+            f"algorithm.adv_estimator=prmkit_pure (or prmkit_process_grpo, gae, reinforce_plus_plus), "
+            f"or reward.reward_kwargs.prmkit.dense=auto to pay the aggregate"
+        )
+    if reads_steps and streaming(reward_model):
+        logger.warning(
+            "prmkit verl: algorithm.adv_estimator=%s reads step rewards, but verl 0.9.1's streaming reward "
+            "path (reward.reward_model.enable=False, or enable_resource_pool=True) keeps one number per "
+            "response: the estimator sees the aggregate as one step (outcome GRPO on it). Step rewards "
+            "reach it only on the colocated path (reward.reward_model.enable=True, "
+            "enable_resource_pool=False), which calls assemble_rm_scores",
+            name,
+        )
+    return dense
+
+
+ESTIMATOR_FNS = {name: _estimator(name) for name in ESTIMATORS}
+"""The estimator functions, one object each for the process: verl's ``register_adv_est`` refuses a second
+function under a name already registered."""
+
+
+def register() -> None:
+    """Register prmkit's estimators in verl's ``ADV_ESTIMATOR_REGISTRY`` (idempotent)."""
+    from verl.trainer.ppo.core_algos import register_adv_est
+
+    for name, fn in ESTIMATOR_FNS.items():
+        register_adv_est(name)(fn)

@@ -1,0 +1,107 @@
+"""The monitors watch what training pays: a sum-form hack on the world is flagged by the paid reward and
+the length warning, while the PRM's ``min`` (the proxy of every run) stays flat and says nothing.
+
+The hack is built from the world's own pieces: the simulated policy's samples are π0; the "hacked"
+policy restates its first step before going on (more steps, each a true equation); the PRM is one that
+checks each step's arithmetic and not whether it follows from the problem, the blind spot that lets a
+per-step reward be earned by repetition. The world's checker is the gold."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import pytest
+
+from prmkit.core.model import Trace
+from prmkit.rl.monitors import Monitor, PaidForm, all_warnings, length_warning
+from prmkit.world import generate_problems, sample_traces
+
+EQUATION = re.compile(r"(-?[\d.]+) ([-+*/]) (-?[\d.]+) = (-?[\d.]+)")
+
+
+class ArithmeticPRM:
+    """1.0 for a step whose equation is true arithmetic (or that has none), 0.0 otherwise."""
+
+    def score(self, traces: Sequence[Trace]) -> list[list[float]]:
+        return [[self._step(s.text) for s in t.steps] for t in traces]
+
+    @staticmethod
+    def _step(text: str) -> float:
+        m = EQUATION.search(text)
+        if m is None:
+            return 1.0
+        a, op, b, c = float(m[1]), m[2], float(m[3]), float(m[4])
+        value = {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else float("nan")}[op]
+        return float(abs(value - c) < 1e-6)
+
+
+def _points(paid: PaidForm) -> list[dict]:
+    problems = generate_problems(48, seed=11, split="test")
+    traces = sample_traces(problems, 4, seed=3)
+    honest = [(t.problem, "\n".join(s.text for s in t.steps)) for t in traces]
+
+    def padded(share: float) -> list[tuple]:
+        out = []
+        for i, t in enumerate(traces):
+            steps = [s.text for s in t.steps]
+            if i % 100 < share * 100 and len(steps) > 1:  # restate the first step twice
+                steps = [steps[0], steps[0], steps[0], *steps[1:]]
+            out.append((t.problem, "\n".join(steps)))
+        return out
+
+    monitor = Monitor(
+        [], samples=1, temperature=1.0, max_new_tokens=1, prm=ArithmeticPRM(), aggregation="min", paid=paid
+    )
+    monitor.gold = True  # world problems: the checker judges every sample
+    return [
+        monitor.measure_samples(samples, step)
+        for step, samples in ((0, honest), (10, padded(0.5)), (20, padded(1.0)))
+    ]
+
+
+def test_a_sum_form_hack_is_flagged_by_the_paid_reward_and_the_length_warning() -> None:
+    points = _points(PaidForm("dense", credit="sum"))
+    first, last = points[0], points[-1]
+    # the hack: more steps, a higher per-step pay, less gold; the PRM's min hardly moves
+    assert last["steps_per_response"] > first["steps_per_response"] + 1.5
+    assert last["paid_reward"] > first["paid_reward"] + 1.5
+    assert first["process_correct"] - last["process_correct"] > 0.05  # 0.297 -> 0.219 here
+    assert abs(last["prm_reward"] - first["prm_reward"]) < 0.05
+    warnings = all_warnings(points)
+    assert any(w.startswith("reward hacking") and "the paid reward rose" in w for w in warnings), warnings
+    assert not any("the PRM reward rose" in w for w in warnings)  # the min proxy alone would miss it
+    assert any(w.startswith("more steps, less gold") for w in warnings)
+
+
+def test_min_credit_pays_nothing_for_the_padding_and_the_length_warning_still_fires() -> None:
+    points = _points(PaidForm("dense", credit="min"))
+    assert points[-1]["paid_reward"] <= points[0]["paid_reward"] + 0.01  # min-form: padding earns nothing
+    warnings = all_warnings(points)
+    assert not any(w.startswith("reward hacking") for w in warnings)
+    assert any(w.startswith("more steps, less gold") for w in warnings)
+
+
+def test_paid_forms() -> None:
+    assert PaidForm("outcome").of(1.0, [0.2, 0.3], 0.0) == 1.0
+    assert PaidForm("prm_aggregate", aggregation="sum").of(0.0, [0.2, 0.3], 0.0) == pytest.approx(0.5)
+    assert PaidForm("dense", credit="sum").of(0.0, [0.5] * 6, 0.0) == pytest.approx(3.0)
+    assert PaidForm("dense", credit="min").of(0.0, [0.9, 0.1], 0.0) == pytest.approx(0.1, abs=1e-3)
+    mixed = PaidForm("mixed", credit="sum", process_weight=0.25)
+    assert mixed.of(1.0, [0.5, 0.5], 0.0) == pytest.approx(0.75 * 1.0 + 0.25 * 1.0)
+    assert PaidForm("dense").of(1.0, None, -0.5) == -0.5  # paid the unfinished rule
+    assert PaidForm("prm_aggregate", aggregation="min").pays_aggregate("min")  # then it is prm_reward
+    assert not PaidForm("prm_aggregate", aggregation="sum").pays_aggregate("min")
+
+
+def test_the_length_warning_needs_both_longer_responses_and_less_gold() -> None:
+    def pts(steps: list[float], gold: list[float]) -> list[dict]:
+        return [
+            {"step": 10 * i, "steps_per_response": s, "process_correct": g}
+            for i, (s, g) in enumerate(zip(steps, gold, strict=True))
+        ]
+
+    assert length_warning(pts([4.0, 5.0], [0.4, 0.3])) is not None
+    assert length_warning(pts([4.0, 5.0], [0.4, 0.38])) is None  # gold within noise
+    assert length_warning(pts([4.0, 4.3], [0.4, 0.2])) is None  # a drift shorter than half a step
+    assert length_warning(pts([4.0], [0.4])) is None
