@@ -3,6 +3,7 @@ each benchmark runs as a script: ``python bench/bench_x.py``)."""
 
 from __future__ import annotations
 
+import platform
 import subprocess
 from pathlib import Path
 
@@ -22,3 +23,16 @@ def code_version() -> dict[str, object]:
         "commit": git("rev-parse", "HEAD"),
         "src_changed": git("status", "--porcelain", "src").splitlines(),
     }
+
+
+def versions(*names: str) -> dict[str, str | None]:
+    """The installed version of each package named (None where it is missing), and Python's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def found(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    return {**{name: found(name) for name in names}, "python": platform.python_version()}

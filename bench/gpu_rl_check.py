@@ -42,7 +42,6 @@ import datetime
 import json
 import math
 import os
-import platform
 import socket
 import subprocess
 import sys
@@ -311,7 +310,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     import torch
     import transformers
 
-    from benchlib import code_version
+    from benchlib import code_version, versions
     from prmkit.testing import make_random_prm
     from prmkit.world import generate_problems
 
@@ -341,7 +340,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     record = {
         "device": device,
         "smoke": a.smoke,
-        "versions": versions(),
+        "versions": versions("prmkit", "torch", "transformers", "trl", "accelerate"),
         "code": code_version(),
         "policy": {**model, "weights": "random", "tokenizer": a.tokenizer},
         "prm": a.prm if a.prm != "random" else f"random prmkit PRM {SMOKE_PRM if a.smoke else RANDOM_PRM}",
@@ -372,19 +371,6 @@ def write(record: dict[str, Any], a: argparse.Namespace) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text + "\n")
     print(f"wrote {out}; {record['seconds']:.0f} s in all")
-
-
-def versions() -> dict[str, str | None]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    def found(name: str) -> str | None:
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return None
-
-    names = ("prmkit", "torch", "transformers", "trl", "accelerate")
-    return {**{name: found(name) for name in names}, "python": platform.python_version()}
 
 
 if __name__ == "__main__":

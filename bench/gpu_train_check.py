@@ -52,10 +52,10 @@ import datetime
 import gc
 import json
 import os
-import platform
 import random
 import resource
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -335,6 +335,9 @@ def run_all(
 
 
 def main() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))  # benchlib, a sibling module of this script
+    from benchlib import versions
+
     a = parse_args()
     start = time.perf_counter()
     if a.smoke:
@@ -367,7 +370,7 @@ def main() -> None:
     record = {
         "device": device,
         "smoke": a.smoke,
-        "versions": versions(),
+        "versions": versions("prmkit", "torch", "transformers", "accelerate", "peft"),
         "model": {
             "class": "Qwen2ForTokenClassification",
             **shape,
@@ -407,19 +410,6 @@ def show(row: dict[str, Any]) -> None:
         f"after its last step), {row['seconds']:.0f} s both",
         flush=True,
     )
-
-
-def versions() -> dict[str, str | None]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    def found(name: str) -> str | None:
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return None
-
-    names = ("prmkit", "torch", "transformers", "accelerate", "peft")
-    return {**{name: found(name) for name in names}, "python": platform.python_version()}
 
 
 if __name__ == "__main__":

@@ -105,32 +105,31 @@ class RemoteScorer:
         self.retries = retries
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
+    def _health(self) -> dict[str, Any]:
+        """``GET /health``'s answer, asked once; empty where the server cannot be asked or says nothing."""
+        if not hasattr(self, "_health_reply"):
+            try:
+                reply = httpx.get(f"{self.url}/health", headers=self.headers, timeout=min(self.timeout, 10.0))
+                found = reply.json() if reply.status_code == 200 else {}
+            except (httpx.HTTPError, ValueError):
+                found = {}
+            self._health_reply = found if isinstance(found, dict) else {}
+        return self._health_reply
+
     @property
     def threshold(self) -> float | None:
         """The served checkpoint's stored threshold (``GET /health``), read once; None where the server
         reports none or cannot be asked (the caller then falls back to 0.5 and says so)."""
-        if not hasattr(self, "_threshold"):
-            try:
-                reply = httpx.get(f"{self.url}/health", headers=self.headers, timeout=min(self.timeout, 10.0))
-                value = reply.json().get("threshold") if reply.status_code == 200 else None
-            except (httpx.HTTPError, ValueError):
-                value = None
-            self._threshold = float(value) if isinstance(value, int | float) else None
-        return self._threshold
+        value = self._health().get("threshold")
+        return float(value) if isinstance(value, int | float) else None
 
     @property
     def max_steps_per_trace(self) -> int:
         """How many steps a trace may have on this server (``GET /health``), read once; 256 (the
         server's default) where it does not say. An RL reward pays a longer response by its unfinished
         rule instead of sending it to a certain 422."""
-        if not hasattr(self, "_max_steps"):
-            try:
-                reply = httpx.get(f"{self.url}/health", headers=self.headers, timeout=min(self.timeout, 10.0))
-                value = reply.json().get("max_steps_per_trace") if reply.status_code == 200 else None
-            except (httpx.HTTPError, ValueError):
-                value = None
-            self._max_steps = value if isinstance(value, int) and value > 0 else DEFAULT_MAX_STEPS
-        return self._max_steps
+        value = self._health().get("max_steps_per_trace")
+        return value if isinstance(value, int) and value > 0 else DEFAULT_MAX_STEPS
 
     def _wait(self, result: httpx.Response | httpx.TransportError, attempt: int) -> float:
         if (
