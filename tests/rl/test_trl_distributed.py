@@ -16,7 +16,6 @@ both), so a rank's advantages need the other rank's step rewards and unfinished 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +28,7 @@ from prmkit.rl.advantages import mixed_advantages, outcome_advantages, process_a
 from prmkit.rl.emitters import step_token_ends
 from prmkit.rl.rewards import ProcessReward
 from tests.rl.trl_dist_run import GLOBAL_BATCH, GROUP, PROCESS_WEIGHT, STEPS, UNFINISHED, length_reward
-from tests.serving.conftest import HashScorer
+from tests.serving.conftest import HashScorer, free_port
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,19 +55,13 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _launch(processes: int, model_dir: Path, out: Path, *modes: str) -> list[dict[str, Any]]:
     """``accelerate launch --config_file recipes/accelerate/ddp.yaml --num_processes N`` of
     ``trl_dist_run.py``; each rank's record, rank 0 first."""
     out.mkdir()
     command = [sys.executable, "-m", "accelerate.commands.launch", "--config_file",
                str(ROOT / "recipes" / "accelerate" / "ddp.yaml"), "--num_processes", str(processes),
-               "--main_process_port", str(_port()), str(ROOT / "tests" / "rl" / "trl_dist_run.py"),
+               "--main_process_port", str(free_port()), str(ROOT / "tests" / "rl" / "trl_dist_run.py"),
                str(model_dir), str(out), *modes]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore",
            "TRL_EXPERIMENTAL_SILENCE": "1"}  # fmt: skip

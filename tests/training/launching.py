@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from prmkit.core.model import Trace
 from prmkit.modeling import TinyConfig
 from prmkit.modeling.backbone import tiny_config
 from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
+from tests.serving.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DDP = ROOT / "recipes" / "accelerate" / "ddp.yaml"
@@ -42,15 +42,9 @@ def backbone(folder: Path, traces: Sequence[Trace]) -> Path:
     return folder
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _command(processes: int, watched: Path, args: list[str]) -> tuple[list[str], dict[str, str]]:
     command = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(DDP),
-               "--num_processes", str(processes), "--main_process_port", str(_port()),
+               "--num_processes", str(processes), "--main_process_port", str(free_port()),
                str(ROOT / "tests" / "training" / "dist_run.py"), str(watched), *args]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     return command, env
