@@ -31,7 +31,26 @@ def errors(tmp_path: Path, text: str) -> str:
 def test_shipped_recipes_are_valid():
     recipe = load_recipe(REPO / "recipes" / "world.yaml")
     names = [s.name for s in plan(recipe)]
-    assert names[:2] == ["problems", "mc"] and "eval-prm-gold" in names and names[-1] == "eval-orm"
+    assert names[:2] == ["problems", "mc"] and "eval-prm-gold" in names and "eval-orm" in names
+    # every model measured once more on the claims set, after the tuning-set evaluations
+    evals = [n.removeprefix("eval-") for n in names if n.startswith("eval-")]
+    assert names[-len(evals) :] == [f"claims-{m}" for m in evals]
+
+
+def test_the_claims_set_is_fresh_and_adding_it_reruns_no_evaluation(tmp_path):
+    from prmkit.pipeline.cache import stage_key
+
+    def keys(text: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for st in plan(load_recipe(write(tmp_path, text))):
+            out[st.name] = stage_key(st.name, st.settings, {d: out[d] for d in st.deps}, "v")
+        return out
+
+    base = "name: x\ntrain: {orm: null}\nevaluate: {seed: 7"
+    before, after = keys(base + "}\n"), keys(base + ", claims_seed: 8}\n")
+    assert {k: v for k, v in after.items() if not k.startswith("claims-")} == before
+    assert "claims-prm-gold" in after
+    assert "claims_seed 7 is the tuning seed" in errors(tmp_path, base + ", claims_seed: 7}\n")
 
 
 def test_unknown_key_suggests_the_closest(tmp_path):

@@ -20,7 +20,7 @@ train:
   prm: {{max_steps: 10, threads: 1, head: likelihood}}
   prm_sources: [gold]
   orm: null
-evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0}}
+evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0, claims_seed: 99}}
 """
 
 
@@ -49,6 +49,25 @@ def test_a_recipe_with_seeds_runs_once_per_seed_and_reports_intervals(tmp_path) 
     assert result.report_md == out / "report.md" and "## First-error F1" in md
     mean, lo, hi = interval([100 * v for v in f1["prm-gold"]])
     assert f"{mean:.1f} [{lo:.1f}, {hi:.1f}]" in md
+    # the claims set: fresh problems, measured beside the tuning set, both in study.json and the report
+    numbers = json.loads((out / "study.json").read_text())
+    assert numbers["tuning"]["evaluate_seed"] == 1234 and numbers["claims"]["evaluate_seed"] == 99
+    claims_dir = next((out / "seed-0" / "stages").glob("claims-prm-gold-*")) / "claims"
+    tuning_dir = next((out / "seed-0" / "stages").glob("eval-prm-gold-*")) / "model" / "card"
+    problems = [
+        {json.loads(x)["problem"] for x in (d / "predictions.jsonl").read_text().splitlines()}
+        for d in (claims_dir, tuning_dir)
+    ]
+    assert problems[0].isdisjoint(problems[1])
+    for set_name in ("tuning", "claims"):
+        s = numbers[set_name]
+        gold = s["first_error"]["prm-gold"]["F1 world-test"]
+        assert gold["draws"]["seed"] == 2 and gold["low"] <= gold["mean"] <= gold["high"]
+        assert gold["single_run"][0] <= gold["mean"] <= gold["single_run"][1]
+        assert "AUROC world-heldout" in s["first_error"]["lm (zero-shot)"]
+        assert "prm-gold − lm (zero-shot): AUROC world-test" in s["paired"]
+        assert "majority vote" in s["bon"] and s["intervals"] > 10
+        assert f"## Intervals over seeds and problems: the {set_name} set" in md
 
 
 def _eval_summary(f1: float, gap: float, paid: float | None) -> dict:

@@ -206,18 +206,34 @@ def tested_md(card: ProcessCard) -> str:
 
 
 def _fe_table(fe: dict[str, Any]) -> str:
+    """The first-error table; AUROC and the F1 at each subset's own best threshold beside F1 when the
+    evaluation has them (a step scorer's, measured since they were added)."""
+    extra = any(s.get("auroc") is not None or s.get("f1_own_best") is not None for s in fe["subsets"])
     lines = [
-        "| subset | traces | with error / error-free | acc_error | acc_correct | F1 |",
-        "|---|---|---|---|---|---|",
+        "| subset | traces | with error / error-free | acc_error | acc_correct | F1 |"
+        + (" AUROC | F1 at own best threshold |" if extra else ""),
+        "|---|---|---|---|---|---|" + ("---|---|" if extra else ""),
     ]
     for s in fe["subsets"]:
+        cells = f" {_pct(s.get('auroc'))} | {_pct(s.get('f1_own_best'))} |" if extra else ""
         lines.append(
             f"| {s['name']} | {s['traces']} | {s['with_error']} / {s['error_free']} | {_pct(s['acc_error'])} | {_pct(s['acc_correct'])} | {_pct(s['f1'])} |"
+            + cells
         )
-    lines.append(f"| **mean of subset F1s (headline)** | | | | | **{_pct(fe['f1'])}** |")
+    means = f" **{_pct(fe.get('auroc'))}** | **{_pct(fe.get('f1_own_best'))}** |" if extra else ""
+    lines.append(f"| **mean of subset F1s (headline)** | | | | | **{_pct(fe['f1'])}** |" + means)
     lines.append(
         f"| size-weighted F1 (huggingface script's figure, not the headline) | | | | | {_pct(fe['f1_size_weighted'])} |"
+        + (" | |" if extra else "")
     )
+    if extra:
+        lines += [
+            "",
+            "F1 is at the threshold above (tuned on dev, then transferred); *F1 at own best threshold* is each "
+            "subset's F1 at the threshold best for that subset (in-sample): the gap between them is threshold "
+            "transfer, not verification. AUROC is threshold-free: the gold first-error step ranked against the "
+            "right steps before it by step score (steps after the first error left out).",
+        ]
     return "\n".join(lines)
 
 

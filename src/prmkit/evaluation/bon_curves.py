@@ -147,6 +147,9 @@ class BonResult:
 
     rows: list[dict[str, Any]]
     params: dict[str, Any]
+    per_problem: dict[str, Any] = field(default_factory=dict)
+    """``problems`` (ids), ``ns`` and ``accuracy[method][i_n][i_problem]``: each problem's expected
+    accuracy, so a study can resample problems and seeds together (:mod:`prmkit.core.stats`)."""
 
     def methods(self) -> list[str]:
         return list(dict.fromkeys(r["method"] for r in self.rows))
@@ -156,6 +159,15 @@ class BonResult:
 
     def at(self, method: str, n: int) -> dict[str, Any]:
         return next(r for r in self.rows if r["method"] == method and r["n"] == n)
+
+    def write_per_problem(self, path: str | Path) -> Path:
+        """``per_problem`` as JSON (``bon_per_problem.json`` beside ``bon.csv``)."""
+        import json
+
+        path = Path(path)
+        with atomic_write(path) as fh:
+            json.dump(self.per_problem, fh)
+        return path
 
     def write_csv(self, path: str | Path) -> Path:
         path = Path(path)
@@ -216,7 +228,12 @@ def bon_curves(
         "seed": seed,
         "vote_aggregation": vote_aggregation,
     }
-    return BonResult(rows=rows, params=params)
+    per_problem = {
+        "problems": [p.problem_id for p in pools],
+        "ns": ns,
+        "accuracy": {m: np.round(acc[mi], 6).tolist() for mi, m in enumerate(methods)},
+    }
+    return BonResult(rows=rows, params=params, per_problem=per_problem)
 
 
 def method_scores(

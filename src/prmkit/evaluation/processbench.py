@@ -29,6 +29,30 @@ A step scorer predicts "first step whose score is below the threshold". The thre
 on a dev split (the value maximising the headline on dev), or 0.5 by default; it is recorded with the
 result, with where it came from. Works on ProcessBench files (read with ``prmkit.formats`` when it is
 installed, else with the small reader here) and on prmkit trace files with gold (world data).
+
+**Threshold-free metrics** (step scorers only; None for a judge or a label source). F1 depends on the
+threshold, and a threshold tuned on one split (short dev traces) may not transfer to another (long
+held-out traces): a low F1 alone cannot tell "verifies worse" from "the threshold did not transfer".
+So each subset also carries:
+
+- ``auroc`` / ``auprc``: step-level first-error AUROC and average precision. Over the subset's traces,
+  the steps up to and including the gold first error (every step of an error-free trace); positive =
+  the gold first-error step; the score of "wrong" is 1 − step score (lower step score = more likely
+  wrong). Steps after the first error are left out (label sources disagree there, and the first error
+  is what a PRM must find: the same rule as training's ``after_first_error=mask``); steps not scored
+  (a row cut as overlong) are left out. Computed from the step scores as written to
+  ``predictions.jsonl`` (6 decimals), so they can be recomputed from that file. AUROC is Mann-Whitney's
+  (ties count half); AUPRC is scikit-learn's ``average_precision_score`` (precision at each distinct
+  score, weighted by the recall gained there). None when the subset has no positive or no negative step.
+- ``f1_own_best``: the subset's F1 at the threshold that maximises that subset's own F1
+  (``own_best_threshold``; in-sample, so an upper bound for any transferred threshold). Tuned with
+  :func:`tune_threshold` on the subset's whole scored rows, then applied like the used threshold (cut
+  rows included); should the used threshold score higher (``tune_threshold`` thins its candidates on
+  big subsets, and does not see cut rows) it is taken instead. The gap ``f1_own_best − f1`` is threshold
+  transfer, not verification. None for a one-sided subset.
+
+The headline ``auroc``, ``auprc`` and ``f1_own_best`` are plain means over the subsets that have a value
+(the F1 headline's rule), None when none has.
 """
 
 from __future__ import annotations
@@ -82,6 +106,14 @@ class SubsetResult:
     out_of_range: int = 0
     unlabelled: int = 0
     overlong: int = 0
+    auroc: float | None = None
+    """Step-level first-error AUROC (threshold-free; step scorers only; see the module docstring)."""
+    auprc: float | None = None
+    """Step-level first-error average precision (threshold-free; step scorers only)."""
+    f1_own_best: float | None = None
+    """F1 at the subset's own best threshold (in-sample upper bound; step scorers only)."""
+    own_best_threshold: float | None = None
+    """The threshold ``f1_own_best`` is measured at."""
 
 
 @dataclass
@@ -111,6 +143,12 @@ class FirstErrorResult:
     overlong: dict[str, Any] | None = None
     """What the length policy did to a model's inputs (``LengthCounts``: policy, limit, skipped,
     truncated, steps_cut); None for a judge or a label source."""
+    auroc: float | None = None
+    """Plain mean of the subsets' step-level first-error AUROC (those with one); None when none has."""
+    auprc: float | None = None
+    """Plain mean of the subsets' step-level first-error AUPRC (those with one); None when none has."""
+    f1_own_best: float | None = None
+    """Plain mean of the subsets' F1 at their own best threshold (those with one); None when none has."""
 
     def to_dict(self, with_predictions: bool = False) -> dict[str, Any]:
         """Plain JSON: a nan official F1 becomes null beside ``f1_official_undefined: true``."""
@@ -123,29 +161,52 @@ class FirstErrorResult:
             part["f1_official_undefined"] = undefined
         return d
 
+    def has_threshold_free(self) -> bool:
+        """Whether any subset carries a threshold-free metric or an own-best F1 (a step scorer's result)."""
+        return any(x is not None for s in self.subsets for x in (s.auroc, s.auprc, s.f1_own_best))
+
     def table(self) -> str:
-        """A Markdown table in ProcessBench's units (×100); "nan" where upstream's script prints nan."""
+        """A Markdown table in ProcessBench's units (×100); "nan" where upstream's script prints nan.
+
+        A step scorer's table adds AUROC, AUPRC and the F1 at each subset's own best threshold."""
+        extra = self.has_threshold_free()
+        more = " AUROC | AUPRC | F1 at own best threshold |" if extra else ""
         lines = [
-            "| subset | traces | error / error-free | no prediction | acc_error | acc_correct | F1 |",
-            "|---|---|---|---|---|---|---|",
+            "| subset | traces | error / error-free | no prediction | acc_error | acc_correct | F1 |" + more,
+            "|---|---|---|---|---|---|---|" + "---|" * (3 if extra else 0),
         ]
+        blank = " | | |" if extra else ""
         for s in self.subsets:
             f1 = _pct(s.f1) + (" (official nan)" if s.f1 is not None and math.isnan(s.f1_official) else "")
+            cells = f" {_pct(s.auroc)} | {_pct(s.auprc)} | {_own_best_cell(s)} |" if extra else ""
             lines.append(
                 f"| {s.name} | {s.traces} | {s.with_error} / {s.error_free} | {_no_prediction_cell(s)} "
-                f"| {_pct(s.acc_error)} | {_pct(s.acc_correct)} | {f1} |"
+                f"| {_pct(s.acc_error)} | {_pct(s.acc_correct)} | {f1} |{cells}"
             )
-        lines.append(f"| **mean of subset F1s (headline)** | | | | | | **{_pct(self.f1)}** |")
+        means = f" **{_pct(self.auroc)}** | **{_pct(self.auprc)}** | **{_pct(self.f1_own_best)}** |"
         lines.append(
-            f"| official mean (QwenLM's rule: nan propagates) | | | | | | {_pct(self.f1_official)} |"
+            f"| **mean of subset F1s (headline)** | | | | | | **{_pct(self.f1)}** |"
+            + (means if extra else "")
+        )
+        lines.append(
+            f"| official mean (QwenLM's rule: nan propagates) | | | | | | {_pct(self.f1_official)} |{blank}"
         )
         lines.append(
             f"| size-weighted F1 (huggingface script; not the headline) | | | | | | {_pct(self.f1_size_weighted)} |"
+            + blank
         )
         return "\n".join(lines + self._notes())
 
     def _notes(self) -> list[str]:
         notes = []
+        if self.has_threshold_free():
+            threshold = "" if self.threshold is None else f" {self.threshold:.4g} ({self.threshold_from})"
+            notes.append(
+                f"\nF1 at the dev-tuned (transferred) threshold{threshold} vs at the subset's own best: the gap "
+                "is threshold transfer, not verification. AUROC / AUPRC are threshold-free: step level, the gold "
+                "first-error step against the right steps before it, ranked by 1 − step score (steps after the "
+                "first error and unscored steps left out)."
+            )
         if self.undefined_subsets:
             notes.append(
                 f"\nnan: F1 undefined in {len(self.undefined_subsets)} subset(s), "
@@ -192,6 +253,12 @@ class FirstErrorResult:
 
 def _pct(x: float | None) -> str:
     return "nan" if x is None or math.isnan(x) else f"{100 * x:.1f}"
+
+
+def _own_best_cell(s: SubsetResult) -> str:
+    if s.f1_own_best is None:
+        return _pct(None)
+    return f"{_pct(s.f1_own_best)} (at {s.own_best_threshold:.4g})"
 
 
 def _no_prediction_cell(s: SubsetResult) -> str:
@@ -352,11 +419,20 @@ def predict(
 
     Traces are scored in chunks of :data:`CHUNK` (judged one by one), so ``show_progress`` can show a bar
     that moves while thousands of long traces are scored on a CPU or judged over HTTP."""
+    return predict_with_scores(sets, predictor, threshold, show_progress)[0]
+
+
+def predict_with_scores(
+    sets: Mapping[str, Sequence[Trace]], predictor: Predictor, threshold: float, show_progress: bool = False
+) -> tuple[dict[str, list[Prediction]], dict[str, list[list[float]]]]:
+    """:func:`predict`, plus a step scorer's score rows per subset (as it returned them: a row cut as
+    overlong is shorter than its trace); the second dict is empty for a judge or a label source."""
     from contextlib import nullcontext
 
     from prmkit.core.progress import progress
 
     out: dict[str, list[Prediction]] = {}
+    rows: dict[str, list[list[float]]] = {}
     with progress() if show_progress else nullcontext() as bar:
         task = bar.add_task("eval: predicting", total=sum(map(len, sets.values()))) if bar else None
 
@@ -369,10 +445,11 @@ def predict(
                 out[name] = [source_prediction(t, predictor, threshold) for t in traces]
                 advance(name, len(traces))
             elif isinstance(predictor, StepScorer):
-                out[name] = []
+                out[name], rows[name] = [], []
                 for start in range(0, len(traces), CHUNK):
                     chunk = list(traces[start : start + CHUNK])
                     scores = predictor.score(chunk)
+                    rows[name] += [[float(x) for x in s] for s in scores]
                     out[name] += [
                         _scored_prediction(s, len(t.steps), threshold)
                         for t, s in zip(chunk, scores, strict=True)
@@ -387,7 +464,7 @@ def predict(
                 raise TypeError(
                     f"a predictor is a StepScorer, a Judge or a label source; found {type(predictor).__name__}"
                 )
-    return out
+    return out, rows
 
 
 CHUNK = 64
@@ -443,16 +520,27 @@ def evaluate_first_error(
             "first-error evaluation needs gold (world: gold_label; ProcessBench: its label field)"
         )
     used, origin = resolve_threshold(predictor, threshold, dev, gold_source)
-    preds = predict(sets, predictor, 0.5 if used is None else used, show_progress)
+    preds, rows = predict_with_scores(sets, predictor, 0.5 if used is None else used, show_progress)
     subsets, predictions = [], []
     for name, traces in sets.items():
         gold = [t.first_error(gold_source) for t in traces]
         predicted, statuses = [p for p, _ in preds[name]], [st for _, st in preds[name]]
-        subsets.append(subset_metrics(name, gold, predicted, statuses))
-        predictions += [
-            {"id": t.id, "subset": name, "gold": g, "predicted": p, "status": st}
+        subset = subset_metrics(name, gold, predicted, statuses)
+        records = [
+            {"id": t.id, "problem": t.problem.id, "subset": name, "gold": g, "predicted": p, "status": st}
             for t, g, (p, st) in zip(traces, gold, preds[name], strict=True)
         ]
+        if name in rows:
+            kept = [[round(x, 6) for x in r] for r in rows[name]]
+            for record, r in zip(records, kept, strict=True):
+                record["scores"] = r
+            subset.auroc, subset.auprc = first_error_ranking(kept, gold)
+            lengths = [len(t.steps) for t in traces]
+            own = own_best_f1(name, rows[name], lengths, gold, 0.5 if used is None else used)
+            if own is not None:
+                subset.f1_own_best, subset.own_best_threshold = own
+        subsets.append(subset)
+        predictions += records
     plain, weighted = headline(subsets)
     params = {"dev": sorted(dev) if dev else None}
     return FirstErrorResult(
@@ -470,7 +558,94 @@ def evaluate_first_error(
         excluded_from_headline=[s.name for s in subsets if s.f1 is None],
         no_prediction=sum(s.no_prediction for s in subsets),
         overlong=counts.to_dict() if (counts := getattr(predictor, "length_counts", None)) else None,
+        auroc=_mean_of([s.auroc for s in subsets]),
+        auprc=_mean_of([s.auprc for s in subsets]),
+        f1_own_best=_mean_of([s.f1_own_best for s in subsets]),
     )
+
+
+def _mean_of(values: Sequence[float | None]) -> float | None:
+    """Plain mean of the values that are not None; None when none is."""
+    present = [v for v in values if v is not None]
+    return float(np.mean(present)) if present else None
+
+
+def first_error_steps(
+    scores: Sequence[Sequence[float]], gold: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The steps the threshold-free metrics rank: per trace, the scored steps up to and including the gold
+    first error (every scored step of an error-free trace). Returns (score of "wrong" = 1 − step score,
+    positive = the step is the gold first error)."""
+    wrong: list[float] = []
+    positive: list[bool] = []
+    for row, g in zip(scores, gold, strict=True):
+        last = len(row) if g == -1 else min(g + 1, len(row))
+        wrong += [1.0 - float(x) for x in row[:last]]
+        positive += [i == g for i in range(last)]
+    return np.asarray(wrong, float), np.asarray(positive, bool)
+
+
+def first_error_ranking(
+    scores: Sequence[Sequence[float]], gold: Sequence[int]
+) -> tuple[float | None, float | None]:
+    """(AUROC, AUPRC) of the gold first-error step against the right steps before it (see the module
+    docstring); (None, None) without a positive or without a negative step."""
+    wrong, positive = first_error_steps(scores, gold)
+    if not positive.any() or positive.all():
+        return None, None
+    return auroc(wrong, positive), average_precision(wrong, positive)
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties sharing their average rank."""
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(xs)) + 1]
+    ends = np.r_[starts[1:], len(xs)]
+    avg = (starts + ends + 1) / 2.0  # mean of the ranks starts+1 .. ends
+    ranks = np.empty(len(x))
+    ranks[order] = np.repeat(avg, ends - starts)
+    return ranks
+
+
+def auroc(score: np.ndarray, positive: np.ndarray) -> float:
+    """Mann-Whitney AUROC: P(a positive outscores a negative), ties counting half."""
+    score, positive = np.asarray(score, float), np.asarray(positive, bool)
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    ranks = _average_ranks(score)
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def average_precision(score: np.ndarray, positive: np.ndarray) -> float:
+    """scikit-learn's ``average_precision_score``: sum over distinct score thresholds (highest first) of
+    the recall gained there times the precision there."""
+    score, positive = np.asarray(score, float), np.asarray(positive, bool)
+    order = np.argsort(-score, kind="mergesort")
+    s, y = score[order], positive[order]
+    last = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]  # the last index of each distinct score
+    tp = np.cumsum(y)[last]
+    precision = tp / (last + 1)
+    recall = tp / tp[-1]
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def own_best_f1(
+    name: str, rows: Sequence[Sequence[float]], lengths: Sequence[int], gold: Sequence[int], used: float
+) -> tuple[float, float] | None:
+    """(F1, threshold): the subset's F1 at its own best threshold, :func:`tune_threshold` on its whole
+    rows, applied to every row as the used threshold is; the used threshold instead if it scores higher.
+    None for a one-sided subset (no F1)."""
+    whole = [(r, g) for r, n, g in zip(rows, lengths, gold, strict=True) if len(r) == n]
+    tuned = tune_threshold({name: [r for r, _ in whole]}, {name: [g for _, g in whole]})
+
+    def f1_at(threshold: float) -> float | None:
+        preds = [_scored_prediction(r, n, threshold)[0] for r, n in zip(rows, lengths, strict=True)]
+        return subset_metrics(name, gold, preds).f1
+
+    best, at_used = f1_at(tuned), f1_at(used)
+    if best is None or at_used is None:
+        return None
+    return (best, tuned) if best >= at_used else (at_used, used)
 
 
 def load_sets(paths: Sequence[str | Path], format: str | None = None) -> dict[str, list[Trace]]:

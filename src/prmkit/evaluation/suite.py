@@ -231,6 +231,7 @@ def evaluate_world(
             test, prm_scores, orm_scores, bootstrap=bootstrap, seed=seed, vote_aggregation=aggregation
         )
         bon.write_csv(out / "bon.csv")
+        bon.write_per_problem(out / "bon_per_problem.json")
         plots.bon_curves(bon.rows, out / "bon.png", title=f"Best-of-N on {world} test ({problems} problems)")
         done("failure-mode audits")
         audit_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores

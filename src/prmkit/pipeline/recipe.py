@@ -199,10 +199,24 @@ class EvaluateSection(WorldEvalSettings):
     the policy config of ``world`` (by default the world of ``problems.source``)."""
     processbench: list[Path] = Field(default_factory=list)
     """ProcessBench files (JSON arrays) to evaluate every model on as well, at its world-tuned threshold."""
+    claims_seed: int | None = None
+    """Seed of a second fresh evaluation set, the *claims set*: new test and held-out problems every
+    model is measured on once more (stage ``claims-<model>``, beside ``eval-<model>``). Development reads
+    ``seed`` (the tuning set: every read-out, threshold and recipe change is judged there); the numbers
+    README and docs claim are computed once on this set, after the method is fixed, and both are shown.
+    None: no claims set."""
     zero_shot: bool = True
     """Also evaluate the pretrained LM itself as a verifier, with no step labels (a step's score is its
     least likely token: the ``likelihood`` convention): the row every PRM must beat to show its labels
     taught something. Only when the recipe pretrains."""
+
+    @model_validator(mode="after")
+    def _claims_apart(self) -> EvaluateSection:
+        if self.claims_seed is not None and self.claims_seed == self.seed:
+            raise ValueError(
+                f"claims_seed {self.claims_seed} is the tuning seed: the claims set must be fresh"
+            )
+        return self
 
     @model_validator(mode="after")
     def _files_exist(self) -> EvaluateSection:

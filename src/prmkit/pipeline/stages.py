@@ -206,6 +206,27 @@ def _evaluate(model_stage: str) -> Run:
     return run
 
 
+def _claims(model_stage: str) -> Run:
+    """The model measured once more on the claims set (``evaluate.claims_seed``): fresh problems no
+    development step has seen; no card, only the evaluation (``claims/summary.json``)."""
+
+    def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+        from prmkit.evaluation.suite import evaluate_world
+        from prmkit.scoring import load_scorer
+
+        assert r.evaluate.claims_seed is not None  # the stage exists only when the recipe sets one
+        orm = load_scorer(deps["orm"] / MODEL) if "orm" in deps and model_stage != "orm" else None
+        scorer = load_scorer(deps[model_stage] / MODEL, "likelihood" if model_stage == "pretrain" else None)
+        e = r.evaluate
+        return evaluate_world(
+            scorer, out / "claims", e.problems, e.per_problem, e.heldout_problems, orm=orm,
+            bootstrap=e.bootstrap, seed=e.claims_seed, beam_problems=e.beam_problems, policy_config=e.policy,
+            world=e.world,
+        )  # fmt: skip
+
+    return run
+
+
 def _rl(reward: str) -> Run:
     def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
         from prmkit.rl.train import train_policy
@@ -259,12 +280,18 @@ def plan(r: Recipe) -> list[Stage]:
             Stage("orm", [*backbone, "problems"], r.train.orm.model_dump(mode="json"), _orm, "train")
         )
         models.append("orm")
-    ev = r.evaluate.model_dump(mode="json")
+    # claims_seed is left out of the evaluation stages' keys: adding a claims set reruns nothing
+    ev = r.evaluate.model_dump(mode="json", exclude={"claims_seed"})
     if backbone and r.evaluate.zero_shot:
         models.insert(0, "pretrain")
     for m in models:
         deps = [m, "orm"] if r.train.orm is not None and m != "orm" else [m]
         stages.append(Stage(f"eval-{m}", deps, ev, _evaluate(m), "eval", {"model": m}))
+    if r.evaluate.claims_seed is not None:
+        claims = ev | {"seed": r.evaluate.claims_seed, "processbench": []}
+        for m in models:
+            deps = [m, "orm"] if r.train.orm is not None and m != "orm" else [m]
+            stages.append(Stage(f"claims-{m}", deps, claims, _claims(m), "claims", {"model": m}))
     if r.rl is not None:
         prm = "prm-" + r.rl.prm_source.replace(":", "-")
         reads = ["pretrain", *([prm] if prm in models else [])]

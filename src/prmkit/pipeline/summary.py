@@ -111,7 +111,10 @@ def _gold_lines(trained: dict[str, dict[str, Any]]) -> list[str]:
 FIRST_ERROR_LEGEND = (
     "F1: ProcessBench's first-error F1, the harmonic mean of *errors located* (share of traces with an "
     "error whose first wrong step the model names exactly) and *correct passed* (share of error-free traces "
-    "it calls error-free). Threshold: the step score under which a step counts as wrong, tuned on world dev."
+    "it calls error-free). Threshold: the step score under which a step counts as wrong, tuned on world dev. "
+    "AUROC (threshold-free: the gold first-error step ranked against the right steps before it) and F1 "
+    "own-best (F1 at that subset's own best threshold) sit beside each F1: a gap between F1 and F1 own-best "
+    "is a threshold that did not transfer, not worse verification."
 )
 
 
@@ -122,6 +125,8 @@ def _first_error_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"model": model, "threshold": fe.get("threshold")}
         for sub in fe["subsets"]:
             row[f"F1 {sub['name']}"] = _pct(sub["f1"])
+            row[f"AUROC {sub['name']}"] = _pct(sub.get("auroc"))
+            row[f"F1 own-best {sub['name']}"] = _pct(sub.get("f1_own_best"))
             row[f"errors located {sub['name']}"] = _pct(sub.get("acc_error"))
             row[f"correct passed {sub['name']}"] = _pct(sub.get("acc_correct"))
         row["F1 (mean of subsets)"] = _pct(fe.get("f1"))

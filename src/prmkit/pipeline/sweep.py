@@ -131,11 +131,55 @@ def collect(per_seed: dict[int, dict[str, dict[str, Any]]]) -> dict[str, dict[st
     return out
 
 
+STUDY_FILE = "study.json"
+STUDY_SETS = {"eval": "tuning", "claims": "claims"}
+"""Stage prefix -> evaluation set: ``eval-`` stages measure on ``evaluate.seed`` (the tuning set),
+``claims-`` stages on ``evaluate.claims_seed`` (the claims set)."""
+
+
+def _eval_folder(stage: dict[str, Any], prefix: str) -> Path:
+    """Where a stage's evaluation files are: the card beside the model, or the claims folder."""
+    return Path(stage["dir"]) / ("model/card" if prefix == "eval" else "claims")
+
+
+def study(
+    recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]], resamples: int = 2000
+) -> dict[str, Any]:
+    """Intervals over seeds × evaluation problems (:mod:`prmkit.evaluation.study`) for each evaluation
+    set the recipe measured on: every model's first-error F1 and AUROC, best-of-N, and each PRM against
+    the zero-shot LM and against majority vote, paired."""
+    from prmkit.evaluation.study import Measured, summarize
+    from prmkit.pipeline.summary import _name
+
+    out: dict[str, Any] = {"recipe": recipe.name, "seeds": list(per_seed)}
+    for prefix, set_name in STUDY_SETS.items():
+        folders = [
+            {_name(name.split("-", 1)[1]): _eval_folder(st, prefix)
+             for name, st in results.items() if name.startswith(prefix + "-") and "dir" in st}
+            for results in per_seed.values()
+        ]  # fmt: skip
+        if not folders or not all(
+            (f / "predictions.jsonl").exists() for run in folders for f in run.values()
+        ):
+            continue  # an evaluation without its per-trace files (one from before they were written)
+        runs = [{m: Measured.read(f) for m, f in run.items()} for run in folders]
+        if not runs or not runs[0]:
+            continue
+        lm = next((m for m in runs[0] if m == _name("pretrain")), None)
+        pairs = [(m, lm) for m in runs[0] if lm and m != lm]
+        seed = recipe.evaluate.seed if prefix == "eval" else recipe.evaluate.claims_seed
+        out[set_name] = {"evaluate_seed": seed} | summarize(runs, pairs=pairs, resamples=resamples)
+    return out
+
+
 def sweep_report(recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]], out: Path) -> Report:
     """One table per metric family: models as rows, metrics as columns, mean [95 % interval] in %."""
     data = collect(per_seed)
     (out / SWEEP_FILE).write_text(json.dumps({"seeds": list(per_seed), "metrics": data}, indent=2))
+    numbers = study(recipe, per_seed)
+    (out / STUDY_FILE).write_text(json.dumps(numbers, indent=2))
     report = Report(f"prmkit run: {recipe.name} ({len(per_seed)} seeds)")
+    _study_sections(report, numbers)
     head = report.section("What this sweep shows")
     head.text.append(
         f"The recipe ran once per seed ({', '.join(map(str, per_seed))}): training problems, traces, labels and "
@@ -171,6 +215,43 @@ def sweep_report(recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]],
             _plot(data, metrics, png, title)
             section.images.append((png.name, f"{title}: mean over seeds, 95 % interval"))
     return report
+
+
+def _study_sections(report: Report, numbers: dict[str, Any]) -> None:
+    """The headline tables: intervals over seeds × problems, the range of single runs, the draws."""
+    for set_name in STUDY_SETS.values():
+        if set_name not in numbers:
+            continue
+        s = numbers[set_name]
+        section = report.section(
+            f"Intervals over seeds and problems: the {set_name} set (evaluate seed {s['evaluate_seed']})"
+        )
+        first = next(iter(s["first_error"].values()))
+        some = next(iter(first.values()))
+        section.text.append(
+            f"Mean [95 % interval] in %, the interval from a crossed cluster bootstrap ({s['resamples']} resamples) "
+            f"over {some['draws']['seed']} seeds (training runs) and {some['draws']['problem']} evaluation problems "
+            "drawn together; *single run*: the lowest and highest seed, the range one run falls in. "
+            + s["multiplicity"]
+        )
+        rows = [
+            {"model": m, **{k: f"{e['cell']} ({100 * e['single_run'][0]:.1f}–{100 * e['single_run'][1]:.1f})"
+                            for k, e in metrics.items()}}
+            for m, metrics in s["first_error"].items()
+        ]  # fmt: skip
+        section.tables.append(Table(rows, "First-error F1 and step AUROC (single-run range)"))
+        if s["bon"]:
+            bon = [
+                {"method": name, **{k: f"{e['cell']} ({100 * e['single_run'][0]:.1f}–{100 * e['single_run'][1]:.1f})"
+                                    for k, e in by_n.items()}}
+                for name, by_n in s["bon"].items()
+            ]  # fmt: skip
+            section.tables.append(Table(bon, "Best-of-N accuracy (single-run range)"))
+        if s["paired"]:
+            section.tables.append(
+                Table([{"comparison": k, "difference": e["cell"]} for k, e in s["paired"].items()],
+                      "Paired differences (same seeds, same problems)")
+            )  # fmt: skip
 
 
 def _plot(data: dict[str, dict[str, list[float]]], metrics: list[str], png: Path, title: str) -> None:

@@ -166,17 +166,12 @@ class _HeadConfig(_Config):
             raise ValueError("lora_target_modules: 'all-linear' stands alone (it already means every linear)")
         return self
 
-
-class PrmConfig(_HeadConfig):
-    """Train a PRM: a score for every step in one forward pass per trace (a classifier head read at the
-    step tags, or the LM's own likelihood of each step's tokens)."""
-
     head: Literal["classifier", "likelihood"] = "classifier"
     """``classifier`` (default): a token-classification head read at the step tag, the field's standard
     (``AutoModelForTokenClassification``, vLLM STEP pooling). ``likelihood``: the base causal LM itself,
     fine-tuned so that a step's score is the lowest probability it gives one of the step's tokens (a
     generative verifier; saved as ``AutoModelForCausalLM``, steps one per line, ``separator`` unused).
-    It learns far faster from a small LM that knows the task (docs/models.md); 2-class labels only."""
+    An ORM takes the same head, so the two differ only in their labels. It learns far faster from a small LM that knows the task (docs/models.md); 2-class labels only."""
     lm_weight: float = Field(1.0, ge=0)
     """Likelihood head: weight of the LM loss on correct steps beside the step loss."""
     min_over: Literal["input", "own"] = "input"
@@ -196,16 +191,21 @@ class PrmConfig(_HeadConfig):
     measured there."""
 
     @model_validator(mode="after")
-    def _noise_two_class(self) -> PrmConfig:
-        if (self.missed_error_rate or self.false_error_rate) and self.num_classes != 2:
-            raise ValueError("missed_error_rate / false_error_rate model 2-class labels; set num_classes=2")
-        return self
-
-    @model_validator(mode="after")
-    def _likelihood_lr(self) -> PrmConfig:
+    def _likelihood_lr(self) -> _HeadConfig:
         """The likelihood head fine-tunes every weight of a pretrained LM: 5e-4 unless ``lr`` is given."""
         if self.head == "likelihood" and "lr" not in self.model_fields_set:
             self.lr = 5e-4
+        return self
+
+
+class PrmConfig(_HeadConfig):
+    """Train a PRM: a score for every step in one forward pass per trace (a classifier head read at the
+    step tags, or the LM's own likelihood of each step's tokens)."""
+
+    @model_validator(mode="after")
+    def _noise_two_class(self) -> PrmConfig:
+        if (self.missed_error_rate or self.false_error_rate) and self.num_classes != 2:
+            raise ValueError("missed_error_rate / false_error_rate model 2-class labels; set num_classes=2")
         return self
 
     label_source: str = "gold"

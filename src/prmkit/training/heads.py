@@ -330,10 +330,13 @@ def train_prm(
                             config.after_first_error, config.last_step_only)  # fmt: skip
 
     fields = {"num_labels": num_classes, "positive_labels": positive, "label_scale": scale}
-    if config.head == "likelihood":
-        fields["min_over"] = config.min_over
-        fields["surprisal"] = config.surprisal
+    fields |= _likelihood_fields(config)
     return _train_head((traces, name), output_dir, config, "prm", targets, fields, [config.label_source])
+
+
+def _likelihood_fields(config: PrmConfig | OrmConfig) -> dict[str, str]:
+    """The likelihood head's read-out settings, recorded in the checkpoint's spec (none for a classifier)."""
+    return {"min_over": config.min_over, "surprisal": config.surprisal} if config.head == "likelihood" else {}
 
 
 def train_orm(
@@ -341,4 +344,5 @@ def train_orm(
 ) -> dict[str, Any]:
     """Train the ORM baseline on ``Trace.answer_correct``; returns the dev metrics and timings."""
     config = config or OrmConfig()
-    return _train_head(_load(data), output_dir, config, "orm", outcome_targets, {"label_scale": "hard"}, [])
+    fields = {"label_scale": "hard"} | _likelihood_fields(config)
+    return _train_head(_load(data), output_dir, config, "orm", outcome_targets, fields, [])

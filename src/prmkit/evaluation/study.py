@@ -1,0 +1,287 @@
+"""A study's numbers over seeds *and* problems: one table of estimates from many evaluations.
+
+A study trains every model once per seed and measures each on the same fresh evaluation problems. Two
+kinds of noise go into its numbers, and an interval must count both: which training run one got (the
+seed: problems, labels, initialisation, data order) and which evaluation problems were drawn. A
+t-interval over seeds alone treats the 48 test problems as the whole world; a bootstrap over problems
+alone treats one training run as the method. Here every number is a crossed cluster bootstrap
+(:func:`prmkit.core.stats.crossed_bootstrap`): each resample draws seeds and problems together, and a
+paired comparison (model A − model B) is computed on the very same draw, so what A and B share cancels.
+
+Inputs are what an evaluation writes: the first-error predictions (``predictions.jsonl``: problem,
+subset, gold and predicted first error, step scores) and best-of-N per-problem accuracies
+(``bon_per_problem.json``). Pure functions over those objects; the sweep reads the files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prmkit.core.stats import (
+    Estimate,
+    Stat,
+    crossed_bootstrap,
+    item_weights,
+    mean_stat,
+    multiplicity,
+    paired,
+    single_run_range,
+    weighted_auroc,
+)
+
+BON_POINTS = (4, 16, 64)
+SHARED_BON = {"majority": "majority vote", "oracle": "oracle (pass@N)", "orm": "ORM best-of-N"}
+"""Best-of-N methods whose value does not depend on the evaluated PRM (read from any model's pools)."""
+
+
+@dataclass
+class Measured:
+    """One model's evaluation in one seed: first-error predictions and best-of-N per-problem accuracy."""
+
+    predictions: list[dict[str, Any]]
+    bon: dict[str, Any]
+
+    @classmethod
+    def read(cls, folder: str | Path) -> Measured:
+        """From an evaluation folder (``predictions.jsonl``, ``bon_per_problem.json``)."""
+        folder = Path(folder)
+        with open(folder / "predictions.jsonl", encoding="utf-8") as fh:
+            predictions = [json.loads(line) for line in fh if line.strip()]
+        bon_file = folder / "bon_per_problem.json"
+        bon = json.loads(bon_file.read_text(encoding="utf-8")) if bon_file.exists() else {}
+        return cls(predictions, bon)
+
+
+def _problem_index(runs: Sequence[Measured]) -> dict[str, int]:
+    ids = sorted({p["problem"] for run in runs for p in run.predictions})
+    return {pid: i for i, pid in enumerate(ids)}
+
+
+def _subset_counts(run: Measured, subset: str, index: Mapping[str, int]) -> np.ndarray:
+    """(P, 4) per problem: matched and total traces with an error, matched and total error-free."""
+    counts = np.zeros((len(index), 4))
+    for p in run.predictions:
+        if p["subset"] != subset:
+            continue
+        hit = p["predicted"] is not None and p["predicted"] == p["gold"]
+        col = 0 if p["gold"] != -1 else 2
+        counts[index[p["problem"]], col] += hit
+        counts[index[p["problem"]], col + 1] += 1
+    return counts
+
+
+def f1_stat(runs: Sequence[Measured], subset: str, index: Mapping[str, int]) -> Stat:
+    """ProcessBench's first-error F1 on ``subset`` (harmonic mean of the two accuracies; 0 when both are
+    0), recomputed on each reweighted problem set."""
+    counts = [_subset_counts(run, subset, index) for run in runs]
+
+    def stat(seed: int, weights: np.ndarray) -> np.ndarray:
+        c = weights @ counts[seed]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a, b = c[:, 0] / c[:, 1], c[:, 2] / c[:, 3]
+            return np.where(a + b > 0, 2 * a * b / (a + b), 0.0)
+
+    return stat
+
+
+def _steps(run: Measured, subset: str, index: Mapping[str, int]) -> tuple[np.ndarray, ...]:
+    """Per step up to and including the gold first error: score of "wrong", positive, problem index."""
+    wrong, positive, problem = [], [], []
+    for p in run.predictions:
+        if p["subset"] != subset or "scores" not in p:
+            continue
+        last = len(p["scores"]) - 1 if p["gold"] == -1 else min(p["gold"], len(p["scores"]) - 1)
+        for i in range(last + 1):
+            wrong.append(1.0 - p["scores"][i])
+            positive.append(i == p["gold"])
+            problem.append(index[p["problem"]])
+    return np.array(wrong), np.array(positive, dtype=bool), np.array(problem, dtype=int)
+
+
+def auroc_stat(runs: Sequence[Measured], subset: str, index: Mapping[str, int]) -> Stat:
+    """Step-level first-error AUROC on ``subset`` (threshold-free): the gold first-error step against the
+    right steps before it, ranked by 1 − step score; steps after the first error are left out."""
+    steps = [_steps(run, subset, index) for run in runs]
+
+    def stat(seed: int, weights: np.ndarray) -> np.ndarray:
+        wrong, positive, problem = steps[seed]
+        return weighted_auroc(wrong, positive, item_weights(weights, problem))
+
+    return stat
+
+
+def bon_stat(runs: Sequence[Measured], method: str, n: int, problems: Sequence[str]) -> Stat:
+    """Best-of-``n`` accuracy of ``method``: the mean of each problem's expected accuracy."""
+    values = []
+    for run in runs:
+        b = run.bon
+        order = {pid: i for i, pid in enumerate(b["problems"])}
+        acc = np.asarray(b["accuracy"][method][b["ns"].index(n)])
+        values.append(acc[[order[pid] for pid in problems]])
+    return mean_stat(values)
+
+
+def _per_seed(stat: Stat, seeds: int, problems: int) -> list[float]:
+    return [float(stat(s, np.ones((1, problems)))[0]) for s in range(seeds)]
+
+
+def _estimate(stat: Stat, seeds: int, problems: int, resamples: int, what: str) -> dict[str, Any]:
+    est: Estimate = crossed_bootstrap(
+        stat, seeds, problems, resamples=resamples, draws={"seed": seeds, what: problems}
+    )
+    low, high = single_run_range(_per_seed(stat, seeds, problems))
+    return est.to_dict() | {"single_run": [low, high], "cell": est.cell()}
+
+
+def summarize(
+    per_seed: Sequence[Mapping[str, Measured]],
+    *,
+    pairs: Sequence[tuple[str, str]] = (),
+    bon_points: Sequence[int] = BON_POINTS,
+    resamples: int = 2000,
+) -> dict[str, Any]:
+    """Every model's first-error F1 and AUROC per subset, best-of-N accuracy at ``bon_points``, and the
+    paired differences ``pairs`` ((A, B): A − B on F1 and AUROC; each PRM and the ORM against majority
+    vote at every N), as estimates with intervals over seeds × problems and the range of single runs."""
+    seeds = len(per_seed)
+    models = list(per_seed[0])
+    runs = {m: [s[m] for s in per_seed] for m in models}
+    index = _problem_index([r for rs in runs.values() for r in rs])
+    subsets = list(dict.fromkeys(p["subset"] for p in per_seed[0][models[0]].predictions))
+    out: dict[str, Any] = {"seeds": seeds, "resamples": resamples, "first_error": {}, "bon": {}, "paired": {}}
+    stats: dict[tuple[str, str], Stat] = {}
+    for m in models:
+        out["first_error"][m] = {}
+        for sub in subsets:
+            stats[(m, f"F1 {sub}")] = f1_stat(runs[m], sub, index)
+            if all("scores" in p for p in runs[m][0].predictions[:1]):
+                stats[(m, f"AUROC {sub}")] = auroc_stat(runs[m], sub, index)
+        for metric in [k for (mm, k) in stats if mm == m]:
+            out["first_error"][m][metric] = _estimate(
+                stats[(m, metric)], seeds, len(index), resamples, "problem"
+            )
+    for a, b in pairs:
+        for metric in out["first_error"][a]:
+            if (b, metric) in stats:
+                diff = paired(stats[(a, metric)], stats[(b, metric)])
+                est = _estimate(diff, seeds, len(index), resamples, "problem")
+                out["paired"][f"{a} − {b}: {metric}"] = est | {
+                    "cell": Estimate(**_core(est)).cell(signed=True)
+                }
+    _bon(out, runs, models, bon_points, seeds, resamples)
+    n = sum(len(v) for v in out["first_error"].values()) + len(out["paired"])
+    n += sum(len(v) for v in out["bon"].values())
+    out["intervals"] = n
+    out["multiplicity"] = multiplicity(n)
+    return out
+
+
+def _core(est: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: est[k] for k in ("mean", "low", "high", "draws", "method")}
+
+
+def _bon(
+    out: dict[str, Any],
+    runs: Mapping[str, list[Measured]],
+    models: Sequence[str],
+    points: Sequence[int],
+    seeds: int,
+    resamples: int,
+) -> None:
+    with_bon = [m for m in models if runs[m][0].bon]
+    if not with_bon:
+        return
+    problems = runs[with_bon[0]][0].bon["problems"]
+    ns = [n for n in points if n in runs[with_bon[0]][0].bon["ns"]]
+    P = len(problems)
+    rows: dict[str, dict[str, Stat]] = {}
+    for m in with_bon:
+        methods = runs[m][0].bon["accuracy"]
+        if "prm:min" in methods:
+            rows[f"{m} best-of-N (min)"] = {n: bon_stat(runs[m], "prm:min", n, problems) for n in ns}
+            rows[f"{m} weighted vote"] = {n: bon_stat(runs[m], "weighted:min", n, problems) for n in ns}
+        for method, name in SHARED_BON.items():
+            if method in methods and name not in rows:
+                rows[name] = {n: bon_stat(runs[m], method, n, problems) for n in ns}
+    for name, by_n in rows.items():
+        out["bon"][name] = {f"N={n}": _estimate(st, seeds, P, resamples, "problem") for n, st in by_n.items()}
+    majority = rows.get(SHARED_BON["majority"])
+    for name, by_n in rows.items():
+        if majority is None or name in (SHARED_BON["majority"], SHARED_BON["oracle"]):
+            continue
+        for n, st in by_n.items():
+            est = _estimate(paired(st, majority[n]), seeds, P, resamples, "problem")
+            out["paired"][f"{name} − majority vote: N={n}"] = est | {
+                "cell": Estimate(**_core(est)).cell(signed=True)
+            }
+
+
+def _cells(estimates: Mapping[str, Mapping[str, Any]], keys: Sequence[str]) -> list[str]:
+    out = []
+    for k in keys:
+        e = estimates.get(k)
+        out.append(
+            "–"
+            if e is None
+            else f"{e['cell']} ({100 * e['single_run'][0]:.1f}–{100 * e['single_run'][1]:.1f})"
+        )
+    return out
+
+
+def markdown(numbers: Mapping[str, Any], set_name: str) -> str:
+    """The Markdown tables README and docs show for one evaluation set of a study file (``study.json``):
+    every cell is mean [95 % interval] (single-run range), in %. README's numbers are this function's
+    output on a committed results file, which a test checks."""
+    s = numbers[set_name]
+    models = list(s["first_error"])
+    subsets = list(dict.fromkeys(k.split(" ", 1)[1] for m in models for k in s["first_error"][m]))
+    cols = [f"{metric} {sub}" for sub in subsets for metric in ("F1", "AUROC")]
+    lines = [
+        "| model | " + " | ".join(c.replace("world-", "") for c in cols) + " |",
+        "|---|" + "---|" * len(cols),
+    ]
+    lines += [f"| {m} | " + " | ".join(_cells(s["first_error"][m], cols)) + " |" for m in models]
+    if s["bon"]:
+        ns = list(next(iter(s["bon"].values())))
+        lines += ["", "| best-of-N accuracy | " + " | ".join(n.replace("N=", "N = ") for n in ns) + " |"]
+        lines.append("|---|" + "---|" * len(ns))
+        lines += [f"| {name} | " + " | ".join(_cells(by_n, ns)) + " |" for name, by_n in s["bon"].items()]
+    if s["paired"]:
+        lines += [
+            "",
+            "| paired difference (same seeds, same problems), points | mean [95 % interval] |",
+            "|---|---|",
+        ]
+        lines += [f"| {k.replace('world-', '')} | {e['cell']} |" for k, e in s["paired"].items()]
+    draws = next(iter(s["first_error"][models[0]].values()))["draws"]
+    lines += [
+        "",
+        f"Draws: {draws['seed']} seeds (training runs) × {draws['problem']} evaluation problems (first error; "
+        f"best-of-N: the test problems), resampled together ({s['resamples']} cluster-bootstrap resamples). "
+        + s["multiplicity"],
+    ]
+    return "\n".join(lines)
+
+
+RESULTS_BLOCK = re.compile(
+    r"(?P<head><!-- results: (?P<file>\S+) set=(?P<set>\w+) -->\n)(?P<body>.*?)(?P<tail>\n<!-- /results -->)",
+    re.S,
+)
+"""A generated block in README or docs: the tables :func:`markdown` renders from a committed results file."""
+
+
+def render_blocks(text: str, root: str | Path) -> str:
+    """``text`` with every results block re-rendered from its file (paths relative to ``root``)."""
+
+    def render(m: re.Match[str]) -> str:
+        numbers = json.loads((Path(root) / m["file"]).read_text(encoding="utf-8"))
+        return m["head"] + markdown(numbers, m["set"]) + m["tail"]
+
+    return RESULTS_BLOCK.sub(render, text)

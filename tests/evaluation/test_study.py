@@ -1,0 +1,74 @@
+"""A study's numbers over seeds and problems (prmkit.evaluation.study) from evaluation records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from prmkit.evaluation.processbench import subset_metrics
+from prmkit.evaluation.study import Measured, auroc_stat, f1_stat, markdown, summarize
+
+
+def _measured(rng: np.random.Generator, skill: float, problems: int = 12) -> Measured:
+    """Traces of ``problems`` problems (3 each, half with an error at step 1); a model that scores the
+    first-error step low with probability ``skill``; best-of-N accuracies per problem."""
+    preds = []
+    for p in range(problems):
+        for k in range(3):
+            gold = 1 if (p + k) % 2 else -1
+            scores = [float(rng.uniform(0.6, 1.0)) for _ in range(3)]
+            if gold == 1 and rng.random() < skill:
+                scores[1] = float(rng.uniform(0.0, 0.4))
+            predicted = next((i for i, s in enumerate(scores) if s < 0.5), -1)
+            preds.append(
+                {"problem": f"p{p}", "subset": "world-test", "gold": gold, "predicted": predicted, "scores": scores}
+            )
+    bon = {
+        "problems": [f"p{p}" for p in range(problems)],
+        "ns": [4, 16],
+        "accuracy": {
+            "majority": [[0.5] * problems, [0.5] * problems],
+            "oracle": [[1.0] * problems, [1.0] * problems],
+            "prm:min": [list(rng.uniform(0.4, 1.0, problems)), list(rng.uniform(0.5, 1.0, problems))],
+            "weighted:min": [[0.6] * problems, [0.7] * problems],
+        },
+    }
+    return Measured(preds, bon)
+
+
+def test_the_point_estimates_are_the_plain_metrics_averaged_over_seeds() -> None:
+    rng = np.random.default_rng(0)
+    runs = [_measured(rng, 0.8) for _ in range(3)]
+    index = {f"p{p}": p for p in range(12)}
+    ones = np.ones((1, 12))
+    for s, run in enumerate(runs):
+        gold = [r["gold"] for r in run.predictions]
+        plain = subset_metrics("world-test", gold, [r["predicted"] for r in run.predictions]).f1
+        assert f1_stat(runs, "world-test", index)(s, ones)[0] == pytest.approx(plain)
+        # AUROC by brute force over the steps up to the first error
+        pos, neg = [], []
+        for r in run.predictions:
+            last = 2 if r["gold"] == -1 else r["gold"]
+            for i in range(last + 1):
+                (pos if i == r["gold"] else neg).append(1 - r["scores"][i])
+        brute = np.mean([(a > b) + 0.5 * (a == b) for a in pos for b in neg])
+        assert auroc_stat(runs, "world-test", index)(s, ones)[0] == pytest.approx(brute)
+
+
+def test_summary_pairs_models_and_counts_every_interval() -> None:
+    rng = np.random.default_rng(1)
+    per_seed = [{"good": _measured(rng, 0.9), "weak": _measured(rng, 0.2)} for _ in range(4)]
+    numbers = summarize(per_seed, pairs=[("good", "weak")], resamples=300)
+    good = numbers["first_error"]["good"]["AUROC world-test"]
+    assert good["draws"] == {"seed": 4, "problem": 12}
+    assert good["low"] <= good["mean"] <= good["high"] and good["single_run"][0] <= good["mean"]
+    diff = numbers["paired"]["good − weak: AUROC world-test"]
+    assert diff["low"] > 0  # a model that finds the error 90 % of the time against one that finds it 20 %
+    weighted = numbers["paired"]["good weighted vote − majority vote: N=16"]
+    assert weighted["mean"] == pytest.approx(0.2) and weighted["low"] == pytest.approx(0.2)
+    assert numbers["intervals"] == sum(map(len, numbers["first_error"].values())) + len(
+        numbers["paired"]
+    ) + sum(map(len, numbers["bon"].values()))
+    assert str(numbers["intervals"]) in numbers["multiplicity"]
+    table = markdown({"tuning": numbers}, "tuning")
+    assert "| good | " in table and good["cell"] in table and "4 seeds (training runs) × 12" in table
