@@ -68,6 +68,7 @@ import numpy as np
 
 from prmkit.core.model import Trace
 from prmkit.core.protocols import Judge, JudgeVerdict, StepScorer
+from prmkit.core.stats import weighted_auprc, weighted_auroc
 from prmkit.evaluation.gold import has_gold
 from prmkit.modeling.loading import LoadOptions
 
@@ -596,37 +597,15 @@ def first_error_ranking(
     return auroc(wrong, positive), average_precision(wrong, positive)
 
 
-def _average_ranks(x: np.ndarray) -> np.ndarray:
-    """1-based ranks, ties sharing their average rank."""
-    order = np.argsort(x, kind="mergesort")
-    xs = x[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(xs)) + 1]
-    ends = np.r_[starts[1:], len(xs)]
-    avg = (starts + ends + 1) / 2.0  # mean of the ranks starts+1 .. ends
-    ranks = np.empty(len(x))
-    ranks[order] = np.repeat(avg, ends - starts)
-    return ranks
-
-
 def auroc(score: np.ndarray, positive: np.ndarray) -> float:
-    """Mann-Whitney AUROC: P(a positive outscores a negative), ties counting half."""
-    score, positive = np.asarray(score, float), np.asarray(positive, bool)
-    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
-    ranks = _average_ranks(score)
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+    """Mann-Whitney AUROC: P(a positive outscores a negative), ties counting half
+    (:func:`prmkit.core.stats.weighted_auroc` at unit weights)."""
+    return float(weighted_auroc(score, positive, np.ones(len(score)))[0])
 
 
 def average_precision(score: np.ndarray, positive: np.ndarray) -> float:
-    """scikit-learn's ``average_precision_score``: sum over distinct score thresholds (highest first) of
-    the recall gained there times the precision there."""
-    score, positive = np.asarray(score, float), np.asarray(positive, bool)
-    order = np.argsort(-score, kind="mergesort")
-    s, y = score[order], positive[order]
-    last = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]  # the last index of each distinct score
-    tp = np.cumsum(y)[last]
-    precision = tp / (last + 1)
-    recall = tp / tp[-1]
-    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+    """scikit-learn's ``average_precision_score`` (:func:`prmkit.core.stats.weighted_auprc` at unit weights)."""
+    return float(weighted_auprc(score, positive, np.ones(len(score)))[0])
 
 
 def own_best_f1(

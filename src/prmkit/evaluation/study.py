@@ -35,6 +35,7 @@ from prmkit.core.stats import (
     single_run_range,
     weighted_auroc,
 )
+from prmkit.evaluation.processbench import first_error_steps
 
 BON_POINTS = (4, 16, 64)
 SHARED_BON = {"majority": "majority vote", "oracle": "oracle (pass@N)", "orm": "ORM best-of-N"}
@@ -92,17 +93,13 @@ def f1_stat(runs: Sequence[Measured], subset: str, index: Mapping[str, int]) -> 
 
 
 def _steps(run: Measured, subset: str, index: Mapping[str, int]) -> tuple[np.ndarray, ...]:
-    """Per step up to and including the gold first error: score of "wrong", positive, problem index."""
-    wrong, positive, problem = [], [], []
-    for p in run.predictions:
-        if p["subset"] != subset or "scores" not in p:
-            continue
-        last = len(p["scores"]) - 1 if p["gold"] == -1 else min(p["gold"], len(p["scores"]) - 1)
-        for i in range(last + 1):
-            wrong.append(1.0 - p["scores"][i])
-            positive.append(i == p["gold"])
-            problem.append(index[p["problem"]])
-    return np.array(wrong), np.array(positive, dtype=bool), np.array(problem, dtype=int)
+    """The steps :func:`~prmkit.evaluation.processbench.first_error_steps` ranks (score of "wrong",
+    positive), with each step's problem index."""
+    rows = [p for p in run.predictions if p["subset"] == subset and "scores" in p]
+    wrong, positive = first_error_steps([p["scores"] for p in rows], [p["gold"] for p in rows])
+    sizes = [len(p["scores"]) if p["gold"] == -1 else min(p["gold"] + 1, len(p["scores"])) for p in rows]
+    problem = np.repeat([index[p["problem"]] for p in rows], sizes).astype(int)
+    return wrong, positive, problem
 
 
 def auroc_stat(runs: Sequence[Measured], subset: str, index: Mapping[str, int]) -> Stat:
