@@ -141,12 +141,15 @@ def summarize(
     per_seed: Sequence[Mapping[str, Measured]],
     *,
     pairs: Sequence[tuple[str, str]] = (),
+    outcome_models: Sequence[str] = (),
     bon_points: Sequence[int] = BON_POINTS,
     resamples: int = 2000,
 ) -> dict[str, Any]:
     """Every model's first-error F1 and AUROC per subset, best-of-N accuracy at ``bon_points``, and the
     paired differences ``pairs`` ((A, B): A − B on F1 and AUROC; each PRM and the ORM against majority
-    vote at every N), as estimates with intervals over seeds × problems and the range of single runs."""
+    vote at every N), as estimates with intervals over seeds × problems and the range of single runs.
+    ``outcome_models`` (the ORM) get no best-of-N rows of their own: an ORM's pick is the shared
+    ``ORM best-of-N`` row (its last step's score), not a minimum over its step scores."""
     seeds = len(per_seed)
     models = list(per_seed[0])
     runs = {m: [s[m] for s in per_seed] for m in models}
@@ -172,7 +175,7 @@ def summarize(
                 out["paired"][f"{a} − {b}: {metric}"] = est | {
                     "cell": Estimate(**_core(est)).cell(signed=True)
                 }
-    _bon(out, runs, models, bon_points, seeds, resamples)
+    _bon(out, runs, models, bon_points, seeds, resamples, outcome_models)
     n = sum(len(v) for v in out["first_error"].values()) + len(out["paired"])
     n += sum(len(v) for v in out["bon"].values())
     out["intervals"] = n
@@ -191,6 +194,7 @@ def _bon(
     points: Sequence[int],
     seeds: int,
     resamples: int,
+    outcome_models: Sequence[str] = (),
 ) -> None:
     with_bon = [m for m in models if runs[m][0].bon]
     if not with_bon:
@@ -201,7 +205,7 @@ def _bon(
     rows: dict[str, dict[str, Stat]] = {}
     for m in with_bon:
         methods = runs[m][0].bon["accuracy"]
-        if "prm:min" in methods:
+        if "prm:min" in methods and m not in outcome_models:
             rows[f"{m} best-of-N (min)"] = {n: bon_stat(runs[m], "prm:min", n, problems) for n in ns}
             rows[f"{m} weighted vote"] = {n: bon_stat(runs[m], "weighted:min", n, problems) for n in ns}
         for method, name in SHARED_BON.items():
@@ -268,7 +272,7 @@ def markdown(numbers: Mapping[str, Any], set_name: str) -> str:
 
 
 RESULTS_BLOCK = re.compile(
-    r"(?P<head><!-- results: (?P<file>\S+) set=(?P<set>\w+) -->\n)(?P<body>.*?)(?P<tail>\n<!-- /results -->)",
+    r"(?P<head><!-- results: (?P<file>\S+) set=(?P<set>\w+) -->\n)(?P<body>.*?)(?P<tail><!-- /results -->)",
     re.S,
 )
 """A generated block in README or docs: the tables :func:`markdown` renders from a committed results file."""
@@ -279,6 +283,6 @@ def render_blocks(text: str, root: str | Path) -> str:
 
     def render(m: re.Match[str]) -> str:
         numbers = json.loads((Path(root) / m["file"]).read_text(encoding="utf-8"))
-        return m["head"] + markdown(numbers, m["set"]) + m["tail"]
+        return m["head"] + markdown(numbers, m["set"]) + "\n" + m["tail"]
 
     return RESULTS_BLOCK.sub(render, text)

@@ -166,9 +166,12 @@ def study(
         if not runs or not runs[0]:
             continue
         lm = next((m for m in runs[0] if m == _name("pretrain")), None)
-        pairs = [(m, lm) for m in runs[0] if lm and m != lm]
+        outcome = ["orm"] if recipe.train.orm is not None else []  # the ORM's stage and model name
+        pairs = [(m, lm) for m in runs[0] if lm and m not in (lm, *outcome)]
         seed = recipe.evaluate.seed if prefix == "eval" else recipe.evaluate.claims_seed
-        out[set_name] = {"evaluate_seed": seed} | summarize(runs, pairs=pairs, resamples=resamples)
+        out[set_name] = {"evaluate_seed": seed} | summarize(
+            runs, pairs=pairs, outcome_models=outcome, resamples=resamples
+        )
     return out
 
 
