@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from prmkit.core.stats import crossed_bootstrap, mean_stat, paired, weighted_auroc
+from prmkit.core.stats import Stat, crossed_bootstrap, mean_stat, paired, weighted_auroc
 from prmkit.evaluation.bon_curves import bon_curves
 from prmkit.evaluation.gold import group_by_problem, trace_correct
 from prmkit.evaluation.suite import world_traces
@@ -65,7 +65,7 @@ def main() -> None:
     problems = len(per_seed[0]["problems"])
     out = {"evaluate_seed": seed, "per_seed": rows, "paired": {}}
     for n_i, n in enumerate(per_seed[0]["ns"]):
-        def stat(method: str, n_i: int = n_i):  # noqa: ANN202
+        def stat(method: str, n_i: int = n_i) -> Stat:
             return mean_stat([np.asarray(p["accuracy"][method][n_i]) for p in per_seed])
 
         for method, name in (("prm:last", "ORM best-of-N"), ("weighted:last", "ORM-weighted vote")):
