@@ -65,6 +65,7 @@ def main() -> None:
     problems = len(per_seed[0]["problems"])
     out = {"evaluate_seed": seed, "per_seed": rows, "paired": {}}
     for n_i, n in enumerate(per_seed[0]["ns"]):
+
         def stat(method: str, n_i: int = n_i) -> Stat:
             return mean_stat([np.asarray(p["accuracy"][method][n_i]) for p in per_seed])
 

@@ -21,7 +21,13 @@ def _measured(rng: np.random.Generator, skill: float, problems: int = 12) -> Mea
                 scores[1] = float(rng.uniform(0.0, 0.4))
             predicted = next((i for i, s in enumerate(scores) if s < 0.5), -1)
             preds.append(
-                {"problem": f"p{p}", "subset": "world-test", "gold": gold, "predicted": predicted, "scores": scores}
+                {
+                    "problem": f"p{p}",
+                    "subset": "world-test",
+                    "gold": gold,
+                    "predicted": predicted,
+                    "scores": scores,
+                }
             )
     bon = {
         "problems": [f"p{p}" for p in range(problems)],
