@@ -224,16 +224,16 @@ def _bon(
             }
 
 
+def with_range(estimate: Mapping[str, Any] | None) -> str:
+    """A table cell: ``mean [interval] (lowest–highest single run)`` in %, "–" for no estimate."""
+    if estimate is None:
+        return "–"
+    low, high = estimate["single_run"]
+    return f"{estimate['cell']} ({100 * low:.1f}–{100 * high:.1f})"
+
+
 def _cells(estimates: Mapping[str, Mapping[str, Any]], keys: Sequence[str]) -> list[str]:
-    out = []
-    for k in keys:
-        e = estimates.get(k)
-        out.append(
-            "–"
-            if e is None
-            else f"{e['cell']} ({100 * e['single_run'][0]:.1f}–{100 * e['single_run'][1]:.1f})"
-        )
-    return out
+    return [with_range(estimates.get(k)) for k in keys]
 
 
 def markdown(numbers: Mapping[str, Any], set_name: str) -> str:

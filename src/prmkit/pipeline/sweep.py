@@ -222,6 +222,8 @@ def sweep_report(recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]],
 
 def _study_sections(report: Report, numbers: dict[str, Any]) -> None:
     """The headline tables: intervals over seeds × problems, the range of single runs, the draws."""
+    from prmkit.evaluation.study import with_range
+
     for set_name in STUDY_SETS.values():
         if set_name not in numbers:
             continue
@@ -238,17 +240,15 @@ def _study_sections(report: Report, numbers: dict[str, Any]) -> None:
             + s["multiplicity"]
         )
         rows = [
-            {"model": m, **{k: f"{e['cell']} ({100 * e['single_run'][0]:.1f}–{100 * e['single_run'][1]:.1f})"
-                            for k, e in metrics.items()}}
+            {"model": m, **{k: with_range(e) for k, e in metrics.items()}}
             for m, metrics in s["first_error"].items()
-        ]  # fmt: skip
+        ]
         section.tables.append(Table(rows, "First-error F1 and step AUROC (single-run range)"))
         if s["bon"]:
             bon = [
-                {"method": name, **{k: f"{e['cell']} ({100 * e['single_run'][0]:.1f}–{100 * e['single_run'][1]:.1f})"
-                                    for k, e in by_n.items()}}
+                {"method": name, **{k: with_range(e) for k, e in by_n.items()}}
                 for name, by_n in s["bon"].items()
-            ]  # fmt: skip
+            ]
             section.tables.append(Table(bon, "Best-of-N accuracy (single-run range)"))
         if s["paired"]:
             section.tables.append(
