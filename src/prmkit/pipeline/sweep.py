@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 from pathlib import Path
 from typing import Any
 
@@ -52,19 +51,13 @@ def for_seed(recipe: Recipe, seed: int) -> Recipe:
     )
 
 
-T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086)  # fmt: skip
-"""Student's t 97.5 % quantiles for 1..20 degrees of freedom (seeds - 1); 1.96 beyond."""
-
-
 def interval(values: list[float]) -> tuple[float, float, float]:
-    """(mean, low, high): the 95 % Student-t interval of the mean over seeds (a point with one seed)."""
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return mean, mean, mean
-    t = T_975[len(values) - 2] if len(values) - 1 <= len(T_975) else 1.96
-    half = t * statistics.stdev(values) / math.sqrt(len(values))
-    return mean, mean - half, mean + half
+    """(mean, low, high): the 95 % Student-t interval of the mean over seeds (a point with one seed);
+    :func:`prmkit.core.stats.t_interval`."""
+    from prmkit.core.stats import t_interval
+
+    e = t_interval(values)
+    return e.mean, e.low, e.high
 
 
 def _cell(values: list[float]) -> str:
