@@ -58,7 +58,7 @@ def legacy_generate(model: Any, tok: Any, prompt: list[int], n: int, steps: int)
     """transformers ``generate`` with the old criterion decoding every row at every token."""
     from transformers import StoppingCriteria, StoppingCriteriaList
 
-    from prmkit.policies.text import StepFormat
+    from prmkit.core.steps import StepFormat
 
     fmt, plen = StepFormat(), len(prompt)
 

@@ -5,8 +5,10 @@ line share a layer and do not import each other). ``[tool.importlinter]`` in pyp
 order as a layers contract and tests/core/test_layers.py runs it, so an upward import fails the suite:
 
     core/        typed model (Problem, Trace, Step, Label, Provenance), dataset files, errors, registries
-    formats/     adapters at the edge: prm800k, math_shepherd, processbench, trl
-    world/       the embedded world: generator, gold checker, simulated policy and judge, the oracle scorer
+    formats/     adapters at the edge: prm800k, math_shepherd, processbench, trl, agentprocessbench, chat
+    world/ | agentworld/
+                 the embedded world: generator, gold checker, simulated policy and judge, the oracle scorer |
+                 the agent world: tool-use tasks, simulated agent and judge, AgentProcessBench's checker
     policies/    where continuations come from: world, local transformers model, OpenAI-compatible endpoint
     modeling/ | labeling/
                  PRM and ORM heads on Hugging Face backbones, checkpoints | Monte Carlo, binary search,

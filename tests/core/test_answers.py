@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from prmkit.core.answers import check_answer
+from prmkit.core.steps import StepFormat
 from prmkit.labeling.rollouts import outcome
-from prmkit.policies.text import StepFormat
 
 # (reference, answer as the policy boxed it, expected verdict)
 MATH_ANSWERS: list[tuple[str, str, bool]] = [

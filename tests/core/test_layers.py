@@ -1,4 +1,5 @@
-"""The layers contract of pyproject.toml ([tool.importlinter]), run with import-linter's own command, so
+"""The import contracts of pyproject.toml ([tool.importlinter]: the packages' layers and the layers of the
+modules inside evaluation, pipeline, formats and rl), run with import-linter's own command, so
 an import from a lower layer into a higher one fails the suite."""
 
 from __future__ import annotations

@@ -165,16 +165,6 @@ def test_inspect_counts_labels_and_first_errors(real_data, tmp_path):
     assert prm.first_error == {"human": {-1: 5, 6: 1}}
 
 
-def test_docs_example_runs(real_data, tmp_path):
-    """The Python example of docs/formats.md is a program: run it."""
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
-    code = text.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(code, "docs/formats.md", "exec"), {"REAL": real_data, "TMP": tmp_path})
-    assert (tmp_path / "trl.jsonl").exists() and (tmp_path / "gsm8k.json").exists()
-
-
 def test_broken_parquet_and_missing_file(tmp_path):
     bad = tmp_path / "x.parquet"
     bad.write_bytes(b"PAR1 not really")

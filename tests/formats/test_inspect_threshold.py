@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from prmkit.cli import app
 from prmkit.core.dataset import write_traces
 from prmkit.core.model import Label, Problem, Provenance, Step, Trace
-from prmkit.formats.stats import inspect
+from prmkit.formats import inspect
 
 
 def _scored(tmp_path, params: dict):

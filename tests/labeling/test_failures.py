@@ -16,11 +16,11 @@ import httpx
 import pytest
 
 from prmkit.core.dataset import write_traces
+from prmkit.core.steps import StepFormat
 from prmkit.labeling.jobs import Job, JobLockedError, JobStoppedError
 from prmkit.labeling.mc import label_mc
 from prmkit.policies.endpoint import EndpointPolicy
 from prmkit.policies.http import BadAnswerError, OpenAIClient
-from prmkit.policies.text import StepFormat
 from tests.labeling.conftest import world_traces
 from tests.labeling.stub_endpoint import Stub, make_app
 from tests.serving.conftest import run_server

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from prmkit.core.model import Problem, Step, Trace
+from prmkit.core.steps import StepFormat
 from prmkit.labeling.mc import label_mc
 from prmkit.policies import load_policy
-from prmkit.policies.text import StepFormat
 
 pytestmark = pytest.mark.slow  # imports torch + transformers and trains for ~2 s
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from prmkit.core.steps import make_trace
 from prmkit.rl.emitters import split_by_turn, turn_step_rewards, verl_reward_tensor
 from prmkit.rl.rewards import ProcessReward
-from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer
 
 

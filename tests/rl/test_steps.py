@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from prmkit.core.steps import StepSplit, parse_completion
 from prmkit.rl.emitters import step_token_ends
-from prmkit.rl.steps import parse_completion, step_of_tokens, token_text_ends
-from prmkit.serving.steps import StepSplit
+from prmkit.rl.steps import step_of_tokens, token_text_ends
 
 
 def test_steps_match_the_scorer_split_and_stop_at_the_answer() -> None:

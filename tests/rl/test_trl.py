@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 
+from prmkit.core.steps import StepSplit, make_trace, parse_completion, problem_text
 from prmkit.rl.advantages import mixed_advantages, outcome_advantages, process_advantages
 from prmkit.rl.emitters import step_token_ends
 from prmkit.rl.rewards import ProcessReward
-from prmkit.rl.steps import parse_completion
-from prmkit.serving.steps import StepSplit, make_trace, problem_text
 from tests.serving.conftest import HashScorer
 
 pytestmark = [

@@ -23,14 +23,13 @@ import numpy as np
 import pytest
 import torch
 
+from prmkit.core.steps import StepSplit, make_trace, parse_completion
 from prmkit.rl import verl_advantages as va
 from prmkit.rl import verl_client as vc
 from prmkit.rl.advantages import process_advantages
 from prmkit.rl.rewards import ProcessReward
-from prmkit.rl.steps import parse_completion
 from prmkit.rl.verl import PrmkitRewardManager
 from prmkit.serving.reward_server import ServerConfig, create_app
-from prmkit.serving.steps import StepSplit, make_trace
 from tests.serving.conftest import HashScorer, run_server
 
 TEXTS = [
@@ -64,8 +63,7 @@ def test_answer_pattern_and_strip_special_settings() -> None:
 
 
 def test_defaults_are_prmkits() -> None:
-    from prmkit.policies.text import DEFAULT_ANSWER_PATTERN
-    from prmkit.serving.steps import DEFAULT_SPECIAL
+    from prmkit.core.steps import DEFAULT_ANSWER_PATTERN, DEFAULT_SPECIAL
 
     assert vc.DEFAULT_SPECIAL == DEFAULT_SPECIAL and vc.DEFAULT_ANSWER_PATTERN == DEFAULT_ANSWER_PATTERN
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import tomllib
@@ -23,6 +22,7 @@ from prmkit.scoring.labels import LabelScorer
 from prmkit.scoring.remote import RemoteScorer
 from prmkit.world import generate_problems, gold_label, sample_traces
 from prmkit.world.oracle import OracleScorer
+from tests.test_docs_blocks import fenced_blocks
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -162,12 +162,14 @@ def test_the_built_in_forms_are_registered_once() -> None:
 
 def _docs_plugin() -> tuple[str, str, str]:
     """(entry-point name, value, module source) of the plugin example in docs/models.md."""
-    doc = (REPO / "docs" / "models.md").read_text(encoding="utf-8")
-    section = doc[doc.index("### Plugins") :]
-    toml_block = re.search(r"```toml\n(.*?)```", section, re.S)[1]  # type: ignore[index]
-    py_block = re.search(r"```python\n(.*?)```", section, re.S)[1]  # type: ignore[index]
-    ((name, value),) = tomllib.loads(toml_block)["project"]["entry-points"]["prmkit.scorers"].items()
-    return name, value, py_block
+    page = REPO / "docs" / "models.md"
+    text = page.read_text(encoding="utf-8")
+    start = text[: text.index("### Plugins")].count("\n")  # the section's blocks come after this line
+    toml_block, py_block = (
+        next(b for b in fenced_blocks(page, lang) if b.line > start) for lang in ("toml", "python")
+    )
+    ((name, value),) = tomllib.loads(toml_block.code)["project"]["entry-points"]["prmkit.scorers"].items()
+    return name, value, py_block.code
 
 
 def install_plugin(site: Path, group: str, name: str, value: str, module: str, source: str) -> Path:

@@ -21,11 +21,11 @@ import pytest
 import requests
 
 from prmkit.core.dataset import write_traces
+from prmkit.core.steps import make_trace
 from prmkit.rl.openrlhf import reward_func
 from prmkit.scoring.remote import RemoteScorer, RemoteScoringError
 from prmkit.serving.guard import presented_keys
 from prmkit.serving.reward_server import ServerConfig, create_app
-from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server
 
 KEY = "s3cret-key"

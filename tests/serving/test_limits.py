@@ -15,8 +15,8 @@ from pathlib import Path
 
 import httpx
 
+from prmkit.core.steps import make_trace
 from prmkit.serving.reward_server import ServerConfig, create_app
-from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, free_port, run_server
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from prmkit.core.steps import make_trace
 from prmkit.scoring.remote import RemoteScorer
 from prmkit.search.bon import best_of_n
-from prmkit.serving.steps import make_trace
 from prmkit.world import WorldPolicy, generate_problems
 from tests.serving.conftest import prmkit_serve
 

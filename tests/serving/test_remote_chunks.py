@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 from prmkit.core.dataset import write_traces
+from prmkit.core.steps import make_trace
 from prmkit.scoring.remote import RemoteScorer
 from prmkit.serving.reward_server import ServerConfig, create_app
-from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server
 
 

@@ -8,10 +8,10 @@ import concurrent.futures
 import httpx
 import pytest
 
+from prmkit.core.steps import make_trace
 from prmkit.scoring.aggregate import aggregate
 from prmkit.scoring.remote import RemoteScorer, RemoteScoringError
 from prmkit.serving.reward_server import ServerConfig, create_app
-from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server
 from tests.serving.test_metrics import metric_value, request_counts
 

@@ -10,13 +10,13 @@ import httpx
 import pytest
 import torch
 
+from prmkit.core.steps import make_trace
 from prmkit.rl import trl_reward
 from prmkit.rl.openrlhf import openrlhf_rewards, reward_func
 from prmkit.rl.rewards import reward_name
 from prmkit.rl.verl import PrmkitRewardManager, compute_score
 from prmkit.scoring.aggregate import aggregate
 from prmkit.serving.reward_server import ServerConfig, create_app
-from prmkit.serving.steps import make_trace
 from tests.serving.conftest import HashScorer, run_server
 
 PROMPTS = ["Tom has 3 apples. He gets 4 more. How many?", "Ann has 2 pens."]

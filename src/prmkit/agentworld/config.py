@@ -7,7 +7,9 @@ through :func:`prmkit.core.render.step_inputs`), so a tiny LM with 512 tokens of
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from prmkit.core.config import Config
 
 AGENT_WORLD_VERSION = "agentworld-1"
 """Goes into every Problem.source, gold Provenance and sampled trace; bump it when tasks or labels change."""
@@ -15,15 +17,13 @@ AGENT_WORLD_VERSION = "agentworld-1"
 SPLITS = ("train", "test", "heldout")
 
 
-class AgentWorldConfig(BaseModel):
+class AgentWorldConfig(Config):
     """Knobs of the task generator.
 
     A task combines ``terms`` numbers, each looked up in the problem's own knowledge base (KB), with
     ``terms - 1`` operations (``+ - *``) evaluated left to right. A term is one look-up (``the population
     of Tolbin``) or two (``the age of the mayor of Varen``: the mayor's name, then that person's age).
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     min_terms: int = Field(2, ge=2, le=8)
     """Fewest looked-up numbers in a train / test task (operations = terms - 1)."""
@@ -65,17 +65,15 @@ class AgentWorldConfig(BaseModel):
         return self.min_terms, self.max_terms, self.max_lookups
 
 
-class AgentConfig(BaseModel):
+class AgentConfig(Config):
     """Error rates of the simulated agent.
 
     At every step the agent draws ONE event among those that apply to its next action (a look-up, a
     calculation or the answer): a correct step or one of the errors below, with these probabilities
     (each multiplied by ``temperature``; rates are per decision, not per trajectory, and are scaled down
-    together if they would sum past 1). With the defaults a single trajectory answers right about half
-    the time on the train split (docs/agentworld.md has the measured statistics).
+    together if they would sum past 1). With the defaults a single trajectory is often wrong
+    (single-trajectory accuracy per split: docs/agentworld.md, "Statistics").
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     wrong_tool: float = Field(0.02, ge=0.0, le=1.0)
     """Calls the other tool (the calculator for a look-up, a look-up of an expression); it fails."""
@@ -111,9 +109,9 @@ class AgentConfig(BaseModel):
     """Chance a task carries a *trap* every sample of it shares: one of its numeric look-ups the agent
     misreads the same way each time (the same wrong number, as a real agent misreads one tool's output
     format again and again), so its samples agree on a wrong answer. 0 (the default) draws nothing and
-    samples exactly as without it. Evaluation sets it (recipes/agent.yaml: 0.5): with errors independent
-    across samples, majority vote over 16 samples is right on 99.5 % of tasks, which no real agent's
-    samples give."""
+    samples exactly as without it. Evaluation sets it (recipes/agent.yaml): with errors independent
+    across samples alone, majority vote over 16 samples is right on nearly every task, which no real
+    agent's samples give (what the traps change: docs/agentworld.md, "The simulated agent")."""
     systematic_rate: float = Field(0.8, ge=0.0, le=1.0)
     """Given a trap: the chance a sample falls into it when it reads that look-up's result."""
     max_steps: int = Field(14, ge=1, le=64)

@@ -15,19 +15,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import typer
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from prmkit.cli.common import console, progress
 from prmkit.cli.config import Layout, config_command
+from prmkit.core.config import Config
 from prmkit.policies.worlds import WORLDS, World, world
 
 Split = Literal["train", "test", "heldout"]
 SEED = "Same seed, same output on any machine."
 SPLIT = "train, test (same lengths, disjoint from train) or heldout (longer)."
-
-
-class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]]:
@@ -37,7 +34,7 @@ def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]
     knobs = Field(default_factory=w.config)
     errors = Field(default_factory=w.policy_config)
     generate = create_model(
-        f"{name}GenerateConfig", __base__=_Config, __doc__=f"Generate seeded {w.name} problems.",
+        f"{name}GenerateConfig", __base__=Config, __doc__=f"Generate seeded {w.name} problems.",
         n=(int, Field(1000, description="How many problems.")),
         output=(Path, Field(description="Problems file (JSONL).")),
         seed=(int, Field(0, description=SEED)),
@@ -45,7 +42,7 @@ def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]
         world=(w.config, knobs),
     )  # fmt: skip
     sample = create_model(
-        f"{name}SampleConfig", __base__=_Config, __doc__=f"Sample traces from the {w.name} simulated policy.",
+        f"{name}SampleConfig", __base__=Config, __doc__=f"Sample traces from the {w.name} simulated policy.",
         problems=(Path, Field(description=f"Problems file (JSONL) from `prmkit {w.name} generate`.")),
         output=(Path, Field(description="Traces file (.jsonl or .parquet).")),
         per_problem=(int, Field(16, description="Traces per problem.")),
@@ -53,7 +50,7 @@ def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]
         policy=(w.policy_config, errors),
     )  # fmt: skip
     stats = create_model(
-        f"{name}StatsConfig", __base__=_Config,
+        f"{name}StatsConfig", __base__=Config,
         __doc__=f"Print the {w.name} statistics: accuracy, steps, first-error kinds and classes, lucky answers.",
         n=(int, Field(2000, description="How many problems.")),
         per_problem=(int, Field(8, description="Traces sampled per problem for the statistics.")),

@@ -9,6 +9,13 @@
 - ``answers.py``   final-answer equivalence (exact for numbers, math-verify otherwise)
 - ``http_limits.py`` what one client's connections may cost a prmkit web server (uvicorn bounds)
 - ``progress.py``  the shared stderr console and rich progress bar (not imported here: rich loads lazily)
+- ``config.py``    ``Config``: the base of every typed config (unknown keys refused, field docstrings as help)
+- ``yamlconf.py``  YAML / JSON files into typed configs, errors located at the file's line
+- ``steps.py``     text <-> steps <-> answer: how a model's words become steps and back
+- ``render.py``    the text a model reads for each step (agent steps with their calls)
+- ``seeds.py``     seeds derived from names, reproducible anywhere
+- ``stats.py``     uncertainty of a study: ``Estimate``, the crossed bootstrap, t-intervals
+- ``ranks.py``     which process of a launch this is (``RANK``, ``WORLD_SIZE``), with no process group
 """
 
 from prmkit.core.dataset import (

@@ -5,13 +5,17 @@ predictor (scorer, judge, label source); gold comes from labels (``gold`` on the
 ``human:processbench`` on ProcessBench files).
 
 - ``processbench.py``  first-error prediction, acc_error / acc_correct / F1, threshold tuning, files
+- ``agentprocessbench.py`` AgentProcessBench's step_micro_acc, firsterroracc, as its own script computes them
 - ``bon_curves.py``    accuracy vs N for PRM aggregations, ORM, majority, weighted vote, oracle
 - ``audits.py``        runs every audit below and writes audit.json + plots
 - ``gaming.py``        verifier gaming (Goodhart gap vs selection pressure), process-to-outcome shift
 - ``collapse.py``      process collapse (fidelity AUC), lucky answers
 - ``calibration.py``   reliability diagrams, ECE, length bias
+- ``loophole.py``      the loophole audit: does a verifier reward a trajectory that games the task?
+- ``study.py``         a study's table over seeds and problems: estimates with crossed-bootstrap intervals
 - ``suite.py``         ``evaluate_world``: the whole evaluation of a scorer on fresh world data
 - ``config.py``        the commands' typed configs (eval processbench | bon, audit) and WorldEvalSettings
 - ``gold.py``          gold views of traces (validity, outcome, grouping)
+- ``scored.py``        a scorer spec turned into step scores, its name, kind and stored threshold
 - ``plots.py``         matplotlib figures (PNG)
 """

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Literal
 
 from prmkit.core.files import atomic_write
@@ -33,6 +32,7 @@ from prmkit.evaluation.collapse import lucky_answers, process_collapse, step_gro
 from prmkit.evaluation.gaming import outcome_shift, verifier_gaming
 from prmkit.evaluation.gold import check_lengths, has_gold
 from prmkit.evaluation.loophole import loophole_audit
+from prmkit.evaluation.scored import broadcast_last, score_with
 from prmkit.modeling.loading import LoadOptions
 
 AUDITS = ("gaming", "shift", "collapse", "lucky", "calibration", "length", "loophole")
@@ -176,36 +176,13 @@ def audit(
     from prmkit.scoring import pick_threshold
 
     items = read_traces(traces)
-    scores, name, kind, stored = score_with(model, items, load)
-    if broadcast == "last" or (broadcast == "auto" and kind == "orm"):
+    scored = score_with(model, items, load)
+    scores, name = scored.scores, scored.name
+    if broadcast == "last" or (broadcast == "auto" and scored.kind == "orm"):
         scores = broadcast_last(scores)
         name = f"{name} (last-step score broadcast)"
-    used, origin = pick_threshold(threshold, SimpleNamespace(threshold=stored))
+    used, origin = pick_threshold(threshold, scored)
     return run_audits(
         items, scores, aggregation, used, max_n, draws, seed, source, out_dir=out, scorer_name=name,
         threshold_from=origin,
     )  # fmt: skip
-
-
-def broadcast_last(scores: Sequence[Sequence[float]]) -> list[list[float]]:
-    """Every step gets its trace's last-step score: how an ORM's one verdict per trace is audited."""
-    return [[float(s[-1])] * len(s) if len(s) else [] for s in scores]
-
-
-def scorer_kind(scorer: Any) -> str | None:
-    """``prm`` / ``orm`` from a prmkit checkpoint's spec, None when the scorer does not say."""
-    spec = getattr(getattr(scorer, "convention", None), "spec", None)
-    return getattr(spec, "kind", None)
-
-
-def score_with(
-    model: str, traces: Sequence[Trace], load: LoadOptions | None = None
-) -> tuple[list[list[float]], str, str | None, float | None]:
-    """Per-step scores, scorer name and kind, and the threshold the scorer stores (a checkpoint's; None
-    for the other forms), for any scorer spec (``prmkit.scoring.load_scorer``) loaded with ``load``."""
-    from prmkit.scoring import load_scorer
-
-    scorer = load_scorer(model, load=load)
-    scores = [list(map(float, s)) for s in scorer.score(list(traces))]
-    stored = getattr(scorer, "threshold", None)
-    return scores, getattr(scorer, "name", str(model)), scorer_kind(scorer), stored

@@ -28,6 +28,7 @@ from prmkit.core.answers import check_answer
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.evaluation.gold import check_lengths, group_by_problem, trace_correct
+from prmkit.evaluation.scored import score_with
 from prmkit.modeling.loading import LoadOptions
 from prmkit.scoring.aggregate import aggregate
 from prmkit.search.vote import group_answers
@@ -302,16 +303,15 @@ def eval_bon(
     import json
 
     from prmkit.evaluation import plots
-    from prmkit.evaluation.audits import score_with
     from prmkit.formats.inputs import read_traces
 
     items = read_traces(traces)
-    prm_scores, prm_name, *_ = score_with(prm, items, load) if prm else (None, None)
-    orm_scores, orm_name, *_ = score_with(orm, items, load) if orm else (None, None)
+    prm_scored = score_with(prm, items, load) if prm else None
+    orm_scored = score_with(orm, items, load) if orm else None
     result = bon_curves(
         items,
-        prm_scores,
-        orm_scores,
+        prm_scored.scores if prm_scored else None,
+        orm_scored.scores if orm_scored else None,
         aggregations,
         vote_aggregation,
         max_n,
@@ -321,7 +321,11 @@ def eval_bon(
         confidence,
         seed,
     )
-    result.params |= {"traces": str(traces), "prm": prm_name, "orm": orm_name}
+    result.params |= {
+        "traces": str(traces),
+        "prm": prm_scored.name if prm_scored else None,
+        "orm": orm_scored.name if orm_scored else None,
+    }
     if out is not None:
         out = Path(out)
         result.write_csv(out / "bon.csv")

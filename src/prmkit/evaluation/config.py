@@ -13,8 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from prmkit.core.config import Config
 from prmkit.modeling.loading import LoadOptions
 from prmkit.scoring.forms import SCORER_HELP
 from prmkit.scoring.scorer import Overlong
@@ -24,11 +25,7 @@ DEFAULT_AGGREGATIONS = ("min", "prod", "last", "mean")
 importing numpy; ``bon_curves.DEFAULT_AGGREGATIONS`` should import it from here (tests check they agree)."""
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class WorldEvalSettings(_Config):
+class WorldEvalSettings(Config):
     """How much fresh world data a scorer is measured on (``prmkit card``, ``evaluate_world``, and a
     recipe's ``evaluate`` section, which adds to these): declared once, here."""
 
@@ -39,8 +36,8 @@ class WorldEvalSettings(_Config):
     """Samples per test problem: the largest N of the best-of-N curves."""
     heldout_problems: int = Field(200, ge=1)
     """Longer-than-training problems for first-error generalisation (4 traces each). Few held-out traces
-    are error-free (about 7 % with world-2's policy), and first-error F1 needs them: 200 problems give
-    about 50, where 24 gave 3 and made one trace swing the held-out F1 by 30 points."""
+    are error-free, and first-error F1 needs them: with too few problems one trace swings the held-out
+    F1 (the share of error-free held-out traces: docs/world.md, "Default statistics")."""
     beam_problems: int = Field(8, ge=0)
     """Problems solved by PRM-guided beam search for the verifier-gaming audit (0 skips it)."""
     bootstrap: int = Field(500, ge=10)
@@ -61,7 +58,7 @@ class WorldEvalSettings(_Config):
         return value
 
 
-class ProcessBenchConfig(_Config):
+class ProcessBenchConfig(Config):
     """First-error detection: acc_error, acc_correct, F1 per subset; headline = plain mean of subset F1s."""
 
     files: list[Path]
@@ -89,7 +86,7 @@ class ProcessBenchConfig(_Config):
     """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
 
 
-class AgentProcessBenchConfig(_Config):
+class AgentProcessBenchConfig(Config):
     """AgentProcessBench's step_micro_acc, step_exact_acc and firsterroracc per dataset and AVG, as its
     eval/compare.py computes them, beside first-error F1; with --predictions, a comparison of files."""
 
@@ -124,14 +121,14 @@ class AgentProcessBenchConfig(_Config):
     """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
 
 
-class EvalBonConfig(_Config):
+class EvalBonConfig(Config):
     """Accuracy vs N for PRM (each aggregation), ORM, majority, weighted vote and pass@N, with bands."""
 
     traces: Path
     """Trace file with many samples per problem (answers checked against the reference)."""
     prm: str | None = Field(None, description=SCORER_HELP)
     orm: str | None = Field(None, description=SCORER_HELP)
-    aggregations: list[str] = list(DEFAULT_AGGREGATIONS)
+    aggregations: list[str] = Field(default_factory=lambda: list(DEFAULT_AGGREGATIONS))
     """PRM aggregations (repeat the flag)."""
     vote_aggregation: str = "min"
     """Aggregation that weighs the PRM-weighted vote."""
@@ -151,7 +148,7 @@ class EvalBonConfig(_Config):
     """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
 
 
-class AuditConfig(_Config):
+class AuditConfig(Config):
     """Failure-mode audits: verifier gaming, outcome shift, process collapse, lucky answers, calibration, length."""
 
     model: str = Field(description=SCORER_HELP)

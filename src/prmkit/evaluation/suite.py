@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,13 @@ from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.core.protocols import StepScorer
 from prmkit.evaluation import plots
-from prmkit.evaluation.audits import broadcast_last, run_audits, scorer_kind, summary
+from prmkit.evaluation.audits import run_audits, summary
 from prmkit.evaluation.bon_curves import bon_curves
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.evaluation.gaming import beam_gaming
 from prmkit.evaluation.gold import group_by_problem
 from prmkit.evaluation.processbench import evaluate_first_error
+from prmkit.evaluation.scored import broadcast_last, scorer_kind
 
 SUMMARY_FILE = "eval_summary.json"
 BON_POINTS = (1, 4, 16, 64, 256)
@@ -185,6 +187,27 @@ def data_summary(
     }
 
 
+@dataclass
+class _FirstErrors:
+    """The first-error measurements that the summary reports together: the result on the test and
+    heldout subsets, how many test problems were its dev split, and its two breakdowns."""
+
+    result: Any
+    dev_problems: int
+    by_class: dict[str, dict[str, Any]]
+    agent_steps: dict[str, dict[str, float]] | None
+
+
+@dataclass
+class _Audits:
+    """The failure-mode audits: their headline numbers, the plots they drew (the beam plot added when
+    beam search ran) and the beam-search reading, None when it did not run."""
+
+    summary: dict[str, Any]
+    plots: dict[str, str]
+    beam: dict[str, Any] | None = None
+
+
 def evaluate_world(
     scorer: StepScorer,
     out_dir: str | Path,
@@ -220,62 +243,108 @@ def evaluate_world(
         test = world_traces(problems, per_problem, seed, "test", policy_config, world)
         heldout = world_traces(heldout_problems, heldout_per_problem, seed, "heldout", policy_config, world)
         done("first-error F1 (scoring every trace)")
-        first_error, dev_problems = first_error_on_world(cached, test, heldout)
-        first_error.write(out)
-        by_class = first_error_by_class(first_error, test + heldout)
-        agent_steps = agent_step_metrics(cached, test, heldout, dev_problems, first_error.threshold)
+        first_error = _first_errors(cached, test, heldout, out)
         done("best-of-N curves")
         prm_scores = cached.score(test)
-        orm_scores = orm.score(test) if orm is not None else None
-        bon = bon_curves(
-            test, prm_scores, orm_scores, bootstrap=bootstrap, seed=seed, vote_aggregation=aggregation
-        )
-        bon.write_csv(out / "bon.csv")
-        bon.write_per_problem(out / "bon_per_problem.json")
-        plots.bon_curves(bon.rows, out / "bon.png", title=f"Best-of-N on {world} test ({problems} problems)")
+        title = f"Best-of-N on {world} test ({problems} problems)"
+        bon = _best_of_n(test, prm_scores, orm, out, bootstrap, seed, aggregation, title)
         done("failure-mode audits")
-        audit_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores
-        threshold = first_error.threshold or 0.5
-        report = run_audits(
-            test,
-            audit_scores,
-            aggregation,
-            threshold,
-            min(64, per_problem),
-            seed=seed,
-            out_dir=out,
-            scorer_name=scorer.name,
+        threshold = first_error.result.threshold or 0.5
+        audits = _failure_audits(
+            scorer, test, prm_scores, aggregation, threshold, min(64, per_problem), seed, out
         )
-        audits, beam = summary(report), None
         if beam_problems:
             done("beam search (verifier gaming)")
             beam = beam_on_world(
                 scorer, out, beam_problems, beam_budgets, aggregation, seed, policy_config, world
             )
-            report["plots"]["beam"] = "audit_beam.png"
-            audits |= {
-                "beam_gap_at_max_budget": beam["rows"][-1]["gap"],
-                "beam_gap_growth": beam["gap_growth"],
-            }
+            _add_beam(audits, beam)
         done("done")
-    files = {
-        "first_error": "processbench.json",
-        "first_error_plot": "first_error_hist.png",
-        "bon_csv": "bon.csv",
-    }
-    files |= {"bon_plot": "bon.png", "audit": "audit.json", "audit_plots": report["plots"]}
     result = {
         "scorer": scorer.name,
         "data": data_summary(test, heldout, per_problem, heldout_per_problem, seed, world)
-        | {"dev_problems": dev_problems},
-        "first_error": first_error.to_dict(),
-        "first_error_by_class": by_class,
-        "agent_steps": agent_steps,
+        | {"dev_problems": first_error.dev_problems},
+        "first_error": first_error.result.to_dict(),
+        "first_error_by_class": first_error.by_class,
+        "agent_steps": first_error.agent_steps,
         "bon": {"params": bon.params, "rows": bon_summary(bon), "orm": orm.name if orm is not None else None},
-        "audits": audits,
-        "beam_gaming": beam,
-        "files": files,
+        "audits": audits.summary,
+        "beam_gaming": audits.beam,
+        "files": _summary_files(audits.plots),
     }
     with atomic_write(out / SUMMARY_FILE) as fh:
         json.dump(result, fh, indent=2)
     return result
+
+
+def _first_errors(cached: CachedScorer, test: list[Trace], heldout: list[Trace], out: Path) -> _FirstErrors:
+    """First-error F1 (written to ``out``) and its breakdowns by error class and, for agent traces, by
+    AgentProcessBench's metrics at the same threshold; this is the step that scores every trace."""
+    result, dev_problems = first_error_on_world(cached, test, heldout)
+    result.write(out)
+    by_class = first_error_by_class(result, test + heldout)
+    agent_steps = agent_step_metrics(cached, test, heldout, dev_problems, result.threshold)
+    return _FirstErrors(result, dev_problems, by_class, agent_steps)
+
+
+def _best_of_n(
+    test: list[Trace],
+    prm_scores: list[list[float]],
+    orm: StepScorer | None,
+    out: Path,
+    bootstrap: int,
+    seed: int,
+    aggregation: str,
+    title: str,
+) -> Any:
+    """Best-of-N curves on the test pools (with the ORM's beside them when there is one), written as
+    CSV, per-problem JSON and a plot."""
+    orm_scores = orm.score(test) if orm is not None else None
+    bon = bon_curves(
+        test, prm_scores, orm_scores, bootstrap=bootstrap, seed=seed, vote_aggregation=aggregation
+    )
+    bon.write_csv(out / "bon.csv")
+    bon.write_per_problem(out / "bon_per_problem.json")
+    plots.bon_curves(bon.rows, out / "bon.png", title=title)
+    return bon
+
+
+def _failure_audits(
+    scorer: StepScorer,
+    test: list[Trace],
+    prm_scores: list[list[float]],
+    aggregation: str,
+    threshold: float,
+    pool: int,
+    seed: int,
+    out: Path,
+) -> _Audits:
+    """The failure-mode audits at the first-error threshold; an ORM's one score is spread over every
+    step first, since the audits read step scores."""
+    audit_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores
+    report = run_audits(
+        test, audit_scores, aggregation, threshold, pool, seed=seed, out_dir=out, scorer_name=scorer.name
+    )
+    return _Audits(summary(report), report["plots"])
+
+
+def _add_beam(audits: _Audits, beam: dict[str, Any]) -> None:
+    """Fold the beam-search reading into the audits: its plot and its gaming gap beside best-of-N's."""
+    audits.beam = beam
+    audits.plots["beam"] = "audit_beam.png"
+    audits.summary |= {
+        "beam_gap_at_max_budget": beam["rows"][-1]["gap"],
+        "beam_gap_growth": beam["gap_growth"],
+    }
+
+
+def _summary_files(audit_plots: dict[str, str]) -> dict[str, Any]:
+    """The files evaluate_world wrote, by role, as the summary names them for the card."""
+    return {
+        "first_error": "processbench.json",
+        "first_error_plot": "first_error_hist.png",
+        "bon_csv": "bon.csv",
+        "bon_plot": "bon.png",
+        "audit": "audit.json",
+        "audit_plots": audit_plots,
+    }

@@ -17,14 +17,14 @@ Files:
 - ``agentprocessbench.py`` AgentProcessBench agent trajectories with step labels (byte-exact round trip)
 - ``native.py``        prmkit's own JSONL / Parquet (lossless)
 - ``detect.py``        format detection from content
-- ``convert.py``       read, write, convert, validate (the public API; CLI twins in prmkit.cli.data)
+- ``registry.py``      ``FORMATS``: format name -> adapter (lazy)
+- ``convert.py``       read, write, convert, validate, inspect (the public API; CLI twins in prmkit.cli.data)
 - ``inputs.py``        the one input rule: ``read_traces`` / ``read_problems`` read every format
 - ``stats.py``         inspect: counts, label distribution by source, first-error histogram (PNG)
 """
 
 from __future__ import annotations
 
-from prmkit.core.registry import Registry
 from prmkit.formats.base import Format, ReadResult, WriteReport
 from prmkit.formats.binary import binarize_traces
 from prmkit.formats.convert import (
@@ -39,16 +39,7 @@ from prmkit.formats.convert import (
 )
 from prmkit.formats.detect import detect_format
 from prmkit.formats.inputs import read_problems, read_traces
-
-FORMATS: Registry[Format] = Registry("format")
-"""Format name -> adapter; lazy so a format's module loads only when it is used."""
-FORMATS.register("prm800k", "prmkit.formats.prm800k:FORMAT")
-FORMATS.register("math_shepherd", "prmkit.formats.math_shepherd:FORMAT")
-FORMATS.register("processbench", "prmkit.formats.processbench:FORMAT")
-FORMATS.register("trl", "prmkit.formats.trl:FORMAT")
-FORMATS.register("agentprocessbench", "prmkit.formats.agentprocessbench:FORMAT")
-FORMATS.register("chat", "prmkit.formats.chat:FORMAT")
-FORMATS.register("prmkit", "prmkit.formats.native:FORMAT")
+from prmkit.formats.registry import FORMATS
 
 __all__ = [
     "FORMATS",

@@ -1,6 +1,6 @@
-"""The public functions of the data area: read, write, convert, validate (and inspect, from stats.py).
+"""The public functions of the data area: read, write, convert, validate, inspect (its core: stats.py).
 
-Each has a CLI twin in ``prmkit.cli.data``. A format name is looked up in :data:`prmkit.formats.FORMATS`;
+Each has a CLI twin in ``prmkit.cli.data``. A format name is looked up in :data:`prmkit.formats.registry.FORMATS`;
 without one, the format is detected from the content and the result says so.
 """
 
@@ -16,7 +16,8 @@ from prmkit.core.files import check_input_file, check_output_path
 from prmkit.core.model import Problem, Trace
 from prmkit.formats.base import Format, ReadResult, WriteReport
 from prmkit.formats.detect import detect_format
-from prmkit.formats.stats import InspectReport, inspect
+from prmkit.formats.registry import FORMATS
+from prmkit.formats.stats import InspectReport, describe
 
 __all__ = [
     "ConversionReport",
@@ -31,8 +32,7 @@ __all__ = [
 
 
 def get_format(name: str) -> Format:
-    from prmkit.formats import FORMATS
-
+    """The adapter registered as ``name`` (an unknown name lists the registered ones)."""
     return FORMATS.get(name)
 
 
@@ -213,3 +213,15 @@ def validate(path: str | Path, format: str | None = None) -> ValidationReport:
     except InputError as err:
         return ValidationReport(str(path), name, detected, 0, err.issues)
     return ValidationReport(str(path), name, detected, len(result) or len(result.problems))
+
+
+def inspect(
+    path: str | Path,
+    png: str | Path | None = None,
+    format: str | None = None,
+    by: str = "source",
+    threshold: float | None = None,
+) -> InspectReport:
+    """Statistics of a data file in any supported format; with ``png``, also a first-error histogram plot.
+    ``threshold`` cuts score-only labels (None: each source's recorded threshold, else 0.5)."""
+    return describe(read(path, format), path, png, by, threshold)

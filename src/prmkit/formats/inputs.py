@@ -15,6 +15,8 @@ from typing import Any
 from prmkit.core.dataset import read_native_problems, read_native_traces
 from prmkit.core.errors import InputError, Issue, SkipReport
 from prmkit.core.model import Problem, Trace
+from prmkit.formats.convert import read
+from prmkit.formats.detect import detect_format
 
 
 def _foreign(path: Path, skip_invalid: bool, report: SkipReport | None) -> Any:
@@ -26,8 +28,6 @@ def _foreign(path: Path, skip_invalid: bool, report: SkipReport | None) -> Any:
     same detection (``prmkit.formats.detect``) and readers. A file no rule matches is read as prmkit's own
     so its errors stay the located ones of the core model.
     """
-    from prmkit.formats import detect_format, read
-
     try:
         name = detect_format(path)
     except InputError:

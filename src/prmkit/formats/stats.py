@@ -1,4 +1,4 @@
-"""``inspect``: what is in a data file: problems, traces, steps, labels by source, first-error histogram.
+"""``describe``, the core of ``inspect``: what is in a data file: problems, traces, steps, labels by source, first-error histogram.
 
 The first-error histogram is the quantity ProcessBench scores; seeing it per source shows at a glance
 whether a data set's "first False" is really a first error (PRM800K's neutral steps say it often is not).
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
+from prmkit.formats.base import ReadResult, check_choice
 
 
 @dataclass
@@ -99,20 +100,17 @@ def plot_first_errors(errors: dict[str, Counter[int]], path: str | Path, max_sou
         fh.write(buf.getvalue())
 
 
-def inspect(
+def describe(
+    result: ReadResult,
     path: str | Path,
     png: str | Path | None = None,
-    format: str | None = None,
     by: str = "source",
     threshold: float | None = None,
 ) -> InspectReport:
-    """Statistics of a data file in any supported format; with ``png``, also a first-error histogram plot.
-    ``threshold`` cuts score-only labels (None: each source's recorded threshold, else 0.5)."""
-    from prmkit.formats.base import check_choice
-    from prmkit.formats.convert import read
-
+    """Statistics of what was read from ``path``; with ``png``, also a first-error histogram plot.
+    ``threshold`` cuts score-only labels (None: each source's recorded threshold, else 0.5).
+    ``prmkit.formats.inspect`` reads a file in any supported format and calls this."""
     check_choice("by", by, ("source", "method"))
-    result = read(path, format)
     traces = result.traces
     labels, errors = count_labels(traces, by, threshold)
     answers = Counter(

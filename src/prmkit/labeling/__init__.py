@@ -6,8 +6,9 @@ copies plus a summary dict; with a ``work_dir`` it is a crash-safe job that a re
 result. Each ``run_*`` function is the file-level twin of a ``prmkit label`` command and takes that
 command's typed config.
 
+- ``labellers.py``      ``LABELLERS``: one record per method (name, sources written, config, run, needs)
 - ``mc.py``             per-step Monte Carlo, hard (``mc_hard``) and soft (``mc_soft``) — ``label mc``
-- ``binary_search.py``  first error by divide and conquer (``binary_search``) — ``label search``
+- ``binary_search.py``  first error by divide and conquer (``binary_search``) — ``label binary_search``
 - ``judge.py``          LLM-as-judge labels (``judge``) — ``label judge``
 - ``consensus.py``      keep traces where MC and judge agree (``consensus``) — ``label consensus``
 - ``merge.py``          join the outputs of a job run in shards (``--shard I/N``) — ``label merge``

@@ -49,7 +49,7 @@ from prmkit.policies.options import PolicyOptions
 
 
 class BinarySearchConfig(JobOptions, PolicyOptions, EstimateOptions):
-    """``prmkit label search``: first-error labels by binary search over step prefixes."""
+    """``prmkit label binary_search``: first-error labels by binary search over step prefixes."""
 
     rollouts: int = Field(default=8, ge=1, le=MAX_ROLLOUTS)
     """Most rollouts per probed prefix (at most 1024); a probe stops at the first rollout that reaches
@@ -226,7 +226,7 @@ def _kept(trace: Trace, fe: int, recs: list[dict], prov, generator: str) -> list
 
 
 def run_binary_search(config: BinarySearchConfig, show_progress: bool = True) -> dict[str, Any]:
-    """``prmkit label search``: read, search with the configured policy, write output, config and summary."""
+    """``prmkit label binary_search``: read, search with the configured policy, write output, config and summary."""
     traces = read_labelable(config.input, shard=config.shard)
     labelled, kept, summary = label_binary_search(
         traces,

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
+from prmkit.core.config import Config
 from prmkit.core.dataset import write_traces
 from prmkit.core.errors import InputError, Issue
 from prmkit.core.files import atomic_write
@@ -19,11 +20,7 @@ from prmkit.labeling.jobs import LABELING_VERSION
 from prmkit.labeling.rollouts import Truncated
 
 
-class Options(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class JobOptions(Options):
+class JobOptions(Config):
     """Files and bookkeeping of a resumable labelling job."""
 
     input: Path
@@ -64,7 +61,7 @@ class JobOptions(Options):
         )
 
 
-class EstimateOptions(Options):
+class EstimateOptions(Config):
     """How rollouts become an estimate (the labellers that roll out)."""
 
     truncated: Truncated = "skip"

@@ -16,13 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from prmkit.core.config import Config
 from prmkit.core.model import Label, Provenance, Trace
 from prmkit.formats.inputs import read_traces
-from prmkit.labeling.common import Options, provenance, write_result
+from prmkit.labeling.common import provenance, write_result
 from prmkit.labeling.labellers import Labeller
 
 
-class ConsensusConfig(Options):
+class ConsensusConfig(Config):
     """``prmkit label consensus``: keep the traces whose two label sources agree."""
 
     input: Path

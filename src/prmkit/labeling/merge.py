@@ -16,15 +16,16 @@ from typing import Any
 import yaml
 from pydantic import Field
 
+from prmkit.core.config import Config
 from prmkit.core.dataset import write_traces
 from prmkit.core.errors import InputError, Issue
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.formats.inputs import read_traces
-from prmkit.labeling.common import Options, shard_of
+from prmkit.labeling.common import shard_of
 
 
-class MergeConfig(Options):
+class MergeConfig(Config):
     """``prmkit label merge``: join the N outputs of a job run with --shard 0/N ... N-1/N."""
 
     input: Path

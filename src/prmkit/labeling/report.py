@@ -20,10 +20,10 @@ from typing import Any
 import yaml
 from pydantic import Field
 
+from prmkit.core.config import Config
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.formats.inputs import read_traces
-from prmkit.labeling.common import Options
 
 
 def _rollout_key(source: str) -> str | None:
@@ -34,7 +34,7 @@ def _rollout_key(source: str) -> str | None:
     return None if method is None else labeller(method).rollouts
 
 
-class ReportConfig(Options):
+class ReportConfig(Config):
     """``prmkit label report``: score label sources against a reference source."""
 
     input: Path

@@ -12,18 +12,18 @@ import contextlib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from prmkit.core.config import Config
 
 
-class TinyConfig(BaseModel):
+class TinyConfig(Config):
     """Size and layout of a from-scratch backbone (RMSNorm, SwiGLU, pre-norm decoder layers).
 
     The default (2 layers x 128, 0.8 M parameters) is sized for minutes on a CPU: on 2 cores it trains
     at ~8,000 tokens/s, five times the 4 x 256 model's rate, and the world's PRM is limited by how many
     examples it sees in its budget (docs/models.md has the learnability measurements).
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     layers: int = Field(2, ge=1)
     width: int = Field(128, ge=16)

@@ -19,19 +19,16 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from prmkit.core.config import Config
 from prmkit.core.errors import InputError, Issue
 
 Dtype = Literal["auto", "bfloat16", "float16", "float32"]
 
 
-class LoadOptions(BaseModel):
+class LoadOptions(Config):
     """How a checkpoint scorer is loaded: every command that scores takes these (``--dtype``,
     ``--device``, ``--device-map``, ``--attn-implementation``, ``--trust-remote-code``). None means the
     default below; a scorer that loads no weights (a server, the world's checker) refuses any that is set."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     dtype: Dtype | None = None
     """Weights and activations: auto (the default) is bfloat16 on a GPU that has it and float32 on a CPU;

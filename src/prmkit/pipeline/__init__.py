@@ -5,10 +5,13 @@
 - ``stages.py``   the stages, each calling one public prmkit function, passing files
 - ``cache.py``    stage folders keyed by a hash of settings and inputs; DONE markers
 - ``runner.py``   run the stages in order, skip finished ones, resume after a crash
+- ``sweep.py``    seeds: the whole recipe once per seed, then intervals over seeds and problems
+- ``entry.py``    ``run``: once, or as a sweep when the recipe has seeds
 - ``summary.py``  the report's content: headline tables, plots, audits, cards, timings
 - ``report.py``   Markdown and HTML rendering of the report
 """
 
-from prmkit.pipeline.runner import RunResult, load_recipe, run
+from prmkit.pipeline.entry import run
+from prmkit.pipeline.runner import RunResult, load_recipe
 
 __all__ = ["RunResult", "load_recipe", "run"]

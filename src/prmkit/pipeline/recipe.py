@@ -12,13 +12,13 @@ from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     SerializeAsAny,
     field_validator,
     model_validator,
 )
 
+from prmkit.core.config import Config
 from prmkit.core.yamlconf import validate_at
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.policies.options import JudgeOptions, PolicyOptions
@@ -28,11 +28,7 @@ from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
 from prmkit.world.config import PolicyConfig, WorldConfig
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class ProblemsSection(_Section):
+class ProblemsSection(Config):
     """Where the training problems and their sampled traces come from."""
 
     source: str | Path = "world"
@@ -87,10 +83,10 @@ class ProblemsSection(_Section):
         return self.source if isinstance(self.source, str) else None
 
 
-class LabelsSection(_Section):
+class LabelsSection(Config):
     """Automated step labels made for the training traces (and scored against gold where it exists)."""
 
-    methods: list[str] = ["mc", "binary_search", "judge", "consensus"]
+    methods: list[str] = Field(default_factory=lambda: ["mc", "binary_search", "judge", "consensus"])
     """Which labellers run (``prmkit.labeling.labellers``: mc, binary_search, judge, consensus, and any
     plugin's), each once, in this order."""
     rollouts: int = Field(8, ge=1)
@@ -103,7 +99,7 @@ class LabelsSection(_Section):
     """Which judge labels the steps (the world's simulated judge, or an endpoint)."""
     consensus_mode: Literal["first_error", "per_step"] = "first_error"
     """What MC and judge must agree on for a trace to be kept (consensus's ``mode``)."""
-    options: dict[str, dict[str, Any]] = {}
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per labeller, fields of its own config (``prmkit label NAME --help``) that differ from the shared
     settings above, e.g. ``{binary_search: {batch: 4}}``; checked against that config when read."""
 
@@ -144,7 +140,7 @@ class LabelsSection(_Section):
         return cls(**values)
 
 
-class PrmRun(_Section):
+class PrmRun(Config):
     """One more PRM beside those of ``prm_sources``: another head, or a training set cut to a size, for a
     comparison at equal settings but one (docs/labeling.md, "The labels study")."""
 
@@ -152,7 +148,7 @@ class PrmRun(_Section):
     """Its stage is ``prm-<name>``, and its row in every table."""
     source: str
     """The label source it learns from (as in ``prm_sources``)."""
-    prm: dict[str, Any] = {}
+    prm: dict[str, Any] = Field(default_factory=dict)
     """Fields of ``train.prm`` changed for this PRM alone, e.g. ``{head: classifier}``."""
     size_of: str | None = None
     """Train on as many traces as this label source labelled (e.g. ``consensus``, which keeps only the
@@ -170,7 +166,7 @@ class PrmRun(_Section):
         return self
 
 
-class TrainSection(_Section):
+class TrainSection(Config):
     """The models: one pretrained backbone shared by every PRM, the ORM and the small LM policy."""
 
     pretrain: PretrainConfig | None = PretrainConfig(max_steps=1000)
@@ -178,9 +174,9 @@ class TrainSection(_Section):
     skip it and put the heads on ``prm.base_model`` / ``orm.base_model`` (a real backbone folder)."""
     prm: PrmConfig = PrmConfig(max_steps=500)
     """Settings shared by every PRM; ``label_source`` is set per PRM from ``prm_sources``."""
-    prm_sources: list[str] = ["gold", "mc_hard"]
+    prm_sources: list[str] = Field(default_factory=lambda: ["gold", "mc_hard"])
     """One PRM per label source (gold, mc_hard, mc_soft, binary_search, judge, consensus...)."""
-    prm_runs: list[PrmRun] = []
+    prm_runs: list[PrmRun] = Field(default_factory=list)
     """More PRMs, each with its own name, source, changed settings or training-set size."""
     orm: OrmConfig | None = OrmConfig(max_steps=400)
     """The outcome baseline; null to skip it."""
@@ -226,18 +222,20 @@ class EvaluateSection(WorldEvalSettings):
         return self
 
 
-class RlSection(_Section):
+class RlSection(Config):
     """RL against the PRM (``prmkit rl``): one GRPO run per reward from the pretrained LM (π0), every run
     at the same budget, monitored against gold (docs/rl.md, "The experiment")."""
 
-    rewards: list[Reward] = ["outcome", "prm_aggregate", "dense", "mixed", "gold_process"]
+    rewards: list[Reward] = Field(
+        default_factory=lambda: ["outcome", "prm_aggregate", "dense", "mixed", "gold_process"]
+    )
     """One run (stage ``rl-<reward>``) per reward: outcome, prm_aggregate, dense, mixed, gold_process."""
     prm_source: str = "mc_hard"
     """The PRM (one of ``train.prm_sources``) that pays the process rewards; it is also every run's
     monitor proxy, so all runs are read on one PRM."""
     seed: int = 0
     """Seed of the runs (set per seed by a sweep)."""
-    config: dict[str, Any] = {}
+    config: dict[str, Any] = Field(default_factory=dict)
     """Fields of ``prmkit rl``'s config (``prmkit rl --help``: steps, group_size, batch, lr, prompts...)
     but ``policy``, ``prm``, ``reward`` and ``seed``, which the recipe sets."""
 
@@ -257,7 +255,7 @@ class RlSection(_Section):
         return RlConfig.model_validate({**self.config, **fixed})
 
 
-class Recipe(_Section):
+class Recipe(Config):
     """``prmkit run RECIPE.yaml``: problems -> traces -> labels -> models -> evaluation -> cards -> report."""
 
     name: str = "world"
@@ -271,7 +269,7 @@ class Recipe(_Section):
     rl: RlSection | None = None
     """RL against the PRM after the models are trained (arithmetic world only: its checker is the
     monitors' gold); null (the default) skips it."""
-    seeds: list[int] = []
+    seeds: list[int] = Field(default_factory=list)
     """Run the whole recipe once per seed (training problems, labels, every model's initialisation; the
     evaluation data stays), each into ``output_dir/seed-<s>``, then one report with mean and 95 % interval
     over seeds (``prmkit.pipeline.sweep``). Empty: one run with the seeds the sections give."""

@@ -45,7 +45,8 @@ EVERY_PROCESS = ("train",)
 WAIT_POLL_S = 1.0
 
 
-def _log(message: str) -> None:
+def log(message: str) -> None:
+    """One line of the run's progress on the console, from the main process only."""
     from prmkit.core.progress import console
 
     if is_main_process():
@@ -70,21 +71,21 @@ def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict
         head = f"[{i}/{len(stages)}] {st.name}"
         if sd.is_done():
             done = sd.summary()
-            _log(f"[green]{head}[/green]: cached ({sd.path.name}, took {done['seconds']:.0f}s when run)")
+            log(f"[green]{head}[/green]: cached ({sd.path.name}, took {done['seconds']:.0f}s when run)")
             results[st.name] = {"key": key, "dir": str(sd.path), "cached": True, **done}
             continue
         if not is_main_process() and st.kind not in EVERY_PROCESS:
             done = _wait_for(sd)
             results[st.name] = {"key": key, "dir": str(sd.path), "cached": False, **done}
             continue
-        _log(f"[bold]{head}[/bold] -> {sd.path}")
+        log(f"[bold]{head}[/bold] -> {sd.path}")
         start = time.perf_counter()
         summary = st.run(recipe, sd.path, {d: dirs[d].path for d in st.deps})
         seconds = time.perf_counter() - start
         summary = json.loads(json.dumps(summary, default=str))
         if is_main_process():
             sd.mark_done(summary, seconds)
-        _log(f"[green]{head}[/green]: done in {seconds:.0f}s")
+        log(f"[green]{head}[/green]: done in {seconds:.0f}s")
         results[st.name] = {
             "key": key,
             "dir": str(sd.path),
@@ -95,20 +96,12 @@ def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict
     return results
 
 
-def run(
-    recipe: str | Path | Recipe, overrides: dict[str, Any] | None = None, source: str | None = None
-) -> RunResult:
-    """Run the whole loop of ``recipe`` and write ``report.md`` / ``report.html`` in its output folder."""
+def run_once(recipe: Recipe, source: str | None = None) -> RunResult:
+    """Run the whole loop of ``recipe`` once (its ``seeds`` are the sweep's business, not read here) and
+    write ``report.md`` / ``report.html`` in its output folder; ``source`` names the recipe file there."""
     from prmkit.pipeline.report import write_report
     from prmkit.pipeline.summary import build_report
 
-    if not isinstance(recipe, Recipe):
-        source = source or str(recipe)
-        recipe = load_recipe(recipe, overrides)
-    if recipe.seeds:
-        from prmkit.pipeline.sweep import run_sweep
-
-        return run_sweep(recipe, source)
     out = recipe.output_dir
     stages = plan(recipe)
     launched = [s.name for s in stages if s.kind == "rl"] if world_size() > 1 else []
@@ -125,5 +118,5 @@ def run(
     md, page = out / "report.md", out / "report.html"
     if is_main_process():  # the others have nothing left to do: every stage they read is done
         md, page = write_report(build_report(recipe, results, out, source), out)
-        _log(f"report: {page}")
+        log(f"report: {page}")
     return RunResult(out, md, page, results)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prmkit.cards import training_warnings
 from prmkit.pipeline.recipe import Recipe
-from prmkit.pipeline.report import Report, Table, relpath
+from prmkit.pipeline.report import Report, Section, Table, relpath
+
+if TYPE_CHECKING:
+    from prmkit.policies.worlds import World
 
 BON_NS = (1, 4, 16, 64)
 BON_METHODS = ("prm:min", "prm:prod", "weighted:min", "orm", "majority", "oracle")
@@ -267,15 +270,38 @@ def _warnings(trained: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, source: str | None) -> Report:
+    """The run report, one section per helper in reading order; a helper returns None for a section
+    the run has nothing to show in (no evaluations, no trained models...)."""
     report = Report(f"prmkit run: {recipe.name}")
     evals = _evals(results)
     trained = _trained(results)
+    sections = [
+        _warnings_section(trained),
+        _headline_section(recipe, evals, out),
+        _labels_section(results, out),
+        _audits_section(evals, out),
+        _cards_section(evals, out),
+        _training_section(trained),
+        _gold_section(trained),
+        _rl_section(recipe, results, out),
+        _timing_section(results),
+        _reproduce_section(out, source),
+    ]
+    report.sections.extend(sec for sec in sections if sec is not None)
+    return report
+
+
+def _warnings_section(trained: dict[str, dict[str, Any]]) -> Section | None:
+    """First, so a model that did not train as planned is seen before its numbers are read."""
     warnings = _warnings(trained)
-    if warnings:
-        report.section("Warnings").text.extend(warnings)
-    head = report.section("What this run shows")
+    return Section("Warnings", text=warnings) if warnings else None
+
+
+def _headline_section(recipe: Recipe, evals: dict[str, dict[str, Any]], out: Path) -> Section:
+    """What the run was (data, labels, backbones) and, when models were evaluated, its headline tables."""
     from prmkit.policies.worlds import world
 
+    head = Section("What this run shows")
     name = recipe.problems.world_name
     w = world(recipe.evaluate.world)  # a file's traces are measured on the world evaluate names
     where = f"the embedded world `{name}`" if name else f"`{recipe.problems.source}`"
@@ -288,83 +314,135 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
         "Brackets are 95 % bootstrap bands over problems."
     )
     if evals:
-        head.tables.append(Table(_first_error_rows(evals), "First-error prediction on fresh world data (%)"))
-        head.text.append(FIRST_ERROR_LEGEND)
-        if any(r["summary"].get("first_error_by_class") for r in evals.values()):
-            head.tables.append(
-                Table(_class_rows(evals, w.error_classes), "First-error F1 by error class (%)")
-            )
-            head.text.append(w.class_legend)
-        agent_rows = _agent_rows(evals)
-        if agent_rows:
-            head.tables.append(Table(agent_rows, "Agent steps: AgentProcessBench's metrics (%)"))
-            head.text.append(AGENT_LEGEND)
-        main = next((m for m in evals if m != LM), next(iter(evals)))
-        summary = evals[main]["summary"]
-        head.tables.append(Table(_bon_rows(summary), f"Best-of-N accuracy (%) with {main}, [95 % band]"))
-        bon_png = Path(evals[main]["dir"]) / "model" / "card" / summary["files"]["bon_plot"]
-        head.images.append((relpath(bon_png, out), f"Best-of-N curves, {main}"))
-    if "label_report" in results:
-        sec = report.section("Labels against gold")
-        lr = results["label_report"]["summary"]
-        sec.tables.append(
-            Table(_label_rows(lr, results), "Automated labels scored against gold on the training traces (%)")
+        _add_first_error(head, evals, w)
+        _add_best_of_n(head, evals, out)
+    return head
+
+
+def _add_first_error(head: Section, evals: dict[str, dict[str, Any]], w: World) -> None:
+    """First-error tables with their legends: overall, by error class and (for agent traces) by
+    AgentProcessBench's own metrics, the last two only when some evaluation measured them."""
+    head.tables.append(Table(_first_error_rows(evals), "First-error prediction on fresh world data (%)"))
+    head.text.append(FIRST_ERROR_LEGEND)
+    if any(r["summary"].get("first_error_by_class") for r in evals.values()):
+        head.tables.append(Table(_class_rows(evals, w.error_classes), "First-error F1 by error class (%)"))
+        head.text.append(w.class_legend)
+    agent_rows = _agent_rows(evals)
+    if agent_rows:
+        head.tables.append(Table(agent_rows, "Agent steps: AgentProcessBench's metrics (%)"))
+        head.text.append(AGENT_LEGEND)
+
+
+def _add_best_of_n(head: Section, evals: dict[str, dict[str, Any]], out: Path) -> None:
+    """Best-of-N for one model only (a table per model would bury the headline): the first that is not
+    the zero-shot LM, or the LM when it is all there is."""
+    main = next((m for m in evals if m != LM), next(iter(evals)))
+    summary = evals[main]["summary"]
+    head.tables.append(Table(_bon_rows(summary), f"Best-of-N accuracy (%) with {main}, [95 % band]"))
+    bon_png = Path(evals[main]["dir"]) / "model" / "card" / summary["files"]["bon_plot"]
+    head.images.append((relpath(bon_png, out), f"Best-of-N curves, {main}"))
+
+
+def _labels_section(results: dict[str, dict[str, Any]], out: Path) -> Section | None:
+    """How good the automated labels were against gold, when the run scored them (``label_report``)."""
+    if "label_report" not in results:
+        return None
+    sec = Section("Labels against gold")
+    lr = results["label_report"]["summary"]
+    sec.tables.append(
+        Table(_label_rows(lr, results), "Automated labels scored against gold on the training traces (%)")
+    )
+    sec.text.append(
+        "Each source is scored on the traces it labelled: every sampled trace for Monte Carlo, binary "
+        "search and the judge; for consensus only the traces where MC and judge agreed (its data kept)."
+    )
+    sec.images.append(
+        (relpath(Path(results["label_report"]["dir"]) / "label_quality.png", out), "Label quality")
+    )
+    return sec
+
+
+def _audits_section(evals: dict[str, dict[str, Any]], out: Path) -> Section | None:
+    """The failure-mode audits of every evaluated model, with the legend of their plain column names."""
+    if not evals:
+        return None
+    sec = Section("Failure-mode audits")
+    sec.text.append("What each column means (every card has the plots):")
+    sec.text += [f"{name}: {meaning}." for name, meaning in AUDIT_COLUMNS.values()]
+    sec.tables.append(Table(_audit_rows(evals)))
+    for model, r in evals.items():
+        plots = r["summary"]["files"].get("audit_plots", {})
+        for name, caption in AUDIT_PLOTS.items():
+            if name in plots:
+                sec.images.append(
+                    (relpath(Path(r["dir"]) / "model" / "card" / plots[name], out), f"{model}: {caption}")
+                )
+    return sec
+
+
+def _cards_section(evals: dict[str, dict[str, Any]], out: Path) -> Section | None:
+    """Where each evaluated model's process card is, for the details this report leaves out."""
+    if not evals:
+        return None
+    cards = Section("Process cards")
+    for model, r in evals.items():
+        cards.text.append(
+            f"{model}: {relpath(Path(r['dir']) / 'model' / 'README.md', out)} (and process_card.json)"
         )
-        sec.text.append(
-            "Each source is scored on the traces it labelled: every sampled trace for Monte Carlo, binary "
-            "search and the judge; for consensus only the traces where MC and judge agreed (its data kept)."
-        )
-        sec.images.append(
-            (relpath(Path(results["label_report"]["dir"]) / "label_quality.png", out), "Label quality")
-        )
-    if evals:
-        sec = report.section("Failure-mode audits")
-        sec.text.append("What each column means (every card has the plots):")
-        sec.text += [f"{name}: {meaning}." for name, meaning in AUDIT_COLUMNS.values()]
-        sec.tables.append(Table(_audit_rows(evals)))
-        for model, r in evals.items():
-            plots = r["summary"]["files"].get("audit_plots", {})
-            for name, caption in AUDIT_PLOTS.items():
-                if name in plots:
-                    sec.images.append(
-                        (relpath(Path(r["dir"]) / "model" / "card" / plots[name], out), f"{model}: {caption}")
-                    )
-        cards = report.section("Process cards")
-        for model, r in evals.items():
-            cards.text.append(
-                f"{model}: {relpath(Path(r['dir']) / 'model' / 'README.md', out)} (and process_card.json)"
-            )
-    if trained:
-        sec = report.section("Training: what each model actually did")
-        sec.text.append(
-            "Budgets are optimiser steps, so the same recipe and seed give the same models on any machine; a "
-            "model that stopped before its planned steps (a max_minutes cap) is named in the warnings above."
-        )
-        sec.tables.append(Table(_training_rows(trained)))
-        gold = report.section("Where gold labels were used")
-        gold.text.append(
-            "Gold is for evaluation. Each model's process card (`gold_use`) records every other way gold reached "
-            "it, from what its training read: a pretraining corpus filtered on gold, gold training labels, or a "
-            "dev set with gold labels that chose its checkpoint and threshold (like a small hand-labelled dev "
-            "set). Every model's test and held-out numbers are measured against gold, with the threshold tuned "
-            "on a third of the test problems."
-        )
-        gold.text.extend(_gold_lines(trained))
+    return cards
+
+
+def _training_section(trained: dict[str, dict[str, Any]]) -> Section | None:
+    """What each training run actually did, since a budget cap can stop one short of its plan."""
+    if not trained:
+        return None
+    sec = Section("Training: what each model actually did")
+    sec.text.append(
+        "Budgets are optimiser steps, so the same recipe and seed give the same models on any machine; a "
+        "model that stopped before its planned steps (a max_minutes cap) is named in the warnings above."
+    )
+    sec.tables.append(Table(_training_rows(trained)))
+    return sec
+
+
+def _gold_section(trained: dict[str, dict[str, Any]]) -> Section | None:
+    """Every way gold labels reached a trained model, so no gold use beyond evaluation goes unstated."""
+    if not trained:
+        return None
+    gold = Section("Where gold labels were used")
+    gold.text.append(
+        "Gold is for evaluation. Each model's process card (`gold_use`) records every other way gold reached "
+        "it, from what its training read: a pretraining corpus filtered on gold, gold training labels, or a "
+        "dev set with gold labels that chose its checkpoint and threshold (like a small hand-labelled dev "
+        "set). Every model's test and held-out numbers are measured against gold, with the threshold tuned "
+        "on a third of the test problems."
+    )
+    gold.text.extend(_gold_lines(trained))
+    return gold
+
+
+def _rl_section(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path) -> Section | None:
+    """The RL runs against the PRM; on the default world without them, where the RL experiment is."""
     runs = {name.removeprefix("rl-"): r for name, r in results.items() if name.startswith("rl-")}
-    if runs:
-        sec = report.section("RL against the PRM")
-        sec.text.append(RL_LEGEND)
-        sec.tables.append(Table(_rl_rows(runs), "The policy at its first and last monitor point (%)"))
-        sec.text += [
-            f"**Warning (rl-{reward}):** {w}" for reward, r in runs.items() for w in r["summary"]["warnings"]
-        ]
-        for reward, r in runs.items():
-            png = Path(r["dir"]) / "policy" / "monitors.png"
-            sec.images.append((relpath(png, out), f"rl-{reward}: monitors over training"))
-    elif recipe.problems.world_name == "world":
-        sec = report.section("RL against the PRM")
-        sec.text.append(RL_ELSEWHERE)
-    timing = report.section("Where the time went")
+    if not runs:
+        if recipe.problems.world_name == "world":
+            return Section("RL against the PRM", text=[RL_ELSEWHERE])
+        return None
+    sec = Section("RL against the PRM")
+    sec.text.append(RL_LEGEND)
+    sec.tables.append(Table(_rl_rows(runs), "The policy at its first and last monitor point (%)"))
+    sec.text += [
+        f"**Warning (rl-{reward}):** {w}" for reward, r in runs.items() for w in r["summary"]["warnings"]
+    ]
+    for reward, r in runs.items():
+        png = Path(r["dir"]) / "policy" / "monitors.png"
+        sec.images.append((relpath(png, out), f"rl-{reward}: monitors over training"))
+    return sec
+
+
+def _timing_section(results: dict[str, dict[str, Any]]) -> Section:
+    """Each stage's time, cached stages included, so the cost of a fresh run can be read off."""
+    timing = Section("Where the time went")
     timing.tables.append(Table([
         {"stage": name, "seconds": round(r.get("seconds", 0.0), 1), "cached this run": r["cached"]}
         for name, r in results.items()
@@ -373,11 +451,16 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
     timing.text.append(
         f"Total compute of all stages: {total / 60:.1f} minutes (cached stages count the time they took when run)."
     )
-    repro = report.section("Reproduce")
+    return timing
+
+
+def _reproduce_section(out: Path, source: str | None) -> Section:
+    """The command that reruns the run and where its resolved settings are."""
+    repro = Section("Reproduce")
     repro.commands.append(
         f"prmkit run {source or 'RECIPE.yaml'}   # reruns only stages whose settings changed"
     )
     repro.text.append(
         f"Resolved settings: {relpath(out / 'recipe.resolved.json', out)}; each stage folder holds its own config and summary."
     )
-    return report
+    return repro

@@ -16,6 +16,7 @@ from typing import Any
 
 from prmkit.pipeline.recipe import Recipe
 from prmkit.pipeline.report import Report, Table, relpath
+from prmkit.pipeline.runner import RunResult, log, run_once
 
 SWEEP_FILE = "sweep.json"
 BON_ROWS = {"majority": "majority vote", "orm": "ORM best-of-N", "oracle": "oracle (any right answer)"}
@@ -263,20 +264,19 @@ def _plot(data: dict[str, dict[str, list[float]]], metrics: list[str], png: Path
     interval_bars(groups, png, f"{title} ({seeds} seeds)", "F1 (%)")
 
 
-def run_sweep(recipe: Recipe, source: str | None) -> Any:
+def run_sweep(recipe: Recipe, source: str | None) -> RunResult:
     """Run ``recipe`` once per seed, then write the sweep report (its RunResult: every seed's stages)."""
     from prmkit.core.ranks import is_main_process
     from prmkit.pipeline.report import write_report
-    from prmkit.pipeline.runner import RunResult, _log, run
 
     out = recipe.output_dir
     out.mkdir(parents=True, exist_ok=True)
     per_seed = {}
     for i, seed in enumerate(recipe.seeds, start=1):
-        _log(f"[bold]seed {seed}[/bold] ({i} of {len(recipe.seeds)})")
-        per_seed[seed] = run(for_seed(recipe, seed), source=source).stages
+        log(f"[bold]seed {seed}[/bold] ({i} of {len(recipe.seeds)})")
+        per_seed[seed] = run_once(for_seed(recipe, seed), source).stages
     md, page = out / "report.md", out / "report.html"
     if is_main_process():  # under a launch, one process writes the report
         md, page = write_report(sweep_report(recipe, per_seed, out), out)
-        _log(f"sweep report: {page}")
+        log(f"sweep report: {page}")
     return RunResult(out, md, page, {f"seed-{s}/{k}": v for s, st in per_seed.items() for k, v in st.items()})

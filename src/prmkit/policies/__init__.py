@@ -3,15 +3,18 @@
 Contract: a policy implements :class:`prmkit.core.protocols.Policy` (``continue_from``), a judge
 implements :class:`prmkit.core.protocols.Judge` (``judge``). Backends plug in by name:
 
-    POLICIES  "world"    -> the embedded world's simulated policy          (world.py)
-              "hf"       -> a local transformers causal LM                  (hf.py)
-              "endpoint" -> an OpenAI-compatible /v1/completions server      (endpoint.py)
-    JUDGES    "world"    -> the embedded world's simulated judge             (world.py)
-              "endpoint" -> an OpenAI-compatible /v1/chat/completions critic (endpoint.py, critic.py)
+    POLICIES  "world"      -> the embedded world's simulated policy          (world.py)
+              "agentworld" -> the agent world's simulated agent              (agentworld.py)
+              "hf"         -> a local transformers causal LM                  (hf.py)
+              "endpoint"   -> an OpenAI-compatible /v1/completions server      (endpoint.py)
+    JUDGES    "world"      -> the embedded world's simulated judge             (world.py)
+              "agentworld" -> the agent world's simulated judge              (agentworld.py)
+              "endpoint"   -> an OpenAI-compatible /v1/chat/completions critic (endpoint.py, critic.py)
 
-Files: ``text.py`` (prompt layout and step/answer parser shared by every text backend), ``http.py``
+Files (the prompt layout and step/answer parser every text backend shares is ``prmkit.core.steps``): ``http.py``
 (client with concurrency cap, retries, timeouts), ``critic.py`` (ProcessBench critic prompt and reader),
-``options.py`` (the typed options a command uses to build a policy or judge).
+``options.py`` (the typed options a command uses to build a policy or judge), ``worlds.py`` (``WORLDS``:
+each embedded world by name, with its generator, policy, judge and gold checker).
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 from prmkit.core.model import Continuation, Problem, Step
 from prmkit.core.protocols import JudgeVerdict
+from prmkit.core.steps import StepFormat
 from prmkit.policies.critic import CRITIC_TEMPLATE, critic_prompt, parse_first_error, verdict_from_first_error
 from prmkit.policies.http import BadAnswerError, OpenAIClient
-from prmkit.policies.text import StepFormat
 
 
 class EndpointPolicy:
@@ -84,7 +84,7 @@ class EndpointPolicy:
     def request(self, problem: Problem, prefix: Sequence[Step]) -> dict:
         """What a request says besides its sampling options: a prompt, or (``chat``) the messages, with
         ``continue_final_message`` and ``add_generation_prompt`` off as vLLM documents prefilling
-        (:meth:`~prmkit.policies.text.StepFormat.messages`)."""
+        (:meth:`~prmkit.core.steps.StepFormat.messages`)."""
         if not self.chat:
             return {"prompt": self.format.prompt(problem, prefix)}
         messages, cont = self.format.messages(problem, prefix)

@@ -8,7 +8,7 @@ then makes one cached forward step per token: the next token is drawn on the ids
 a seeded ``torch.Generator``), a row stops on EOS or, **only when it has just written a token holding
 the step separator**, when the step it closed states an answer or was its ``max_steps``-th; finished
 rows leave the batch (and the cache) at once. The text is then cut by the same
-:class:`~prmkit.policies.text.StepFormat` an endpoint policy uses. The world's tiny LM loads through
+:class:`~prmkit.core.steps.StepFormat` an endpoint policy uses. The world's tiny LM loads through
 here like any pretrained model; ``bench/bench_sampling.py`` measures the loop against its forward bound.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from prmkit.core.model import Continuation, Problem, Step
-from prmkit.policies.text import StepFormat
+from prmkit.core.steps import StepFormat
 
 
 def separator_token_ids(tokenizer: Any, separator: str) -> frozenset[int]:
@@ -174,7 +174,7 @@ class HFPolicy:
 
     def prompt_ids(self, problem: Problem, prefix: Sequence[Step]) -> list[int]:
         """The token ids the model continues: the text prompt, or (``chat``) the model's chat template
-        over :meth:`~prmkit.policies.text.StepFormat.messages`, the assistant's message left open."""
+        over :meth:`~prmkit.core.steps.StepFormat.messages`, the assistant's message left open."""
         if not self.chat:
             return self.tokenizer(self.format.prompt(problem, prefix))["input_ids"]
         messages, cont = self.format.messages(problem, prefix)

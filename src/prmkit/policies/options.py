@@ -9,19 +9,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
+from prmkit.core.config import Config
 from prmkit.core.protocols import Judge, Policy
+from prmkit.core.steps import DEFAULT_ANSWER_PATTERN, StepFormat
 from prmkit.policies import load_judge, load_policy
-from prmkit.policies.text import DEFAULT_ANSWER_PATTERN, StepFormat
 from prmkit.policies.worlds import WORLDS
 
 ENDPOINT_CONCURRENCY = 64
 LOCAL_CONCURRENCY = 4
-
-
-class _Options(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 def _changed(options: BaseModel, *names: str) -> bool:
@@ -30,7 +27,7 @@ def _changed(options: BaseModel, *names: str) -> bool:
     return any(getattr(options, n) != fields[n].default for n in names)
 
 
-class PolicyOptions(_Options):
+class PolicyOptions(Config):
     """Which policy draws the rollouts."""
 
     policy: str = "world"
@@ -136,7 +133,7 @@ class PolicyOptions(_Options):
         return load_policy(self.policy)
 
 
-class JudgeOptions(_Options):
+class JudgeOptions(Config):
     """Which judge reads the traces."""
 
     judge: str = "world"

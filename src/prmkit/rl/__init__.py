@@ -6,7 +6,7 @@ Contract: a completion's steps come from one split (:func:`steps.parse_completio
 :mod:`advantages` turns step rewards into token advantages with plain functions; the adapters hand them
 to a trainer.
 
-- ``steps.py``       step texts, character and token ends, final answer of a completion
+- ``steps.py``       the token each step of a completion ends at (the steps: ``prmkit.core.steps``)
 - ``advantages.py``  outcome GRPO, process GRPO (PURE min-form by default, DeepSeekMath sum-form), the
                      unfinished cap, mixing on one scale
 - ``rewards.py``     ``outcome_reward``, ``trl_reward`` (PRM aggregate), ``ProcessReward`` (dense)
@@ -26,6 +26,7 @@ to a trainer.
 - ``monitors.py``    hacking monitors on held-out samples (the proxy and the paid reward), the Goodhart,
                      length and collapse warnings, ``monitors.jsonl``
 - ``plot.py``        the monitors' curves and the Goodhart plot
+- ``series.py``      which series of the monitors' points is gold (read by the warnings and the plot)
 - ``card.py``        the policy card (reward, PRM, budget, seeds, monitors, gold use)
 - ``train.py``       ``train_policy(config, output_dir)``: GRPO with monitors, resumable, with its card
 
@@ -34,6 +35,7 @@ to a trainer.
 
 from __future__ import annotations
 
+from prmkit.core.steps import CompletionSteps, parse_completion
 from prmkit.rl.advantages import (
     mixed_advantages,
     outcome_advantages,
@@ -42,7 +44,6 @@ from prmkit.rl.advantages import (
 )
 from prmkit.rl.emitters import turn_step_rewards, verl_reward_tensor
 from prmkit.rl.rewards import ProcessReward, StepRewards, outcome_reward, reward_name, trl_reward
-from prmkit.rl.steps import CompletionSteps, parse_completion
 
 __all__ = [
     "CompletionSteps",

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from prmkit.core.config import Config
 
 Reward = Literal["outcome", "prm_aggregate", "dense", "mixed", "gold_process"]
 REWARDS_NEEDING_PRM = ("prm_aggregate", "dense", "mixed")
 
 
-class PromptSet(BaseModel):
+class PromptSet(Config):
     """Where the training prompts come from, and the held-out prompts the monitors sample."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     source: str = "world"
     """``world`` (generated world problems, with gold for the monitors) or a JSONL file of problems
@@ -32,11 +32,9 @@ class PromptSet(BaseModel):
     """Samples per held-out problem at every monitor point."""
 
 
-class RlConfig(BaseModel):
+class RlConfig(Config):
     """Train a causal-LM policy with GRPO (TRL) against an outcome check, a PRM (aggregate or dense
     step rewards) or the world's gold checker, with hacking monitors every ``monitor_every`` steps."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     policy: str
     """π0: a local causal-LM folder (``prmkit pretrain``'s output or any Hugging Face causal LM)."""

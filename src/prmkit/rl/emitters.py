@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from prmkit.core.steps import make_trace, message_text, parse_completion
 from prmkit.rl.rewards import ProcessReward
-from prmkit.rl.steps import parse_completion, token_ends, token_text_ends
-from prmkit.serving.steps import make_trace, message_text
+from prmkit.rl.steps import token_ends, token_text_ends
 
 
 def step_token_ends(ids: Sequence[int], tokenizer: Any, char_ends: Sequence[int]) -> list[int]:

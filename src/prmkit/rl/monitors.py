@@ -39,13 +39,13 @@ from typing import Any
 from prmkit.core.answers import check_answer
 from prmkit.core.model import Problem, Step, Trace
 from prmkit.core.protocols import StepScorer
+from prmkit.core.steps import CompletionSteps, StepFormat, make_trace, parse_completion
 from prmkit.policies.hf import StepStop, sample_continuations, separator_token_ids
-from prmkit.policies.text import StepFormat
 from prmkit.rl.advantages import min_form
+from prmkit.rl.plot import plot_monitors
 from prmkit.rl.rollout import is_world
-from prmkit.rl.steps import CompletionSteps, parse_completion
+from prmkit.rl.series import gold_key
 from prmkit.scoring.aggregate import aggregate
-from prmkit.serving.steps import make_trace
 
 log = logging.getLogger(__name__)
 MONITORS_FILE = "monitors.jsonl"
@@ -254,11 +254,6 @@ def gold_metrics(done: Sequence[tuple[Problem, CompletionSteps]]) -> dict[str, A
     }
 
 
-def gold_key(points: Sequence[dict[str, Any]]) -> str:
-    """The gold series of a run: process-correct rate where the world judged, else answer accuracy."""
-    return "process_correct" if points and "process_correct" in points[-1] else "answer_accuracy"
-
-
 PROXIES = {"prm_reward": "the PRM reward", "paid_reward": "the paid reward"}
 """The series a Goodhart warning watches: the PRM's aggregate, and what training pays."""
 
@@ -409,8 +404,6 @@ class MonitorCallback:
         return _Callback()
 
     def record(self, model: Any, tokenizer: Any, step: int) -> dict[str, Any]:
-        from prmkit.rl.plot import plot_monitors
-
         point = self.monitor.measure(model, tokenizer, step)
         append_point(self.path, point)
         self.points.append(point)

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from prmkit.core.protocols import StepScorer
+from prmkit.core.steps import StepSplit, split_query
 from prmkit.rl.rewards import ProcessReward
 from prmkit.scoring.aggregate import aggregate
 from prmkit.scoring.remote import API_KEY_ENV
-from prmkit.serving.steps import StepSplit, split_query
 
 
 def openrlhf_rewards(

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prmkit.rl.series import gold_key
+
 
 def plot_monitors(points: Sequence[dict[str, Any]], path: str | Path, title: str = "") -> Path | None:
     """Left: PRM reward, gold process-correct rate, answer accuracy and lucky rate by optimiser step.
@@ -17,8 +19,6 @@ def plot_monitors(points: Sequence[dict[str, Any]], path: str | Path, title: str
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from prmkit.rl.monitors import gold_key
 
     steps = [p["step"] for p in points]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))

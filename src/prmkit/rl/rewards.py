@@ -29,10 +29,16 @@ from typing import Any
 
 from prmkit.core.answers import check_answer
 from prmkit.core.protocols import StepScorer
-from prmkit.policies.text import StepFormat
-from prmkit.rl.steps import CompletionSteps, parse_completion
+from prmkit.core.steps import (
+    CompletionSteps,
+    StepFormat,
+    StepSplit,
+    make_trace,
+    message_text,
+    parse_completion,
+    problem_text,
+)
 from prmkit.scoring.aggregate import aggregate
-from prmkit.serving.steps import StepSplit, make_trace, message_text, problem_text
 
 
 @functools.lru_cache(maxsize=8)

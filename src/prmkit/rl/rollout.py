@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from prmkit.core.model import Problem, Trace
+from prmkit.core.steps import StepFormat
 from prmkit.policies.hf import StepStop, sample_continuations, separator_token_ids
-from prmkit.policies.text import StepFormat
 from prmkit.rl.config import PromptSet
 
 

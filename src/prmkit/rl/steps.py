@@ -1,11 +1,9 @@
-"""Where a completion's steps are, in characters and in tokens: the one split every RL reward uses.
+"""Where a completion's steps are in tokens: the step of every token an RL trainer pays.
 
-A completion is cut into steps by the scorer's :class:`~prmkit.serving.steps.StepSplit` (chat markers
-removed, split at the separator or pattern, each step stripped, empty ones dropped), so a step reward is
-paid on exactly the steps the PRM scored. Its final answer is the first step stating one
-(:meth:`~prmkit.policies.text.StepFormat.answer_in`), and steps after it are dropped, as
-:meth:`StepFormat.parse <prmkit.policies.text.StepFormat.parse>` drops them: text a policy writes past
-its answer is not part of the solution the PRM judges. A completion with no answer is *unfinished*.
+A completion is cut into steps, in characters, by :func:`prmkit.core.steps.parse_completion` (the one
+parser of text into steps: chat markers removed, split at the separator or pattern, each step stripped,
+empty ones dropped, cut after the answer step), so a step reward is paid on exactly the steps the PRM
+scored. This module maps those character ends to token positions.
 
 Token positions: a step *ends* at the token holding its last character; a token belongs to the first
 step ending at or after it, and tokens past the last step's end (the separator, text past the answer,
@@ -16,17 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-
-from prmkit.serving.steps import CompletionSteps, StepSplit, parse_completion
-
-__all__ = [
-    "CompletionSteps",
-    "StepSplit",
-    "parse_completion",
-    "step_of_tokens",
-    "token_ends",
-    "token_text_ends",
-]
 
 
 def token_text_ends(ids: Sequence[int], tokenizer: Any) -> list[int]:

@@ -126,7 +126,7 @@ def _trainer(
 ):
     from trl import GRPOTrainer
 
-    from prmkit.policies.text import StepFormat
+    from prmkit.core.steps import StepFormat
     from prmkit.rl.trl import DenseGRPOTrainer
 
     funcs, weights, process = _rewards(config, gold if uses_gold(config) else None)
@@ -150,7 +150,7 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.trainer_utils import get_last_checkpoint
 
-    from prmkit.policies.text import StepFormat
+    from prmkit.core.steps import StepFormat
 
     out = Path(output_dir)
     if not Path(config.policy, "config.json").is_file():

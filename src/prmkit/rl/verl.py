@@ -23,12 +23,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from prmkit.core.protocols import StepScorer
+from prmkit.core.steps import StepSplit, parse_completion
 from prmkit.rl.emitters import step_token_ends, verl_reward_tensor
 from prmkit.rl.rewards import ProcessReward
-from prmkit.rl.steps import parse_completion
 from prmkit.rl.verl_client import note_empty_problem, problem_of, template_user_turn
 from prmkit.scoring.aggregate import aggregate
-from prmkit.serving.steps import StepSplit
 
 
 def compute_score(

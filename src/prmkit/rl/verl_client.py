@@ -3,7 +3,7 @@
 This file is the verl side. It runs in a verl environment with prmkit installed (prmkit's ranges admit
 verl's ``transformers<5.11``; ``make verl-env`` builds one) and talks to ``prmkit serve`` (``POST /score``
 with the steps it cut) over HTTP, so the PRM can live in another environment or on another machine.
-At import it needs only prmkit's step split (:mod:`prmkit.serving.steps`, :mod:`prmkit.rl.steps`) and
+At import it needs only prmkit's step split (:mod:`prmkit.core.steps`, :mod:`prmkit.rl.steps`) and
 httpx; torch and verl load when verl uses it. verl can load it by path or by name. docs/rl.md has the
 verl config keys; tests/rl/test_verl_loop.py runs them in a verl 0.9.1 environment.
 
@@ -44,14 +44,19 @@ from typing import Any
 
 import httpx
 
-from prmkit.policies.text import DEFAULT_ANSWER_PATTERN, StepFormat
+from prmkit.core.steps import (
+    DEFAULT_ANSWER_PATTERN,
+    DEFAULT_SPECIAL,
+    CompletionSteps,
+    StepFormat,
+    StepSplit,
+    parse_completion,
+)
 from prmkit.rl.emitters import step_token_ends
-from prmkit.rl.steps import CompletionSteps, StepSplit, parse_completion
 from prmkit.rl.verl_advantages import check_reward_path, dense_placement
 from prmkit.rl.verl_advantages import register as register_estimators
 from prmkit.scoring.aggregate import AGGREGATIONS
 from prmkit.serving.config import ServerConfig
-from prmkit.serving.steps import DEFAULT_SPECIAL
 
 logger = logging.getLogger("prmkit.verl")
 

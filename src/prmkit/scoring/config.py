@@ -8,8 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from prmkit.core.config import Config
 from prmkit.modeling.loading import LoadOptions
 from prmkit.scoring.forms import SCORER_HELP
 from prmkit.scoring.scorer import OVERLONG_HELP, LengthCounts, Overlong
@@ -20,10 +21,8 @@ DATA_HELP = (
 )
 
 
-class ScoreConfig(BaseModel):
+class ScoreConfig(Config):
     """Score every step of every trace; adds Labels with provenance ``model`` (actor = MODEL)."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     model: str = Field(description=SCORER_HELP)
     data: Path = Field(description=DATA_HELP)

@@ -14,6 +14,7 @@ command names is read by ``prmkit.scoring.load_scorer`` (the world's exact check
 - ``resample.py``  reject-and-resample from the first doubtful step (``reject_and_resample``)
 - ``parallel.py``  many problems at once: the thread pool, chunked and shared scoring, the progress bar
 - ``jobs.py``      file-level twins of ``prmkit bon | vote | beam | resample``
+- ``config.py``    the commands' typed configs (``BonConfig``, ``VoteConfig``, ``BeamConfig`` ...)
 """
 
 from prmkit.search.beam import beam_search, dvts

@@ -11,18 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from prmkit.core.config import Config
 from prmkit.modeling.loading import LoadOptions
 from prmkit.policies.options import PolicyOptions
 from prmkit.scoring.forms import SCORER_HELP
 from prmkit.search.parallel import CONCURRENCY
 
 
-class SearchOptions(BaseModel):
+class SearchOptions(Config):
     """What every search command reads, writes and samples with."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     problems: Path
     """Problem file (JSONL), or a trace file whose distinct problems are used."""

@@ -1,8 +1,11 @@
-"""Serving over HTTP: the reward server, RL-trainer adapters, and an OpenAI-compatible policy server.
+"""Serving over HTTP: the reward server and an OpenAI-compatible policy server.
 
 - ``reward_server.py``  ``prmkit serve MODEL`` (any scorer spec ``prmkit.scoring.load_scorer`` reads):
   ``/score``, ``/get_reward`` (OpenRLHF), ``/pooling`` (vLLM shape), ``/health``, ``/metrics``, ``/docs``;
   ``create_app``, ``serve``
+- ``routes.py``         the reward server's endpoints: one ``APIRouter`` of plain functions
+- ``limits.py``         request limits that need no tokenizer (traces, steps, characters, estimated cost),
+  checked before a request costs any work
 - ``config.py``         ``ServerConfig``: the server's options (kept free of fastapi for a fast CLI)
 - ``guard.py``          ASGI middleware before FastAPI: body size, API key, strict JSON (NaN, surrogates,
   huge integers, depth -> 422), request metrics by route template
@@ -10,12 +13,11 @@
   bounded in traces, estimated cost and waiting time answers 503 (``QueueFull``) instead of piling up
 - ``schemas.py``        request and response bodies (errors included, for the OpenAPI page)
 - ``pooling.py``        vLLM STEP pooling for ``/pooling``: the rows at the step tag, on the ids sent
-- ``steps.py``          ``StepSplit``: how completion text becomes steps
 - ``metrics.py``        ``/metrics`` through ``prometheus_client``
-
-The RL adapters (TRL, verl, OpenRLHF) live in :mod:`prmkit.rl`; the HTTP client of this server,
-``RemoteScorer``, in :mod:`prmkit.scoring.remote` (``prmkit.scoring.load_scorer`` reads a server URL).
 - ``policy_server.py``  ``prmkit serve-policy``: any prmkit policy behind ``/v1/completions`` and a judge
   behind ``/v1/chat/completions`` (critic format), plus ``/v1/models`` and ``/health``, so endpoint
   pipelines (vLLM / SGLang shaped) can be tested against the embedded world with no GPU
+
+The RL adapters (TRL, verl, OpenRLHF) live in :mod:`prmkit.rl`; the HTTP client of this server,
+``RemoteScorer``, in :mod:`prmkit.scoring.remote` (``prmkit.scoring.load_scorer`` reads a server URL).
 """

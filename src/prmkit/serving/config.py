@@ -8,8 +8,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prmkit.core.http_limits import parse_networks
+from prmkit.core.steps import StepSplit
 from prmkit.modeling.loading import LoadOptions
-from prmkit.serving.steps import StepSplit
 
 
 class ServerConfig(BaseModel):

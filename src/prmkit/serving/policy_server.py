@@ -3,7 +3,7 @@
 It speaks the subset of the protocol vLLM and SGLang serve that prmkit's endpoint backends use:
 
 - ``POST /v1/completions``: ``prompt`` (a string or a list), ``n``, ``seed``, ``stop``. The prompt is
-  read back into (problem, prefix) with the same :class:`~prmkit.policies.text.StepFormat` the client
+  read back into (problem, prefix) with the same :class:`~prmkit.core.steps.StepFormat` the client
   writes it with, so the policy must know the problem: the server is started with the problems it
   serves. A ``stop`` that contains the step separator asks for one step (stop string not included).
   ``temperature`` and ``max_tokens`` are accepted but the served policy keeps its own settings.
@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from prmkit.core.http_limits import serve_bounded
 from prmkit.core.model import Continuation, Problem
 from prmkit.core.protocols import Judge, JudgeVerdict, Policy
+from prmkit.core.steps import StepFormat
 from prmkit.policies.critic import read_critic_prompt
-from prmkit.policies.text import StepFormat
 
 
 class CompletionRequest(BaseModel):

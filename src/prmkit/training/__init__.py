@@ -9,6 +9,9 @@ rerun into the same folder resumes from its last checkpoint.
 
 - ``config.py``    the three configs
 - ``data.py``      split by problem, step targets (hard / soft / masked), collators, the data order
+- ``arrow.py``     training examples as a memory-mapped Arrow dataset, tokenised once and cached on disk
+- ``likelihood.py`` the likelihood head's objective: a step's lowest token probability says if it is right
+- ``metrics.py``   first-error metrics for model selection and learnability curves, per error kind
 - ``loop.py``      Trainer subclass: step loss, dev first-error evaluation, time budget, resume, loss curve
 - ``heads.py``     train_prm, train_orm
 - ``memory.py``    LoRA (peft), float32 master weights, gradient checkpointing, saving merged or adapter

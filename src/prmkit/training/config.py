@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from prmkit.core.config import Config
 from prmkit.modeling.backbone import TinyConfig
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+class _Config(Config):
+    """What every training command (``pretrain``, ``train prm``, ``train orm``) shares."""
 
     epochs: float = Field(3.0, gt=0)
     """Passes over the training traces, when ``max_steps`` is not given."""
@@ -29,9 +30,9 @@ class _Config(BaseModel):
     describes. With no ``max_steps`` it also shapes the learning-rate schedule (by elapsed share)."""
     budget_clock: Literal["wall", "cpu"] = "wall"
     """Clock of ``max_minutes``: ``wall``, or ``cpu`` = process CPU time per torch thread. Both depend on
-    the machine and its load (a thread waiting for a descheduled sibling burns CPU: one 2-thread run beside
-    other jobs got 844 optimiser steps in the CPU-minutes that gave 1,887 alone), which is why shipped
-    recipes plan in ``max_steps``."""
+    the machine and its load (a thread waiting for a descheduled sibling burns CPU, so a busy machine
+    gets fewer steps from the same CPU-minutes: docs/models.md, "Training"), which is why shipped recipes
+    plan in ``max_steps``."""
     batch_size: int = Field(32, ge=1)
     """Traces per device per optimiser micro-step."""
     grad_accum: int = Field(1, ge=1)
@@ -171,24 +172,25 @@ class _HeadConfig(_Config):
     (``AutoModelForTokenClassification``, vLLM STEP pooling). ``likelihood``: the base causal LM itself,
     fine-tuned so that a step's score is the lowest probability it gives one of the step's tokens (a
     generative verifier; saved as ``AutoModelForCausalLM``, steps one per line, ``separator`` unused).
-    An ORM takes the same head, so the two differ only in their labels. It learns far faster from a small LM that knows the task (docs/models.md); 2-class labels only."""
+    An ORM takes the same head, so the two differ only in their labels. 2-class labels only. How fast
+    each head learns from a small LM that knows the task: docs/models.md, "Learnability on the embedded
+    world"."""
     lm_weight: float = Field(1.0, ge=0)
     """Likelihood head: weight of the LM loss on correct steps beside the step loss."""
     min_over: Literal["input", "own"] = "input"
     """Likelihood head, agent steps: take a step's lowest token probability over its whole input
     (``input``: the tool results it reads, then its text and calls) or over what the agent wrote only
     (``own``). A tool's result is as improbable after a right step as after a wrong one, so ``own`` keeps
-    the environment's text from setting right steps' scores; on the agent world it changed nothing
-    measurable (three seeds, docs/agentworld.md), so the default stays the whole input. Math steps read
-    no results: the two are the same there."""
+    the environment's text from setting right steps' scores. The default stays the whole input; what
+    ``own`` changes on the agent world: docs/agentworld.md, "The whole loop on agents". Math steps read no
+    results: the two are the same there."""
     surprisal: Literal["raw", "excess"] = "raw"
     """Likelihood head: what each token's probability is measured against, in the read-out and the
     objective. ``raw``: its log-probability. ``excess``: plus the entropy of the model's prediction at
     that token, so a token chosen among several right ones (which entity to look up next) scores near
-    0 and a wrong one where the model was sure (a misread digit) far below. On the agent world it lifts
-    first-error F1 (consensus PRM +29 points over three seeds) and, where the backbone copies digits,
-    lets a PRM overturn a majority that shares a misread (docs/agentworld.md); math keeps ``raw`` until
-    measured there."""
+    0 and a wrong one where the model was sure (a misread digit) far below. What it changes on the agent
+    world (first-error F1; a PRM overturning a majority that shares a misread): docs/agentworld.md, "The
+    whole loop on agents"; math keeps ``raw`` until measured there."""
 
     @model_validator(mode="after")
     def _likelihood_lr(self) -> _HeadConfig:

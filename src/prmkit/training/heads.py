@@ -11,6 +11,7 @@ import json
 import logging
 import shutil
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def _load(data: str | Path | Sequence[Trace]) -> tuple[list[Trace], str]:
 
 
 def _tokenizer(config: PrmConfig | OrmConfig, train: Sequence[Trace], template: StepTemplate) -> Any:
-    """The base model's tokenizer (the tag added when it lacks one) or one built on the data."""
+    """The base model's tokenizer (the tag added when it lacks one) or one trainable on the data."""
     if config.base_model is None:
         return build_tokenizer(
             trace_texts(train), extra_tokens=[template.tag] if template.tag.startswith("<") else []
@@ -157,6 +158,58 @@ def _examples(
     return examples, LengthCounts(**meta["counts"])
 
 
+@dataclass
+class _Setup:
+    """What :func:`_set_up` decides before the model exists, read by every later step of a run."""
+
+    out: Path
+    traces: list[Trace]
+    data_name: str
+    train: list[Trace]
+    dev: list[Trace]
+    """The split's dev traces, before those too long to score or without a dev label are left out."""
+    dev_source: str
+    template: StepTemplate
+    tok: Any
+    spec: PrmSpec
+    args: Any
+    """The run's ``TrainingArguments``."""
+    threads: int
+
+
+@dataclass
+class _Trainable:
+    """The model the optimiser steps, with its objective, its scoring convention (dev is scored with
+    it) and what the process card says about its precision and adapters."""
+
+    model: Any
+    objective: Any
+    convention: Any
+    memory: dict[str, Any]
+
+
+@dataclass
+class _Examples:
+    """The tokenised training examples, the dev traces that fit and carry a dev label, and the
+    count of traces cut or left out for length in each part."""
+
+    train: Any
+    dev: list[Trace]
+    lengths: dict[str, LengthCounts]
+
+
+@dataclass
+class _Fitted:
+    """The trainer after training, the record of what the run did, and its dev reading: the best
+    checkpoint's metrics, the step-0 metrics, and the spec with dev's threshold when dev measured one."""
+
+    trainer: Any
+    run: dict[str, Any]
+    metrics: dict[str, Any]
+    start: dict[str, Any]
+    spec: PrmSpec
+
+
 def _train_head(
     data: tuple[list[Trace], str],
     output_dir: str | Path,
@@ -166,11 +219,44 @@ def _train_head(
     spec_fields: dict[str, Any],
     sources: list[str],
 ) -> dict[str, Any]:
+    """The path PRM and ORM share, step by step: set up, build the model, tokenise, train and read dev,
+    then write the model and its card. They differ only in ``kind``, ``targets``, ``spec_fields`` and
+    ``sources``."""
+    setup = _set_up(data, Path(output_dir), config, kind, spec_fields, sources)
+    trainable = _build_model(config, setup)
+    examples = _tokenise(config, setup, trainable.convention, targets)
+    fitted = _fit(config, setup, trainable, examples)
+    card = _process_card(config, kind, sources, setup, examples, fitted)
+    _save(config, kind, setup, trainable, fitted, card)
+    overlong = {k: v.to_dict() for k, v in examples.lengths.items()}
+    return {
+        "output_dir": str(setup.out),
+        "dev": fitted.metrics,
+        "dev_at_start": fitted.start,
+        "training": fitted.run,
+        "overlong": overlong,
+        "gold_use": [g.model_dump(mode="json") for g in card.gold_use],
+    }
+
+
+def _labelled(traces: list[Trace], source: str) -> list[Trace]:
+    """The traces with a ``source`` label on some step: only those can be scored on dev."""
+    return [t for t in traces if any(s.label(source) for s in t.steps)]
+
+
+def _set_up(
+    data: tuple[list[Trace], str],
+    out: Path,
+    config: PrmConfig | OrmConfig,
+    kind: str,
+    spec_fields: dict[str, Any],
+    sources: list[str],
+) -> _Setup:
+    """Seed, split, tokenizer, spec and training arguments: everything decided before the model exists."""
     import torch
 
     threads = loop.set_threads(config)
     torch.manual_seed(config.seed)
-    out = Path(output_dir)
     traces, data_name = data
     train, dev = split_by_problem(traces, config.dev_fraction, config.seed)
     head = getattr(config, "head", "classifier")
@@ -179,106 +265,146 @@ def _train_head(
     spec = PrmSpec(head=head, kind=kind, template=template, tag_id=template.tag_id(tok),
                    max_length=config.max_length, aggregation=config.aggregation, **spec_fields)  # fmt: skip
     dev_source = config.dev_label_source or _dev_source(dev, sources)
-
-    def labelled(traces: list[Trace]) -> list[Trace]:
-        return [t for t in traces if any(s.label(dev_source) for s in t.steps)]
-
     # the training arguments before the model: they start the launch's process group, and under
     # DeepSpeed ZeRO-3 they are what makes from_pretrained load each rank's shard, not the whole model
-    args = loop.training_args(config, out, evaluate=bool(labelled(dev)),
+    args = loop.training_args(config, out, evaluate=bool(_labelled(dev, dev_source)),
                               **(checkpointing_args() if config.gradient_checkpointing else {}))  # fmt: skip
     if loop.sharded(args) and config.lora_r is not None and config.lora_merge:
         raise ValueError(
             "--lora-r with sharded weights (FSDP / DeepSpeed) saves the adapter only: pass --no-lora-merge "
             "and merge it afterwards (its README says how)"
         )
-    model, objective = _model(config, tok, spec)
+    return _Setup(out, traces, data_name, train, dev, dev_source, template, tok, spec, args, threads)
+
+
+def _build_model(config: PrmConfig | OrmConfig, setup: _Setup) -> _Trainable:
+    """The model with the spec written into its config, the convention that scores it, and the model
+    as the optimiser steps it (adapters, precision)."""
+    model, objective = _model(config, setup.tok, setup.spec)
     _check_positions(config, model)
-    model.config.pad_token_id = tok.pad_token_id
-    write_spec(model.config, spec)
-    convention = CONVENTIONS.get(head_kind(head).convention)(tok, model.config)  # reads the spec just written
+    model.config.pad_token_id = setup.tok.pad_token_id
+    write_spec(model.config, setup.spec)
+    # reads the spec just written
+    convention = CONVENTIONS.get(head_kind(setup.spec.head).convention)(setup.tok, model.config)
     # dev is scored at the length training uses, not the backbone's max_position_embeddings
     convention.max_length = config.max_length
-    model, memory = for_training(config, model, spec)
+    model, memory = for_training(config, model, setup.spec)
+    return _Trainable(model, objective, convention, memory)
+
+
+def _tokenise(
+    config: PrmConfig | OrmConfig, setup: _Setup, convention: Any, targets: Callable[[Trace], list[float]]
+) -> _Examples:
+    """The training examples and the dev traces that fit ``max_length``; refuses a run where no
+    training trace fits, and turns dev evaluation off when no dev trace does."""
     lengths = {"train": LengthCounts(config.overlong, config.max_length),
                "dev": LengthCounts(config.overlong, config.max_length)}  # fmt: skip
-    examples, lengths["train"] = _examples(train, targets, tok, template, config, spec, args, out)
+    examples, lengths["train"] = _examples(
+        setup.train, targets, setup.tok, setup.template, config, setup.spec, setup.args, setup.out
+    )
     if not examples and lengths["train"].line():
         raise OverlongError(
             f"no training trace fits in {config.max_length} tokens ({lengths['train'].line()}); raise "
             "--max-length (up to what the backbone takes)"
             + ("" if config.overlong == "truncate" else ", or pass --overlong truncate to keep first steps")
         )
-    dev = labelled(fit_traces(dev, convention.encode, config.max_length, config.overlong, lengths["dev"]))
-    if not dev and args.eval_strategy != "no":
-        loop.without_dev(args)  # every dev trace was too long to score
+    fitting = fit_traces(setup.dev, convention.encode, config.max_length, config.overlong, lengths["dev"])
+    dev = _labelled(fitting, setup.dev_source)
+    if not dev and setup.args.eval_strategy != "no":
+        loop.without_dev(setup.args)  # every dev trace was too long to score
     for part, counts in lengths.items():
         if counts.line() and is_main_process():
             logger.warning("%s traces: %s", part, counts.line())
-    resume = loop.last_checkpoint(out, config.resume, args)
+    return _Examples(examples, dev, lengths)
+
+
+def _fit(config: PrmConfig | OrmConfig, setup: _Setup, trainable: _Trainable, examples: _Examples) -> _Fitted:
+    """Train (resuming from the last checkpoint when asked) under the time budget, then read dev at the
+    best checkpoint: its threshold goes into the spec the model is saved with."""
+    args, dev = setup.args, examples.dev
+    resume = loop.last_checkpoint(setup.out, config.resume, args)
     # dev F1 of the starting model (step 0) too, so a run shows whether the labels improved on it
     args.eval_on_start = bool(dev) and resume is None
     budget = loop.time_budget(config.max_minutes, config.budget_clock, schedule=config.max_steps is None)
     trainer = loop.make_trainer(
-        model, args, examples, StepCollator(tok.pad_token_id), spec.num_labels, (dev, dev_source),
-        convention, [budget], objective, _noise(config),
+        trainable.model, args, examples.train, StepCollator(setup.tok.pad_token_id), setup.spec.num_labels,
+        (dev, setup.dev_source), trainable.convention, [budget], trainable.objective, _noise(config),
     )  # fmt: skip
     wall, cpu = loop.train_from(trainer, resume, budget)
-    run = {**loop.run_record(trainer, config, budget, threads, wall, cpu), **memory}
+    run = {**loop.run_record(trainer, config, budget, setup.threads, wall, cpu), **trainable.memory}
     metrics = trainer.evaluate() if dev else {}
+    spec = setup.spec
     if metrics:
         spec = spec.model_copy(update={"threshold": metrics["eval_threshold"]})
     start = _dev_at_start(trainer.state.log_history, metrics)
-    card = ProcessCard(
+    return _Fitted(trainer, run, metrics, start, spec)
+
+
+def _process_card(
+    config: PrmConfig | OrmConfig,
+    kind: str,
+    sources: list[str],
+    setup: _Setup,
+    examples: _Examples,
+    fitted: _Fitted,
+) -> ProcessCard:
+    """The process card: what was trained on what, how dev was split and scored, and every way gold
+    reached the model."""
+    traces, train, dev = setup.traces, setup.train, examples.dev
+    return ProcessCard(
         kind=kind,
         base_model=config.base_model,
-        model=spec.model_dump(mode="json"),
+        model=fitted.spec.model_dump(mode="json"),
         labels=summarize_sources(train, sources),
         data={
-            "path": data_name,
+            "path": setup.data_name,
             "traces": len(traces),
             "problems": len({t.problem.id for t in traces}),
             "split": {
                 "by": "problem",
                 "seed": config.seed,
                 "dev_fraction": config.dev_fraction,
-                "dev_label_source": dev_source,
+                "dev_label_source": setup.dev_source,
                 "train_traces": len(train),
                 "dev_traces": len(dev),
                 "train_problems": len({t.problem.id for t in train}),
                 "dev_problems": len({t.problem.id for t in dev}),
             },
         },
-        metrics={"dev": metrics, "dev_at_start": start},
+        metrics={"dev": fitted.metrics, "dev_at_start": fitted.start},
         gold_use=[  # every way gold reached the model, from what was read (docs/models.md "No gold")
             *inherited_gold_use(config.base_model),
             *[g for s in sources for g in gold_use("training_labels", s, train)],
-            *(gold_use("dev_selection", dev_source, dev) if dev else []),
+            *(gold_use("dev_selection", setup.dev_source, dev) if dev else []),
         ],
         training={
             "config": config.model_dump(mode="json"),
-            **run,
-            "examples": len(examples),
-            "overlong": {k: v.to_dict() for k, v in lengths.items()},
+            **fitted.run,
+            "examples": len(examples.train),
+            "overlong": {k: v.to_dict() for k, v in examples.lengths.items()},
         },
     )
+
+
+def _save(
+    config: PrmConfig | OrmConfig,
+    kind: str,
+    setup: _Setup,
+    trainable: _Trainable,
+    fitted: _Fitted,
+    card: ProcessCard,
+) -> None:
+    """Write the model, its card and logs from the main process, then drop the checkpoints; every rank
+    takes part in gathering sharded weights and waits until the model is on disk."""
+    out, trainer = setup.out, fitted.trainer
     weights = loop.full_state_dict(trainer)  # every rank takes part; None when the model holds them all
     if is_main_process():
         remove_partial_writes(out)  # a run killed while writing its final model left these
-        save_trained(config, trainer.model, tok, spec, out, memory, weights)
+        save_trained(config, trainer.model, setup.tok, fitted.spec, out, trainable.memory, weights)
         write_process_card(out, card)
         _write_logs(trainer.state.log_history, out, f"{kind.upper()} training")
         shutil.rmtree(out / loop.CHECKPOINTS, ignore_errors=True)  # finished: resume state no longer needed
     loop.finish_together(trainer)
-    overlong = {k: v.to_dict() for k, v in lengths.items()}
-    return {
-        "output_dir": str(out),
-        "dev": metrics,
-        "dev_at_start": start,
-        "training": run,
-        "overlong": overlong,
-        "gold_use": [g.model_dump(mode="json") for g in card.gold_use],
-    }
 
 
 def _dev_at_start(history: list[dict[str, Any]], best: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The embedded world: seeded word problems with gold step labels, a simulated policy and judge.
 
-Contract (docs/world.md, /tmp/team/WORLD_API.md): ``generate_problems`` makes problems whose
+Contract (docs/world.md): ``generate_problems`` makes problems whose
 ``metadata["graph"]`` lets ``check_trace`` judge ANY trace of them exactly; ``gold_label`` writes the
 local and prefix gold views; ``WorldPolicy`` and ``SimulatedJudge`` implement the core Policy and Judge
 protocols, so the whole loop runs on a CPU with gold labels to measure against.
@@ -9,6 +9,7 @@ protocols, so the whole loop runs on a CPU with gold labels to measure against.
 - ``templates.py``  sentence templates and entity pools by phrasing-variety level
 - ``generator.py``  computation graphs -> problems; deterministic seeding; train/test/heldout splits
 - ``checker.py``    the gold checker: per-step status and error kind, first error, lucky traces
+- ``parse.py``      a problem's computation graph rebuilt from its words (for clients that send only text)
 - ``misconceptions.py`` the policy's wrong beliefs (the same in every problem) and the error classes
 - ``policy.py``     the simulated policy (continues any prefix, carries errors forward)
 - ``judge.py``      the simulated judge (miss / false-alarm rates, late-step leniency)

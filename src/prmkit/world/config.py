@@ -7,7 +7,9 @@ there are few entities, so a tiny transformer trained for minutes on a CPU can l
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from prmkit.core.config import Config
 
 WORLD_VERSION = "world-2"
 """Goes into every Provenance and problem the world writes; bump it when problems or labels change.
@@ -16,7 +18,7 @@ world-2: the policy holds misconceptions (``PolicyConfig.misconceptions``); prob
 SPLITS = ("train", "test", "heldout")
 
 
-class WorldConfig(BaseModel):
+class WorldConfig(Config):
     """Knobs of the problem generator.
 
     A problem is a chain: a start quantity, then ``ops`` operations, each combining the running value
@@ -25,8 +27,6 @@ class WorldConfig(BaseModel):
     read backwards); ``a * b`` with ``a, b <= N``; ``a / b`` with ``b, a / b <= N`` (the times table read
     backwards). Operands are at least 2. Intermediate results therefore never exceed ``N * N``.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     min_ops: int = Field(2, ge=1, le=12)
     """Fewest operations in a train / test problem."""
@@ -64,17 +64,15 @@ class WorldConfig(BaseModel):
         return self.min_ops, self.max_ops
 
 
-class PolicyConfig(BaseModel):
+class PolicyConfig(Config):
     """Error rates of the simulated policy.
 
     At every operation the policy draws ONE event: a correct step or one of the errors below, with these
     probabilities (each multiplied by ``temperature``). Rates are per decision, not per trace. With the
-    defaults a single sample is right 51 % of the time on the default train split (28 % on held-out),
-    so best-of-N matters (see docs/world.md for the measured statistics). These errors are independent
-    across samples; ``systematic`` adds errors that the samples of one problem share.
+    defaults a single sample is often wrong, so best-of-N matters (single-sample accuracy per split:
+    docs/world.md, "Default statistics"). These errors are independent across samples; ``systematic``
+    adds errors that the samples of one problem share.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     arithmetic_slip: float = Field(0.07, ge=0.0, le=1.0)
     """The result is off by 1, 2 or 10 (``7 + 4 = 12``)."""

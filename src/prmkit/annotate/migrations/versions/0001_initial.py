@@ -19,6 +19,18 @@ TS = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
+    """One helper per table (why each exists: ``models.py``), called in foreign-key order: each table
+    references only tables created before it."""
+    _create_users()
+    _create_sessions()
+    _create_items()
+    _create_assignments()
+    _create_ratings()
+    _create_events()
+
+
+def _create_users() -> None:
+    """Accounts: scrypt password hashes and sha256 of tokens, never the secrets themselves."""
     op.create_table(
         "users",
         sa.Column("id", sa.String(128), nullable=False),
@@ -29,6 +41,10 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name="pk_users"),
         sa.UniqueConstraint("token_hash", name="uq_users_token_hash"),
     )
+
+
+def _create_sessions() -> None:
+    """Expiring browser sessions with their CSRF tokens, in the database so a restart logs no one out."""
     op.create_table(
         "sessions",
         sa.Column("id_hash", sa.String(64), nullable=False),
@@ -38,6 +54,10 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id_hash", name="pk_sessions"),
         sa.ForeignKeyConstraint(["user_id"], ["users.id"], name="fk_sessions_user_id_users"),
     )
+
+
+def _create_items() -> None:
+    """Each trace as its full core-model JSON, so export hands back exactly what came in."""
     op.create_table(
         "items",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
@@ -51,6 +71,10 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name="pk_items"),
         sa.UniqueConstraint("trace_id", name="uq_items_trace_id"),
     )
+
+
+def _create_assignments() -> None:
+    """One (item, annotator) pair per row, with the index that reads an annotator's queue in order."""
     op.create_table(
         "assignments",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
@@ -70,6 +94,10 @@ def upgrade() -> None:
         sa.UniqueConstraint("item_id", "user_id", name="uq_assignments_item_id"),
     )
     op.create_index("ix_assignments_user_position", "assignments", ["user_id", "position"])
+
+
+def _create_ratings() -> None:
+    """The current state of each step of an assignment, written the moment a rating is made."""
     op.create_table(
         "ratings",
         sa.Column("assignment_id", sa.Integer(), nullable=False),
@@ -84,6 +112,10 @@ def upgrade() -> None:
             ["assignment_id"], ["assignments.id"], name="fk_ratings_assignment_id_assignments"
         ),
     )
+
+
+def _create_events() -> None:
+    """The append-only log of every action, so undo can restore earlier states and a lead can audit."""
     op.create_table(
         "events",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),

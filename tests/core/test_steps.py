@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from prmkit.core.model import Problem, Step
+from prmkit.core.steps import StepFormat, last_boxed
 from prmkit.policies import POLICIES, load_policy
 from prmkit.policies.options import JudgeOptions, PolicyOptions
-from prmkit.policies.text import StepFormat, last_boxed
 
 P = Problem(id="p", text="Ann has 3 apples. She gets 4 more. How many?", answer="7")
 
