@@ -1,5 +1,5 @@
 """The import contracts of pyproject.toml ([tool.importlinter]: the packages' layers and the layers of the
-modules inside evaluation, pipeline, formats and rl), run with import-linter's own command, so
+modules inside evaluation, pipeline, formats, rl and search), run with import-linter's own command, so
 an import from a lower layer into a higher one fails the suite."""
 
 from __future__ import annotations

@@ -58,11 +58,15 @@ def test_eval_processbench_uses_the_checkpoint_threshold(tuned_prm):
 
 
 def test_resample_uses_the_checkpoint_threshold(tuned_prm, tmp_path):
-    from prmkit.search.jobs import resample
+    from prmkit.search.config import ResampleConfig
+    from prmkit.search.resample import run_resample
     from prmkit.world import generate
 
     generate(2, tmp_path / "problems.jsonl", seed=7, split="test")
-    summary = resample(tmp_path / "problems.jsonl", tuned_prm, tmp_path / "out.jsonl", budget=8)
+    config = ResampleConfig(
+        problems=tmp_path / "problems.jsonl", scorer=tuned_prm, out=tmp_path / "out.jsonl", budget=8
+    )
+    summary = run_resample(config, show_progress=False)
     assert (summary["threshold"], summary["threshold_from"]) == (STORED, "checkpoint")
 
 

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from prmkit.cli import app
 from prmkit.core.dataset import write_jsonl
-from prmkit.search.jobs import bon
+from prmkit.search.bon import run_bon
+from prmkit.search.config import BonConfig
 from prmkit.world import generate_problems
 
 
@@ -50,7 +51,13 @@ def test_cli_mirrors_api(problem_file: Path, tmp_path: Path) -> None:
     cli = runner.invoke(
         app, ["bon", str(problem_file), "-o", str(tmp_path / "a.jsonl"), "--scorer", "world-oracle"]
     )
-    api = bon(problem_file, "world-oracle", tmp_path / "b.jsonl", traces_out=tmp_path / "t.jsonl")
+    config = BonConfig(
+        problems=problem_file,
+        scorer="world-oracle",
+        out=tmp_path / "b.jsonl",
+        traces_out=tmp_path / "t.jsonl",
+    )
+    api = run_bon(config, show_progress=False)
     assert json.loads(cli.stdout) == api
     assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
     assert len((tmp_path / "t.jsonl").read_text().splitlines()) == 6

@@ -178,8 +178,10 @@ def test_a_large_request_does_not_block_small_ones_behind_it() -> None:
     assert [r["step_scores"] for r in large.json()["results"]] == expected
     codes = [r.status_code for r, _ in smalls]
     assert codes == [200] * 40, codes
-    waits = sorted(s for _, s in smalls)
-    assert waits[-1] < 1.5 < large_s, (waits[-1], large_s)  # none waited for the whole large request
+    # none waited for the whole large request: every small one, sent while it was being scored, was
+    # answered before it (an order, not a wall-clock bound, so a loaded machine does not change it)
+    finished = [0.3 + 0.02 * k + s for k, (_, s) in enumerate(smalls)]
+    assert max(finished) < large_s, (max(finished), large_s)
 
 
 def test_a_request_admitted_is_scored_within_the_wait_it_was_promised() -> None:

@@ -2,7 +2,8 @@
 
 Each command is built from its typed config by :func:`prmkit.cli.config.config_command` (flags, help
 and defaults from :mod:`prmkit.search.config` and :class:`prmkit.serving.config.ServerConfig`, so each
-option is documented once) and calls the function of the same name: ``run_bon(BonConfig(...))``...,
+option is documented once) and calls the run function its registry entry names
+(:data:`prmkit.search.searches.SEARCHES`: ``prmkit.search.bon.run_bon(BonConfig(...))``...), or
 :func:`prmkit.serving.reward_server.serve`.
 """
 
@@ -57,16 +58,12 @@ def _serve(cfg: Any, model: str) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add ``bon``, ``vote``, ``beam``, ``resample`` and ``serve`` to the root app."""
-    from prmkit.search import config as c
+    from prmkit.search.searches import SEARCHES
     from prmkit.serving.config import ServerConfig
 
-    for name, config_cls, run in (
-        ("bon", c.BonConfig, c.run_bon),
-        ("vote", c.VoteConfig, c.run_vote),
-        ("beam", c.BeamConfig, c.run_beam),
-        ("resample", c.ResampleConfig, c.run_resample),
-    ):
-        config_command(app, name, config_cls, _printed(run), SEARCH_LAYOUT)
+    for name in SEARCHES.names():
+        search = SEARCHES.get(name)
+        config_command(app, name, search.config, _printed(search.run), SEARCH_LAYOUT)
     model = inspect.Parameter(
         "model", inspect.Parameter.KEYWORD_ONLY, annotation=str, default=typer.Argument(..., help=SCORER_HELP)
     )

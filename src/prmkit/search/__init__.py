@@ -13,8 +13,12 @@ command names is read by ``prmkit.scoring.load_scorer`` (the world's exact check
 - ``beam.py``      step-level beam search and DVTS (``beam_search``, ``dvts``)
 - ``resample.py``  reject-and-resample from the first doubtful step (``reject_and_resample``)
 - ``parallel.py``  many problems at once: the thread pool, chunked and shared scoring, the progress bar
-- ``jobs.py``      file-level twins of ``prmkit bon | vote | beam | resample``
 - ``config.py``    the commands' typed configs (``BonConfig``, ``VoteConfig``, ``BeamConfig`` ...)
+- ``files.py``     what every search command reads and writes (problems in; results, traces, summary out)
+- ``searches.py``  ``SEARCHES``: one entry per command (name, config, ``run_*(config)`` in the method's module)
+
+Each method's module holds its pure core and the command beside it (``best_of_n`` and ``run_bon`` in
+bon.py), as the labellers do.
 """
 
 from prmkit.search.beam import beam_search, dvts

@@ -21,13 +21,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from prmkit.core.model import Problem, Step, Trace
 from prmkit.core.protocols import Policy, StepScorer
+from prmkit.scoring import load_scorer
 from prmkit.scoring.aggregate import aggregate
 from prmkit.scoring.scorer import overlong_policy
 from prmkit.search.common import Compute, SearchResult, chosen_result, score_readable
+from prmkit.search.config import BeamConfig
+from prmkit.search.files import search_files
 from prmkit.search.parallel import CONCURRENCY, SharedScorer, map_problems
+from prmkit.search.searches import Search
 
 
 @dataclass
@@ -211,3 +216,21 @@ def dvts(
         problems, policy, scorer, n, beam_width, max_depth, aggregation, seed, True, concurrency,
         show_progress,
     )  # fmt: skip
+
+
+def run_beam(config: BeamConfig, show_progress: bool = True) -> dict[str, Any]:
+    """``prmkit beam``: :func:`beam_search` (or :func:`dvts` with ``diverse``) over the config's problem
+    file; writes its results and returns the summary."""
+    policy, scorer = config.policy.build_policy(), load_scorer(config.scorer, load=config.load)
+    method = dvts if config.diverse else beam_search
+    return search_files(
+        config,
+        lambda problems: method(
+            problems, policy, scorer, config.n, config.beam_width, config.max_depth, config.aggregation,
+            config.seed, concurrency=config.concurrency, show_progress=show_progress,
+        ),
+    )  # fmt: skip
+
+
+SEARCH = Search("beam", BeamConfig, run_beam)
+"""PRM-guided step-level beam search (or DVTS)."""

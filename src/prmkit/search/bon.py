@@ -7,12 +7,17 @@ The aggregate (min, prod, last, mean, ...) turns per-step scores into one number
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import Policy, StepScorer
+from prmkit.scoring import load_scorer
 from prmkit.scoring.aggregate import aggregate
 from prmkit.search.common import Compute, SearchResult, chosen_result, sample_candidates, score_traces
+from prmkit.search.config import BonConfig
+from prmkit.search.files import search_files
 from prmkit.search.parallel import CONCURRENCY, problem_bar, sample_all, scored_in_chunks
+from prmkit.search.searches import Search
 
 
 def select_best(traces: Sequence[Trace], scores: Sequence[Sequence[float]], aggregation: str = "min") -> int:
@@ -87,3 +92,20 @@ def best_of_n(
             results.append(_choose(problem, traces, scores, compute, n, aggregation))
             advance()
     return results
+
+
+def run_bon(config: BonConfig, show_progress: bool = True) -> dict[str, Any]:
+    """``prmkit bon``: :func:`best_of_n` over the config's problem file; writes its results and returns the
+    summary (``show_progress``: a progress bar)."""
+    policy, scorer = config.policy.build_policy(), load_scorer(config.scorer, load=config.load)
+    return search_files(
+        config,
+        lambda problems: best_of_n(
+            problems, policy, scorer, config.n, config.aggregation, config.seed,
+            concurrency=config.concurrency, show_progress=show_progress,
+        ),
+    )  # fmt: skip
+
+
+SEARCH = Search("bon", BonConfig, run_bon)
+"""Best-of-N: sample N solutions per problem and keep the one with the best aggregated step score."""

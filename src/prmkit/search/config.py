@@ -1,15 +1,15 @@
 """The typed configs of ``prmkit bon | vote | beam | resample``: one per command, shared by CLI and API.
 
 Each field is documented once, here: ``--help`` is generated from these docstrings and the defaults are
-these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same fields). ``run_*(config)``
-calls the search job of the same name in :mod:`prmkit.search.jobs`, so ``prmkit bon ...`` and
-``run_bon(BonConfig(...))`` are the same run.
+these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same fields). Each method's
+module has its ``run_*(config)`` beside its pure core (``prmkit.search.bon.run_bon``), registered in
+:data:`prmkit.search.searches.SEARCHES`, so ``prmkit bon ...`` and ``run_bon(BonConfig(...))`` are the
+same run.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
@@ -83,43 +83,3 @@ class ResampleConfig(SearchOptions):
     """Steps scoring below it are resampled; default: the checkpoint's own, else 0.5."""
     budget: int = 64
     """Most steps generated per problem."""
-
-
-def run_bon(c: BonConfig, show_progress: bool = True) -> dict[str, Any]:
-    """``prmkit bon``: :func:`prmkit.search.jobs.bon` with these settings; returns the summary."""
-    from prmkit.search.jobs import bon
-
-    return bon(
-        c.problems, c.scorer, c.out, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out, c.load,
-        concurrency=c.concurrency, show_progress=show_progress,
-    )  # fmt: skip
-
-
-def run_vote(c: VoteConfig, show_progress: bool = True) -> dict[str, Any]:
-    """``prmkit vote``: :func:`prmkit.search.jobs.vote` with these settings; returns the summary."""
-    from prmkit.search.jobs import vote
-
-    return vote(
-        c.problems, c.out, c.scorer, c.n, c.aggregation, c.seed, c.policy, c.limit, c.traces_out, c.load,
-        concurrency=c.concurrency, show_progress=show_progress,
-    )  # fmt: skip
-
-
-def run_beam(c: BeamConfig, show_progress: bool = True) -> dict[str, Any]:
-    """``prmkit beam``: :func:`prmkit.search.jobs.beam` with these settings; returns the summary."""
-    from prmkit.search.jobs import beam
-
-    return beam(
-        c.problems, c.scorer, c.out, c.n, c.beam_width, c.max_depth, c.aggregation, c.diverse, c.seed,
-        c.policy, c.limit, c.traces_out, c.load, concurrency=c.concurrency, show_progress=show_progress,
-    )  # fmt: skip
-
-
-def run_resample(c: ResampleConfig, show_progress: bool = True) -> dict[str, Any]:
-    """``prmkit resample``: :func:`prmkit.search.jobs.resample` with these settings; returns the summary."""
-    from prmkit.search.jobs import resample
-
-    return resample(
-        c.problems, c.scorer, c.out, c.threshold, c.budget, c.aggregation, c.seed, c.policy, c.limit,
-        c.traces_out, c.load, concurrency=c.concurrency, show_progress=show_progress,
-    )  # fmt: skip

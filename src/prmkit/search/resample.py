@@ -9,12 +9,17 @@ is unsure, so its cost per problem varies; the result reports it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import Policy, StepScorer
+from prmkit.scoring import load_scorer, pick_threshold
 from prmkit.scoring.aggregate import aggregate
 from prmkit.search.common import Compute, SearchResult, chosen_result, score_traces
+from prmkit.search.config import ResampleConfig
+from prmkit.search.files import search_files
 from prmkit.search.parallel import CONCURRENCY, SharedScorer, map_problems
+from prmkit.search.searches import Search
 
 
 def first_below(scores: Sequence[float], threshold: float) -> int:
@@ -95,3 +100,23 @@ def reject_and_resample(
 
     stop = getattr(policy, "stop", None)
     return map_problems(one, len(problems), concurrency, "reject-and-resample", show_progress, stop)
+
+
+def run_resample(config: ResampleConfig, show_progress: bool = True) -> dict[str, Any]:
+    """``prmkit resample``: :func:`reject_and_resample` over the config's problem file, from the first step
+    scored below the threshold (None: the checkpoint's own, else 0.5); the summary says which threshold
+    was used and where it came from."""
+    policy, scorer = config.policy.build_policy(), load_scorer(config.scorer, load=config.load)
+    used, origin = pick_threshold(config.threshold, scorer)
+    summary = search_files(
+        config,
+        lambda problems: reject_and_resample(
+            problems, policy, scorer, used, config.budget, config.aggregation, config.seed,
+            concurrency=config.concurrency, show_progress=show_progress,
+        ),
+    )  # fmt: skip
+    return summary | {"threshold": used, "threshold_from": origin}
+
+
+SEARCH = Search("resample", ResampleConfig, run_resample)
+"""Reject-and-resample from the first doubtful step, within a step budget."""

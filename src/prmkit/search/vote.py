@@ -10,13 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from prmkit.core.answers import check_answer
 from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import Policy, StepScorer
+from prmkit.scoring import load_scorer
 from prmkit.scoring.aggregate import aggregate
 from prmkit.search.common import Compute, SearchResult, finish, sample_candidates, score_traces
+from prmkit.search.config import VoteConfig
+from prmkit.search.files import search_files
 from prmkit.search.parallel import CONCURRENCY, problem_bar, sample_all, scored_in_chunks
+from prmkit.search.searches import Search
 
 
 @dataclass
@@ -132,3 +137,21 @@ def vote(
             results.append(_tally(problem, traces, scores, compute, n, aggregation))
             advance()
     return results
+
+
+def run_vote(config: VoteConfig, show_progress: bool = True) -> dict[str, Any]:
+    """``prmkit vote``: :func:`vote` over the config's problem file, PRM-weighted when it names a scorer;
+    writes its results and returns the summary."""
+    policy = config.policy.build_policy()
+    scorer = load_scorer(config.scorer, load=config.load) if config.scorer else None
+    return search_files(
+        config,
+        lambda problems: vote(
+            problems, policy, config.n, scorer, config.aggregation, config.seed,
+            concurrency=config.concurrency, show_progress=show_progress,
+        ),
+    )  # fmt: skip
+
+
+SEARCH = Search("vote", VoteConfig, run_vote)
+"""Majority vote over N samples, PRM-weighted with a scorer."""
