@@ -10,10 +10,11 @@ import re
 
 import numpy as np
 
-from prmkit.cards.card import card_for_scorer, full_card
+from prmkit.cards.card import full_card, write_card
 from prmkit.cards.process_card import ProcessCard, read_process_card, summarize_sources, write_process_card
 from prmkit.cards.render import render_markdown
-from prmkit.evaluation.suite import world_traces
+from prmkit.evaluation.config import WorldEvalSettings
+from prmkit.evaluation.suite import evaluation_of, world_traces
 from prmkit.world import gold_label
 
 SECTIONS = (
@@ -89,9 +90,10 @@ def check_filled(readme: str, saved: dict) -> None:
 
 def test_card_every_section_measured(tmp_path, capsys):
     training_card(tmp_path)
-    readme_path = card_for_scorer(
-        tmp_path, NoisyGold(), problems=9, per_problem=8, heldout_problems=4, bootstrap=100, beam_problems=4
+    settings = WorldEvalSettings(
+        problems=9, per_problem=8, heldout_problems=4, bootstrap=100, beam_problems=4
     )
+    readme_path = write_card(tmp_path, evaluation_of(NoisyGold(), tmp_path / "card", settings))
     assert "evaluate: done" in capsys.readouterr().err  # the minute-long measurement shows its progress
     readme = readme_path.read_text()
     saved = json.loads((tmp_path / "process_card.json").read_text())
@@ -108,7 +110,7 @@ def test_card_every_section_measured(tmp_path, capsys):
     assert "mean of subset F1s (headline)" in readme
     # a second call reuses the measurements instead of rerunning them
     before = (tmp_path / "card" / "eval_summary.json").stat().st_mtime_ns
-    card_for_scorer(tmp_path, NoisyGold(), problems=9, per_problem=8, heldout_problems=4)
+    evaluation_of(NoisyGold(), tmp_path / "card", settings)
     assert (tmp_path / "card" / "eval_summary.json").stat().st_mtime_ns == before
 
 

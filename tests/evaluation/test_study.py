@@ -78,3 +78,8 @@ def test_summary_pairs_models_and_counts_every_interval() -> None:
     assert str(numbers["intervals"]) in numbers["multiplicity"]
     table = markdown({"tuning": numbers}, "tuning")
     assert "| good | " in table and good["cell"] in table and "4 seeds (training runs) × 12" in table
+    first_only = markdown({"tuning": numbers}, "tuning", tables=["first_error"])
+    assert "| good | " in first_only and "best-of-N accuracy" not in first_only and "paired" not in first_only
+    assert "4 seeds (training runs) × 12" in first_only  # what was drawn comes with any table
+    with pytest.raises(ValueError, match="unknown tables"):
+        markdown({"tuning": numbers}, "tuning", tables=["first_eror"])

@@ -1,8 +1,9 @@
 """The full process card: the training-time card plus where the model was tested and what still fails.
 
 Training writes a minimal ``process_card.json`` beside every checkpoint (process_card.py: reading
-conventions, label sources with counts and provenance, base model, data and split). :func:`card` — the
-``prmkit card MODEL`` command — completes it from measurements:
+conventions, label sources with counts and provenance, base model, data and split). :func:`write_card`
+completes it from the measurements of :func:`prmkit.evaluation.suite.evaluate_world` (``run_card``,
+the ``prmkit card MODEL`` command, measures and then writes):
 
 - ``process``      what was supervised: step definition, separator and tag, label scale
 - ``evaluation``   first-error F1 per subset (threshold and its origin), best-of-N with bands
@@ -25,12 +26,9 @@ from pydantic import Field, model_validator
 
 from prmkit.cards.process_card import ProcessCard, read_process_card, write_process_card
 from prmkit.core.files import atomic_write
-from prmkit.core.protocols import StepScorer
 from prmkit.core.yamlconf import validate_at
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.modeling.loading import LoadOptions
-
-_SETTINGS = WorldEvalSettings()
 
 EVAL_DIR = "card"
 """Folder (beside the card) holding the evaluation results and plots the card shows."""
@@ -140,45 +138,50 @@ def _plots(evaluation: dict[str, Any] | None, eval_dir: str) -> dict[str, str]:
     return {k: f"{eval_dir}/{v}" for k, v in plots.items()}
 
 
-def card_for_scorer(
+def write_card(
     model_dir: str | Path,
-    scorer: StepScorer,
+    evaluation: dict[str, Any] | None,
     out: str | Path | None = None,
-    refresh: bool = False,
-    orm: StepScorer | None = None,
     processbench: list[str | Path] | None = None,
     load: LoadOptions | None = None,
-    **world: Any,
 ) -> Path:
-    """Measure ``scorer`` on the world (unless results are already there), write the full card; returns README.md."""
+    """Complete the training card of ``model_dir`` with ``evaluation`` (:func:`evaluate_world`'s summary,
+    written under ``OUT/card``) and write it as JSON and README.md in ``out`` (default: ``model_dir``);
+    returns the README path. ``processbench`` files add a real first-error evaluation at the
+    world-tuned threshold, with the checkpoint loaded by ``load``. The card measures nothing else: it
+    reads the evaluation it is given."""
     from prmkit.cards.render import head_usage, render_markdown
-    from prmkit.evaluation.suite import SUMMARY_FILE, evaluate_world
 
     base = read_process_card(model_dir)
     out = Path(out or model_dir)
-    eval_dir = out / EVAL_DIR
-    if (eval_dir / SUMMARY_FILE).exists() and not refresh:
-        evaluation = json.loads((eval_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
-    else:
-        evaluation = evaluate_world(scorer, eval_dir, orm=orm, **world)
-    if processbench:
-        from prmkit.evaluation.processbench import eval_processbench
-
-        threshold = evaluation["first_error"]["threshold"]
-        try:
-            result = eval_processbench(
-                processbench, model=str(model_dir), threshold=threshold, out=eval_dir / "processbench_real",
-                load=load,
-            )  # fmt: skip
-            evaluation["processbench"] = result.to_dict()
-        except ValueError as err:  # e.g. a text longer than the model takes: say so on the card
-            evaluation["processbench_error"] = str(err).splitlines()[0]
+    if processbench and evaluation is not None:
+        evaluation = evaluation | _processbench(model_dir, processbench, evaluation, out / EVAL_DIR, load)
     card = full_card(base, evaluation)
     write_process_card(out, card)
     readme = out / "README.md"
     with atomic_write(readme) as fh:  # the usage sections training's README had, from the head table
         fh.write(render_markdown(card, head_usage(card, model_dir)))
     return readme
+
+
+def _processbench(
+    model_dir: str | Path,
+    files: list[str | Path],
+    evaluation: dict[str, Any],
+    eval_dir: Path,
+    load: LoadOptions | None,
+) -> dict[str, Any]:
+    """ProcessBench files scored by the checkpoint at the world-tuned threshold, for the card."""
+    from prmkit.evaluation.processbench import eval_processbench
+
+    threshold = evaluation["first_error"]["threshold"]
+    try:
+        result = eval_processbench(
+            files, model=str(model_dir), threshold=threshold, out=eval_dir / "processbench_real", load=load
+        )
+        return {"processbench": result.to_dict()}
+    except ValueError as err:  # e.g. a text longer than the model takes: say so on the card
+        return {"processbench_error": str(err).splitlines()[0]}
 
 
 class CardConfig(WorldEvalSettings):
@@ -214,44 +217,15 @@ class CardConfig(WorldEvalSettings):
 
 
 def run_card(c: CardConfig) -> Path:
-    """``prmkit card``: :func:`card` with these settings; returns the README path."""
-    settings = c.model_dump(exclude={"processbench", "policy", "load"})
-    return card(**settings, processbench=c.processbench or None, policy_config=c.policy_config(), load=c.load)
-
-
-def card(
-    model: str | Path,
-    out: str | Path | None = None,
-    refresh: bool = False,
-    orm: str | Path | None = None,
-    processbench: list[str | Path] | None = None,
-    problems: int = _SETTINGS.problems,
-    per_problem: int = _SETTINGS.per_problem,
-    heldout_problems: int = _SETTINGS.heldout_problems,
-    beam_problems: int = _SETTINGS.beam_problems,
-    bootstrap: int = _SETTINGS.bootstrap,
-    seed: int = _SETTINGS.seed,
-    world: str = _SETTINGS.world,
-    policy_config: Any | None = None,
-    load: LoadOptions | None = None,
-) -> Path:
-    """Write the full process card (JSON + README.md with plots) for a checkpoint: ``prmkit card MODEL``.
-
-    The model is measured on fresh data of the embedded world ``world`` (``problems`` test problems x ``per_problem`` samples
-    for best-of-N and the audits, ``heldout_problems`` longer ones for first-error generalisation,
-    ``beam_problems`` solved by beam search at budgets 4 and 16 for the beam-search gaming audit);
-    results already in ``MODEL/card/`` are reused unless ``refresh``. ``orm`` adds an ORM checkpoint as
-    the best-of-N baseline; ``processbench`` files add a real first-error evaluation at the world-tuned
-    threshold; ``policy_config`` (the world's policy config) sets the simulated policy whose samples are
-    judged (None: the world's default); ``load`` how the checkpoints are loaded. Returns the README path.
-    """
+    """``prmkit card``: measure the checkpoint on fresh world data as ``c`` says (results already in
+    ``OUT/card/`` are reused unless ``refresh``), then write the full card; returns the README path."""
+    from prmkit.evaluation.suite import evaluation_of
     from prmkit.scoring import load_scorer
 
-    scorer = load_scorer(model, load=load)
-    orm_scorer = load_scorer(orm, load=load) if orm is not None else None
-    data = {"problems": problems, "per_problem": per_problem, "heldout_problems": heldout_problems}
-    data |= {"beam_problems": beam_problems, "world": world, "policy_config": policy_config}
-    return card_for_scorer(
-        model, scorer, out, refresh, orm_scorer, processbench, bootstrap=bootstrap, seed=seed, load=load,
-        **data,
-    )  # fmt: skip
+    scorer = load_scorer(c.model, load=c.load)
+    orm = load_scorer(c.orm, load=c.load) if c.orm is not None else None
+    out = c.out or c.model
+    evaluation = evaluation_of(
+        scorer, out / EVAL_DIR, c, refresh=c.refresh, orm=orm, policy_config=c.policy_config()
+    )
+    return write_card(c.model, evaluation, out, c.processbench or None, c.load)

@@ -236,25 +236,33 @@ def _cells(estimates: Mapping[str, Mapping[str, Any]], keys: Sequence[str]) -> l
     return [with_range(estimates.get(k)) for k in keys]
 
 
-def markdown(numbers: Mapping[str, Any], set_name: str) -> str:
+TABLES = ("first_error", "bon", "paired")
+"""The tables :func:`markdown` can render, in their order."""
+
+
+def markdown(numbers: Mapping[str, Any], set_name: str, tables: Sequence[str] = TABLES) -> str:
     """The Markdown tables README and docs show for one evaluation set of a study file (``study.json``):
-    every cell is mean [95 % interval] (single-run range), in %. README's numbers are this function's
-    output on a committed results file, which a test checks."""
+    every cell is mean [95 % interval] (single-run range), in %; ``tables``: which of :data:`TABLES`
+    (the line saying what was drawn comes with any). README's numbers are this function's output on a
+    committed results file, which a test checks."""
+    unknown = sorted(set(tables) - set(TABLES))
+    if unknown:
+        raise ValueError(f"results block: unknown tables {unknown}; expected some of {', '.join(TABLES)}")
     s = numbers[set_name]
     models = list(s["first_error"])
     subsets = list(dict.fromkeys(k.split(" ", 1)[1] for m in models for k in s["first_error"][m]))
     cols = [f"{metric} {sub}" for sub in subsets for metric in ("F1", "AUROC")]
-    lines = [
-        "| model | " + " | ".join(c.replace("world-", "") for c in cols) + " |",
-        "|---|" + "---|" * len(cols),
-    ]
-    lines += [f"| {m} | " + " | ".join(_cells(s["first_error"][m], cols)) + " |" for m in models]
-    if s["bon"]:
+    lines: list[str] = []
+    if "first_error" in tables:
+        lines += ["| model | " + " | ".join(c.replace("world-", "") for c in cols) + " |"]
+        lines += ["|---|" + "---|" * len(cols)]
+        lines += [f"| {m} | " + " | ".join(_cells(s["first_error"][m], cols)) + " |" for m in models]
+    if s["bon"] and "bon" in tables:
         ns = list(next(iter(s["bon"].values())))
         lines += ["", "| best-of-N accuracy | " + " | ".join(n.replace("N=", "N = ") for n in ns) + " |"]
         lines.append("|---|" + "---|" * len(ns))
         lines += [f"| {name} | " + " | ".join(_cells(by_n, ns)) + " |" for name, by_n in s["bon"].items()]
-    if s["paired"]:
+    if s["paired"] and "paired" in tables:
         lines += [
             "",
             "| paired difference (same seeds, same problems), points | mean [95 % interval] |",
@@ -272,10 +280,12 @@ def markdown(numbers: Mapping[str, Any], set_name: str) -> str:
 
 
 RESULTS_BLOCK = re.compile(
-    r"(?P<head><!-- results: (?P<file>\S+) set=(?P<set>\w+) -->\n)(?P<body>.*?)(?P<tail><!-- /results -->)",
+    r"(?P<head><!-- results: (?P<file>\S+) set=(?P<set>\w+)(?: tables=(?P<tables>[\w,]+))? -->\n)"
+    r"(?P<body>.*?)(?P<tail><!-- /results -->)",
     re.S,
 )
-"""A generated block in README or docs: the tables :func:`markdown` renders from a committed results file."""
+"""A generated block in README or docs: the tables :func:`markdown` renders from a committed results file
+(``tables=first_error,paired``: only those)."""
 
 
 def render_blocks(text: str, root: str | Path) -> str:
@@ -283,6 +293,7 @@ def render_blocks(text: str, root: str | Path) -> str:
 
     def render(m: re.Match[str]) -> str:
         numbers = json.loads((Path(root) / m["file"]).read_text(encoding="utf-8"))
-        return m["head"] + markdown(numbers, m["set"]) + "\n" + m["tail"]
+        tables = m["tables"].split(",") if m["tables"] else TABLES
+        return m["head"] + markdown(numbers, m["set"], tables).lstrip("\n") + "\n" + m["tail"]
 
     return RESULTS_BLOCK.sub(render, text)

@@ -32,7 +32,6 @@ from prmkit.evaluation.scored import broadcast_last, scorer_kind
 
 SUMMARY_FILE = "eval_summary.json"
 BON_POINTS = (1, 4, 16, 64, 256)
-_SETTINGS = WorldEvalSettings()  # the defaults below are its fields', declared once there
 
 
 class CachedScorer:
@@ -211,27 +210,26 @@ class _Audits:
 def evaluate_world(
     scorer: StepScorer,
     out_dir: str | Path,
-    problems: int = _SETTINGS.problems,
-    per_problem: int = _SETTINGS.per_problem,
-    heldout_problems: int = _SETTINGS.heldout_problems,
-    heldout_per_problem: int = 4,
+    settings: WorldEvalSettings | None = None,
+    *,
     orm: StepScorer | None = None,
-    aggregation: str = "min",
-    bootstrap: int = _SETTINGS.bootstrap,
-    seed: int = _SETTINGS.seed,
-    beam_problems: int = _SETTINGS.beam_problems,
-    beam_budgets: Sequence[int] = (4, 16),
     policy_config: Any | None = None,
-    world: str = "world",
+    aggregation: str = "min",
+    heldout_per_problem: int = 4,
+    beam_budgets: Sequence[int] = (4, 16),
 ) -> dict[str, Any]:
-    """Measure ``scorer`` on fresh data of the embedded world named ``world``; writes results and plots
-    to ``out_dir``, returns the summary.
-
-    ``policy_config`` (that world's policy config, e.g. :class:`prmkit.world.PolicyConfig`) sets the
-    simulated policy whose samples are judged; None is the world's default policy.
+    """Measure ``scorer`` on fresh data of the embedded world ``settings.world``, as much of it as
+    ``settings`` says (None: the defaults of :class:`WorldEvalSettings`; a recipe's ``evaluate`` section
+    and ``prmkit card``'s config are such settings); writes results and plots to ``out_dir``, returns the
+    summary. ``orm`` adds an ORM as the best-of-N baseline; ``policy_config`` (that world's policy config,
+    e.g. :class:`prmkit.world.PolicyConfig`) sets the simulated policy whose samples are judged (None:
+    the world's default policy).
     """
     from prmkit.core.progress import progress
 
+    e = settings or WorldEvalSettings()
+    problems, per_problem, seed, world = e.problems, e.per_problem, e.seed, e.world
+    heldout_problems, beam_problems, bootstrap = e.heldout_problems, e.beam_problems, e.bootstrap
     out = Path(out_dir)
     cached = CachedScorer(scorer)
     with progress() as bar:  # a card takes a minute or more on a CPU: say which part is running
@@ -348,3 +346,20 @@ def _summary_files(audit_plots: dict[str, str]) -> dict[str, Any]:
         "audit": "audit.json",
         "audit_plots": audit_plots,
     }
+
+
+def evaluation_of(
+    scorer: StepScorer,
+    out_dir: str | Path,
+    settings: WorldEvalSettings | None = None,
+    *,
+    refresh: bool = False,
+    orm: StepScorer | None = None,
+    policy_config: Any | None = None,
+) -> dict[str, Any]:
+    """The evaluation ``out_dir`` already holds (its ``eval_summary.json``), else, or with ``refresh``, a
+    fresh :func:`evaluate_world`: a card written again does not measure again."""
+    stored = Path(out_dir) / SUMMARY_FILE
+    if stored.exists() and not refresh:
+        return json.loads(stored.read_text(encoding="utf-8"))
+    return evaluate_world(scorer, out_dir, settings, orm=orm, policy_config=policy_config)

@@ -182,8 +182,8 @@ def _evaluate(model_stage: str) -> Run:
     def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
         import json
 
-        from prmkit.cards.card import card_for_scorer
-        from prmkit.evaluation.suite import SUMMARY_FILE
+        from prmkit.cards.card import EVAL_DIR, write_card
+        from prmkit.evaluation.suite import SUMMARY_FILE, evaluate_world
         from prmkit.scoring import load_scorer
 
         model_dir = out / MODEL
@@ -194,14 +194,9 @@ def _evaluate(model_stage: str) -> Run:
         # the pretrained LM declares no PRM convention: read it zero-shot, by its own likelihood
         scorer = load_scorer(model_dir, "likelihood" if model_stage == "pretrain" else None)
         e = r.evaluate
-        card_for_scorer(
-            model_dir, scorer, orm=orm, refresh=True, problems=e.problems,
-            per_problem=e.per_problem, heldout_problems=e.heldout_problems, bootstrap=e.bootstrap,
-            seed=e.seed, beam_problems=e.beam_problems, policy_config=e.policy,
-            world=e.world,
-            processbench=[str(p) for p in e.processbench] or None,
-        )  # fmt: skip
-        return json.loads((model_dir / "card" / SUMMARY_FILE).read_text())
+        evaluation = evaluate_world(scorer, model_dir / EVAL_DIR, e, orm=orm, policy_config=e.policy)
+        write_card(model_dir, evaluation, processbench=[str(p) for p in e.processbench] or None)
+        return json.loads((model_dir / EVAL_DIR / SUMMARY_FILE).read_text())
 
     return run
 
@@ -218,11 +213,8 @@ def _claims(model_stage: str) -> Run:
         orm = load_scorer(deps["orm"] / MODEL) if "orm" in deps and model_stage != "orm" else None
         scorer = load_scorer(deps[model_stage] / MODEL, "likelihood" if model_stage == "pretrain" else None)
         e = r.evaluate
-        return evaluate_world(
-            scorer, out / "claims", e.problems, e.per_problem, e.heldout_problems, orm=orm,
-            bootstrap=e.bootstrap, seed=e.claims_seed, beam_problems=e.beam_problems, policy_config=e.policy,
-            world=e.world,
-        )  # fmt: skip
+        claims = e.model_copy(update={"seed": e.claims_seed})
+        return evaluate_world(scorer, out / "claims", claims, orm=orm, policy_config=e.policy)
 
     return run
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import random
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NamedTuple
 
@@ -47,7 +48,30 @@ _EVENTS = (
     "wrong_quantity",
     "wrong_operation",
 )
-Rollout = tuple[list[str], str | None, bool, list[list[Any]], int, str | None, int, list[list[Any]]]
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """One complete continuation of the world policy and what it did on the way."""
+
+    texts: list[str]
+    """The steps' texts."""
+    final: str | None
+    """The final answer."""
+    finished: bool
+    injected: list[list[Any]]
+    """[step index, error kind] of every error injected."""
+    decisions: int
+    """How many steps the policy chose freely (not forced by a lucky path)."""
+    lucky: str | None
+    """The lucky mode (``compensate``, ``misquote``) when the path was steered to a right answer by a
+    wrong step, else None."""
+    sys_at: int
+    """Step index of the systematic error, -1 for none."""
+    believed: list[list[Any]]
+    """[step index, misconception name] of every belief followed."""
+
+
 _SYSTEMATIC_KINDS = ("arithmetic", "wrong_quantity", "wrong_operation")
 
 
@@ -291,8 +315,7 @@ class WorldPolicy:
         return None
 
     def rollout(self, cp: _Problem, st: Belief, rng: random.Random) -> Rollout:
-        """One complete continuation from ``st``: (texts, final answer, finished, injected, decisions, lucky
-        mode, step index of the systematic error or -1, [step index, misconception name] of beliefs followed)."""
+        """One complete continuation from ``st``."""
         w = _Writer(cp, st, rng)
         ops = cp.chain.ops
         n_ops = len(ops)
@@ -332,10 +355,10 @@ class WorldPolicy:
             event = self._event(rng.random())
             if event == "early_answer" and k >= 1:
                 final = w.answer("early_answer")
-                return w.texts, final, True, w.injected, decisions, None, sys_at, w.believed
+                return Rollout(w.texts, final, True, w.injected, decisions, None, sys_at, w.believed)
             self._apply(w, event, op, q)
         final = w.answer()
-        return w.texts, final, True, w.injected, decisions, lucky_mode, sys_at, w.believed
+        return Rollout(w.texts, final, True, w.injected, decisions, lucky_mode, sys_at, w.believed)
 
     def _apply(self, w: _Writer, event: str | None, op: str, q: int) -> None:
         k, ops = w.k, w.cp.chain.ops
@@ -394,7 +417,8 @@ class WorldPolicy:
             return [Continuation(final_answer=final) for _ in range(n)]
         out = []
         for _ in range(n):
-            texts, final, finished, *_ = self.rollout(cp, st, rng)
+            r = self.rollout(cp, st, rng)
+            texts, final, finished = r.texts, r.final, r.finished
             if max_steps is not None and len(texts) > max_steps:
                 texts, final, finished = texts[:max_steps], None, False
             steps = [Step(text=t) for t in texts]
@@ -430,18 +454,18 @@ def _sample_problem(
     rng = random.Random(derive_seed("sample", policy.seed_offset, seed, problem.id))
     systematic = policy.config.systematic > 0
     for j in range(per_problem):
-        texts, final, _, injected, decisions, lucky, sys_at, believed = policy.rollout(cp, start, rng)
-        metadata: dict[str, Any] = {"injected": injected, "decisions": decisions, "lucky": lucky}
-        if believed:
-            metadata["misconceptions"] = believed
+        r = policy.rollout(cp, start, rng)
+        metadata: dict[str, Any] = {"injected": r.injected, "decisions": r.decisions, "lucky": r.lucky}
+        if r.believed:
+            metadata["misconceptions"] = r.believed
         if systematic:
-            metadata["systematic"] = sys_at if sys_at >= 0 else None
+            metadata["systematic"] = r.sys_at if r.sys_at >= 0 else None
         out.append(
             Trace(
                 id=f"{problem.id}-s{seed}-{j}",
                 problem=problem,
-                steps=[Step(text=t) for t in texts],
-                final_answer=final,
+                steps=[Step(text=t) for t in r.texts],
+                final_answer=r.final,
                 generator=generator,
                 metadata=metadata,
             )
