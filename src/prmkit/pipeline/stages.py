@@ -128,12 +128,18 @@ def _base(deps: dict[str, Path]) -> dict[str, str]:
     return {"base_model": str(deps["pretrain"] / MODEL)} if "pretrain" in deps else {}
 
 
+def data_file(stage: str, folder: Path) -> Path:
+    """The traces a data stage wrote, by the stage's name (never its folder's): the problems stage's
+    sampled traces, a labeller's labelled ones."""
+    return folder / (TRACES if stage == "problems" else LABELS)
+
+
 def _prm(source: str) -> Run:
     def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
         from prmkit.training import train_prm
 
-        data = next(d for name, d in deps.items() if name != "pretrain")
-        path = data / (TRACES if data.name.startswith("problems-") else LABELS)
+        stage, data = next((name, d) for name, d in deps.items() if name != "pretrain")
+        path = data_file(stage, data)
         cfg = r.train.prm.model_copy(update={"label_source": source, **_base(deps)})
         return train_prm(path, out / MODEL, cfg)
 
@@ -153,8 +159,7 @@ def _prm_run(index: int, data_stage: str, size_stage: str | None) -> Run:
 
         spec = r.train.prm_runs[index]
         cfg = r.train.prm_config(spec).model_copy(update=_base(deps))
-        data = deps[data_stage]
-        traces = read_traces(data / (TRACES if data.name.startswith("problems-") else LABELS))
+        traces = read_traces(data_file(data_stage, deps[data_stage]))
         other_source = spec.size_of or spec.traces_of
         if other_source is None:
             return train_prm(traces, out / MODEL, cfg)
