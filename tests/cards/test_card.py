@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -201,3 +202,28 @@ def test_card_config_reads_the_policy_as_its_worlds_config(tmp_path):
     with pytest.raises(ValidationError, match="misread") as err:
         CardConfig(model=tmp_path, world="world", policy={"misread": 0.1})  # an agent-world field
     assert err.value.errors()[0]["loc"] == ("policy", "misread")  # where in the --config file
+
+
+def test_card_scores_processbench_files_at_the_world_tuned_threshold(tmp_path):
+    """``prmkit card --processbench`` (and a recipe's ``evaluate.processbench``): the checkpoint scores the
+    real files at the threshold the world evaluation tuned, and a file it cannot read is said on the card."""
+    from prmkit.cards.card import _processbench
+    from prmkit.testing import make_random_prm
+
+    real = Path(__file__).resolve().parents[3] / "shared" / "data" / "real" / "processbench" / "gsm8k.json"
+    records = json.loads(real.read_text())[:4]  # short enough for the tiny model: problem and 3 steps
+    for r in records:
+        r["problem"], r["steps"] = r["problem"][:300], [step[:200] for step in r["steps"][:3]]
+        r["label"] = r["label"] if r["label"] < 3 else -1
+    short = tmp_path / "gsm8k.json"
+    short.write_text(json.dumps(records))
+    prm = make_random_prm(tmp_path / "prm")
+    evaluation = {"first_error": {"threshold": 0.25}}
+    measured = _processbench(prm, [short], evaluation, tmp_path / "card", None)["processbench"]
+    assert measured["threshold"] == 0.25 and measured["threshold_from"] == "given"
+    assert [s["name"] for s in measured["subsets"]] == ["gsm8k"]
+    assert (tmp_path / "card" / "processbench_real" / "processbench.json").exists()
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{}]")
+    said = _processbench(prm, [broken], evaluation, tmp_path / "card", None)
+    assert set(said) == {"processbench_error"} and said["processbench_error"]

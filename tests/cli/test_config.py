@@ -118,13 +118,6 @@ def test_defaults_in_help_are_the_configs():
     assert f"(default: {ServerConfig().max_queue_wait_s!r})" in line
 
 
-def test_eval_bon_default_aggregations_agree_with_bon_curves():
-    from prmkit.evaluation.bon_curves import DEFAULT_AGGREGATIONS as CURVES
-    from prmkit.evaluation.config import DEFAULT_AGGREGATIONS
-
-    assert tuple(DEFAULT_AGGREGATIONS) == tuple(CURVES)
-
-
 def test_the_loader_reads_a_section_and_points_into_the_file(tmp_path):
     from prmkit.core.errors import InputError
     from prmkit.core.yamlconf import load_yaml_config

@@ -21,7 +21,6 @@ from prmkit.evaluation.agentprocessbench import (
     Pair,
     compare_files,
     count,
-    eval_agentprocessbench,
     evaluate_traces,
     first_negative,
     int_label,
@@ -30,8 +29,10 @@ from prmkit.evaluation.agentprocessbench import (
     rate,
     record_key,
     reference_records,
+    run_agentprocessbench,
     timestamp,
 )
+from prmkit.evaluation.config import AgentProcessBenchConfig
 from prmkit.formats import read
 
 runner = CliRunner()
@@ -378,15 +379,19 @@ def test_stored_labels_reproduce_the_reference(tmp_path):
         files.append(tmp_path / f"{name}.jsonl")
         write_traces(files[-1], traces)
     # labels:SRC maps -1/0/+1 to 0/0.5/1: threshold 0.5 and a band up to 0.75 give the labels back
-    result = eval_agentprocessbench(files, model="labels:human:agentprocessbench", neutral_below=0.75)
+    result = run_agentprocessbench(
+        AgentProcessBenchConfig(files=files, model="labels:human:agentprocessbench", neutral_below=0.75)
+    )
     assert result.avg.metrics() == {
         "missing_or_failed_pct": 0.0, "step_micro_acc": 1.0, "step_exact_acc": 1.0, "first_neg1_idx_acc": 1.0,
     }  # fmt: skip
     assert result.threshold == 0.5 and result.threshold_from == "default"
-    as_source = eval_agentprocessbench(files, source="human:agentprocessbench")
+    as_source = run_agentprocessbench(AgentProcessBenchConfig(files=files, source="human:agentprocessbench"))
     assert as_source.avg.step_matches == as_source.avg.step_total == 9
     with pytest.raises(ValueError, match="neutral_below: cuts a model's scores"):
-        eval_agentprocessbench(files, source="human:agentprocessbench", neutral_below=0.7)
+        run_agentprocessbench(
+            AgentProcessBenchConfig(files=files, source="human:agentprocessbench", neutral_below=0.7)
+        )
     with pytest.raises(ValueError, match=r"gold: expected labels from one of .* found imported:elsewhere"):
         _no_known_gold()
 

@@ -9,13 +9,14 @@ import pytest
 
 from prmkit.core.model import Problem, Step, Trace
 from prmkit.core.protocols import JudgeVerdict
+from prmkit.evaluation.config import ProcessBenchConfig
 from prmkit.evaluation.processbench import (
-    eval_processbench,
     evaluate_first_error,
     harmonic_f1,
     headline,
     load_sets,
     predicted_first_error,
+    run_processbench,
     subset_metrics,
     tune_threshold,
 )
@@ -71,7 +72,7 @@ def test_real_samples_read_with_gold(processbench):
     for s in SPLITS:
         assert [t.first_error("human:processbench") for t in sets[s]] == [r["label"] for r in raw[s]]
     # the labels themselves as predictor: perfect on every subset
-    result = eval_processbench(files, source="human:processbench")
+    result = run_processbench(ProcessBenchConfig(files=files, source="human:processbench"))
     assert result.f1 == 1.0 and result.f1_size_weighted == 1.0
 
 

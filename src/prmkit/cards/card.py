@@ -172,13 +172,15 @@ def _processbench(
     load: LoadOptions | None,
 ) -> dict[str, Any]:
     """ProcessBench files scored by the checkpoint at the world-tuned threshold, for the card."""
-    from prmkit.evaluation.processbench import eval_processbench
+    from prmkit.evaluation.config import ProcessBenchConfig
+    from prmkit.evaluation.processbench import run_processbench
 
-    threshold = evaluation["first_error"]["threshold"]
     try:
-        result = eval_processbench(
-            files, model=str(model_dir), threshold=threshold, out=eval_dir / "processbench_real", load=load
-        )
+        config = ProcessBenchConfig(
+            files=[Path(f) for f in files], model=str(model_dir), out=eval_dir / "processbench_real",
+            threshold=evaluation["first_error"]["threshold"], load=load or LoadOptions(),
+        )  # fmt: skip
+        result = run_processbench(config)
         return {"processbench": result.to_dict()}
     except ValueError as err:  # e.g. a text longer than the model takes: say so on the card
         return {"processbench_error": str(err).splitlines()[0]}

@@ -1,21 +1,26 @@
 """CLI commands of the evaluate area: ``prmkit eval processbench | agentprocessbench | bon``,
 ``prmkit audit``, ``prmkit card``.
 
-Each command calls the public function of the same name and options:
-``prmkit.evaluation.processbench.eval_processbench``,
-``prmkit.evaluation.agentprocessbench.eval_agentprocessbench``, ``prmkit.evaluation.bon_curves.eval_bon``,
-``prmkit.evaluation.audits.audit`` and ``prmkit.cards.card.card``.
+The evaluation commands are built from their registry entries
+(:data:`prmkit.evaluation.commands.EVAL_COMMANDS`) by :func:`prmkit.cli.config.config_command`: flags and
+help from each entry's typed config (:mod:`prmkit.evaluation.config`), then the run function the entry
+names (``prmkit.evaluation.processbench.run_processbench(ProcessBenchConfig(...))``...), whose result is
+printed here. ``prmkit card`` calls ``prmkit.cards.card.run_card``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 import typer
 
 from prmkit.cli.common import console, fail
 from prmkit.cli.config import Layout, config_command
+
+Run = Callable[[Any], Any]
 
 eval_app = typer.Typer(
     name="eval",
@@ -25,24 +30,29 @@ eval_app = typer.Typer(
 OUT = {"out": ["-o", "--out"]}
 LOAD = ("load",)
 """The loading options (``LoadOptions``) read as unprefixed flags: ``--dtype``, ``--device-map`` ..."""
+LAYOUTS = {
+    "processbench": Layout(("files",), OUT, flat=LOAD),
+    "agentprocessbench": Layout(("files",), OUT, flat=LOAD),
+    "bon": Layout(("traces",), OUT | {"aggregations": "--aggregation"}, flat=LOAD),
+    "audit": Layout(("model", "traces"), OUT | {"source": "--gold-source"}, flat=LOAD),
+}
+"""Each registered command's positional arguments and flags other than ``--field-name``."""
+ROOT = ("audit",)
+"""Registered commands that are ``prmkit NAME``; the others are ``prmkit eval NAME``."""
 
 
-def _processbench(cfg: Any) -> None:
-    from prmkit.evaluation.config import run_processbench
-
+def _processbench(run: Run, cfg: Any) -> None:
     try:
-        result = run_processbench(cfg)
+        result = run(cfg)
     except ValueError as err:  # e.g. a trace longer than the model takes, or no gold in a file
         fail(str(err))
     console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
     console.print(f"threshold: {result.threshold} ({result.threshold_from})")
 
 
-def _agentprocessbench(cfg: Any) -> None:
-    from prmkit.evaluation.config import run_agentprocessbench
-
+def _agentprocessbench(run: Run, cfg: Any) -> None:
     try:
-        result = run_agentprocessbench(cfg)
+        result = run(cfg)
     except ValueError as err:  # a malformed record (file:line), no gold, files that do not pair up
         fail(str(err))
     # soft_wrap: the official table is compared line for line with the script's, so never wrapped
@@ -53,10 +63,8 @@ def _agentprocessbench(cfg: Any) -> None:
         console.print(f"threshold: {result.threshold} ({result.threshold_from}){band}")
 
 
-def _bon(cfg: Any) -> None:
-    from prmkit.evaluation.config import run_eval_bon
-
-    result = run_eval_bon(cfg)
+def _bon(run: Run, cfg: Any) -> None:
+    result = run(cfg)
     top = max(r["n"] for r in result.rows)
     for r in result.rows:
         if r["n"] == top:
@@ -66,13 +74,32 @@ def _bon(cfg: Any) -> None:
             )
 
 
-def _audit(cfg: Any) -> None:
+def _audit(run: Run, cfg: Any) -> None:
     from prmkit.evaluation.audits import summary
-    from prmkit.evaluation.config import run_audit
 
-    report = run_audit(cfg)
+    report = run(cfg)
     console.print(f"threshold: {report['threshold']} ({report['threshold_from']})")
     console.print_json(json.dumps(summary(report)))
+
+
+def _returned(run: Run, cfg: Any) -> Any:
+    return run(cfg)  # a dict is printed as YAML by config_command
+
+
+SHOW: dict[str, Callable[[Run, Any], Any]] = {
+    "processbench": _processbench,
+    "agentprocessbench": _agentprocessbench,
+    "bon": _bon,
+    "audit": _audit,
+}
+"""How each registered command's result is printed, in the order ``--help`` has always listed them;
+another command's result is returned to :func:`~prmkit.cli.config.config_command` (a dict printed as YAML)."""
+
+
+def _listed(names: list[str]) -> list[str]:
+    """``names`` in :data:`SHOW`'s order, any other after them by name."""
+    known = list(SHOW)
+    return sorted(names, key=lambda n: (known.index(n) if n in known else len(known), n))
 
 
 def _card(cfg: Any) -> None:
@@ -81,23 +108,26 @@ def _card(cfg: Any) -> None:
     console.print(f"wrote {run_card(cfg)}")
 
 
+def _add(group: typer.Typer, name: str) -> None:
+    """Command ``name`` of the registry, in ``group``: its config's flags laid out by :data:`LAYOUTS`."""
+    from prmkit.evaluation.commands import EVAL_COMMANDS
+
+    command = EVAL_COMMANDS.get(name)
+    show = functools.partial(SHOW.get(name, _returned), command.run)
+    config_command(group, name, command.config, show, LAYOUTS.get(name, Layout(flat=LOAD)))
+
+
 def register(app: typer.Typer) -> None:
     """Add ``eval`` (processbench, agentprocessbench, bon), ``audit`` and ``card`` to the root app."""
     from prmkit.cards.card import CardConfig
-    from prmkit.evaluation.config import (
-        AgentProcessBenchConfig,
-        AuditConfig,
-        EvalBonConfig,
-        ProcessBenchConfig,
-    )
+    from prmkit.evaluation.commands import EVAL_COMMANDS
 
-    pb = Layout(("files",), OUT, flat=LOAD)
-    config_command(eval_app, "processbench", ProcessBenchConfig, _processbench, pb)
-    apb = Layout(("files",), OUT, flat=LOAD)
-    config_command(eval_app, "agentprocessbench", AgentProcessBenchConfig, _agentprocessbench, apb)
-    bon_flags = OUT | {"aggregations": "--aggregation"}
-    config_command(eval_app, "bon", EvalBonConfig, _bon, Layout(("traces",), bon_flags, flat=LOAD))
+    names = _listed(EVAL_COMMANDS.names())
+    for name in names:
+        if name not in ROOT:
+            _add(eval_app, name)
     app.add_typer(eval_app)
-    audit_flags = OUT | {"source": "--gold-source"}
-    config_command(app, "audit", AuditConfig, _audit, Layout(("model", "traces"), audit_flags, flat=LOAD))
+    for name in names:
+        if name in ROOT:
+            _add(app, name)
     config_command(app, "card", CardConfig, _card, Layout(("model",), OUT, flat=LOAD))

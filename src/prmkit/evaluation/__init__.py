@@ -2,7 +2,11 @@
 
 Contract: functions read traces plus per-step scores (``list[list[float]]`` from any StepScorer) or a
 predictor (scorer, judge, label source); gold comes from labels (``gold`` on the world,
-``human:processbench`` on ProcessBench files).
+``human:processbench`` on ProcessBench files). Each command (``prmkit eval processbench |
+agentprocessbench | bon``, ``prmkit audit``) is a typed config in config.py, ``run_x(config)`` in its
+feature's module beside the pure core it calls (``run_processbench`` in processbench.py,
+``run_agentprocessbench``, ``run_eval_bon`` in bon_curves.py, ``run_audit`` in audits.py), and one entry
+in commands.py, from which the CLI is built.
 
 - ``processbench.py``  first-error prediction, acc_error / acc_correct / F1, threshold tuning, files
 - ``agentprocessbench.py`` AgentProcessBench's step_micro_acc, firsterroracc, as its own script computes them
@@ -14,7 +18,9 @@ predictor (scorer, judge, label source); gold comes from labels (``gold`` on the
 - ``loophole.py``      the loophole audit: does a verifier reward a trajectory that games the task?
 - ``study.py``         a study's table over seeds and problems: estimates with crossed-bootstrap intervals
 - ``suite.py``         ``evaluate_world``: the whole evaluation of a scorer on fresh world data
-- ``config.py``        the commands' typed configs (eval processbench | bon, audit) and WorldEvalSettings
+- ``commands.py``      the command registry: name, config and run function of each evaluation command
+- ``config.py``        the commands' typed configs (eval processbench | agentprocessbench | bon, audit) and
+  WorldEvalSettings (no numpy: ``--help`` reads them)
 - ``gold.py``          gold views of traces (validity, outcome, grouping)
 - ``scored.py``        a scorer spec turned into step scores, its name, kind and stored threshold
 - ``plots.py``         matplotlib figures (PNG)

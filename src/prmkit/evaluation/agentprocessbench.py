@@ -36,6 +36,8 @@ dataset F1s. ProcessBench's evaluation has no bootstrap intervals, and neither h
 Two ways in: :func:`compare_files` (reference and predictions files, no model: the official comparison)
 and :func:`evaluate_traces` (gold-labelled traces and a predictor: a step scorer's scores cut at the
 threshold into -1/+1, or -1/0/+1 with a neutral band; a judge's ratings; a label source's ratings).
+:func:`run_agentprocessbench` is the ``prmkit eval agentprocessbench`` command: its config's files, one
+way or the other.
 """
 
 from __future__ import annotations
@@ -47,10 +49,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prmkit.core.model import Trace
 from prmkit.core.protocols import Judge, StepScorer
+from prmkit.evaluation.config import AgentProcessBenchConfig
 from prmkit.evaluation.gold import has_gold
 from prmkit.evaluation.processbench import (
     Predictor,
@@ -65,10 +68,6 @@ from prmkit.evaluation.processbench import (
     source_prediction,
     subset_metrics,
 )
-from prmkit.modeling.loading import LoadOptions
-
-if TYPE_CHECKING:
-    from prmkit.scoring.scorer import Overlong
 
 OFFICIAL = "RUCBM/AgentProcessBench eval/compare.py @ 96bcf8a11edef0131e41b5a8340918016e454c82"
 DATASET_OFFSETS = {"hotpotqa": 0, "gaia_dev": 250, "bfcl": 500, "tau2": 750}
@@ -77,6 +76,9 @@ TIMESTAMP_FIELDS = ("updated_at", "created_at", "timestamp")
 FAILED = "llm_annotate_failed:"
 """A prediction whose ``comment`` starts with this is a failed annotation (counted as missing_or_failed)."""
 SCORE_METRICS = ("step_micro_acc", "step_exact_acc", "first_neg1_idx_acc")
+PREDICTOR_FIELDS = ("model", "judge", "source", "threshold", "neutral_below", "gold_source", "overlong")
+"""The config fields that choose or tune a predictor, in the order an error names them: none goes with
+``predictions`` (a comparison of files)."""
 GOLD_SOURCES = ("gold", "human:agentprocessbench")
 """Where trace gold is looked for, in order: a world's checker, then AgentProcessBench's labels."""
 
@@ -587,47 +589,27 @@ def evaluate_traces(
     return result
 
 
-def eval_agentprocessbench(
-    files: Sequence[str | Path],
-    predictions: Sequence[str | Path] | None = None,
-    model: str | None = None,
-    judge: str | None = None,
-    source: str | None = None,
-    threshold: float | None = None,
-    neutral_below: float | None = None,
-    gold_source: str | None = None,
-    out: str | Path | None = None,
-    overlong: Overlong | None = None,
-    score_metric: str = "step_micro_acc",
-    load: LoadOptions | None = None,
-) -> AgentProcessBenchResult:
-    """AgentProcessBench's metrics (the ``prmkit eval agentprocessbench`` twin).
-
-    ``files``: the reference, one dataset per file named by its stem. With ``predictions`` (one file per
-    reference file, same order) the records are compared as the official script does, no model. Else
-    ``files`` are read as traces (``prmkit.formats.read``) and exactly one of ``model`` (any scorer
-    spec), ``judge`` or ``source`` predicts their labels. ``out``: folder for agentprocessbench.json and
-    predictions.jsonl. ``score_metric``: the AVG metric reported as the final score. ``load``: how a
-    checkpoint is loaded.
-    """
-    if score_metric not in SCORE_METRICS:
-        raise ValueError(f"score_metric: expected one of {', '.join(SCORE_METRICS)}, found {score_metric!r}")
-    if predictions:
-        used = {"model": model, "judge": judge, "source": source, "threshold": threshold,
-                "neutral_below": neutral_below, "gold_source": gold_source, "overlong": overlong}  # fmt: skip
-        given = [k for k, v in used.items() if v is not None]
+def run_agentprocessbench(config: AgentProcessBenchConfig) -> AgentProcessBenchResult:
+    """``prmkit eval agentprocessbench``: with ``predictions``, :func:`compare_files` (the official
+    comparison, no predictor); else the reference ``files`` read as traces and :func:`evaluate_traces` with
+    exactly one of ``model``, ``judge`` or ``source``. Written to ``out`` when given
+    (agentprocessbench.json, predictions.jsonl). The fields are documented on
+    :class:`~prmkit.evaluation.config.AgentProcessBenchConfig`."""
+    c = config
+    if c.predictions:
+        given = [k for k in PREDICTOR_FIELDS if getattr(c, k) is not None]
         if given:
             raise ValueError(f"predictions: compare files with no predictor; leave out {', '.join(given)}")
-        result = compare_files(files, predictions)
+        result = compare_files(c.files, c.predictions)
     else:
-        if (model, judge, source) == (None, None, None):
+        if (c.model, c.judge, c.source) == (None, None, None):
             raise ValueError(
                 "give --predictions FILE (compare files) or one predictor: --model, --judge, --source"
             )
-        predictor = load_predictor(model, judge, source, overlong, load)
-        result = evaluate_traces(load_sets(files), predictor, threshold, neutral_below, gold_source)
-        result.params = {"files": [str(f) for f in files]}
-    result.score_metric = score_metric
-    if out is not None:
-        result.write(out)
+        predictor = load_predictor(c.model, c.judge, c.source, c.overlong, c.load)
+        result = evaluate_traces(load_sets(c.files), predictor, c.threshold, c.neutral_below, c.gold_source)
+        result.params = {"files": [str(f) for f in c.files]}
+    result.score_metric = c.score_metric
+    if c.out is not None:
+        result.write(c.out)
     return result

@@ -13,8 +13,8 @@ PRM, an ORM (its trace score broadcast to every step, or on the last step) or an
 - ``loophole``    does the scorer reward trajectories that game the task? (loophole.py; only where gold
                   marks loophole steps, as the agent world's checker does)
 
-:func:`audit` is the ``prmkit audit`` twin: it loads a scorer (any spec ``prmkit.scoring.load_scorer``
-reads), scores a trace file and runs the audits.
+:func:`run_audit` is the ``prmkit audit`` command: from its :class:`~prmkit.evaluation.config.AuditConfig`
+it loads a scorer (any spec ``prmkit.scoring.load_scorer`` reads), scores a trace file and runs the audits.
 """
 
 from __future__ import annotations
@@ -22,18 +22,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.evaluation import plots
 from prmkit.evaluation.calibration import calibration, length_bias
 from prmkit.evaluation.collapse import lucky_answers, process_collapse, step_groups
+from prmkit.evaluation.config import AuditConfig
 from prmkit.evaluation.gaming import outcome_shift, verifier_gaming
 from prmkit.evaluation.gold import check_lengths, has_gold
 from prmkit.evaluation.loophole import loophole_audit
 from prmkit.evaluation.scored import broadcast_last, score_with
-from prmkit.modeling.loading import LoadOptions
 
 AUDITS = ("gaming", "shift", "collapse", "lucky", "calibration", "length", "loophole")
 
@@ -150,39 +150,23 @@ def _loophole_summary(loophole: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def audit(
-    model: str,
-    traces: str | Path,
-    out: str | Path,
-    aggregation: str = "min",
-    threshold: float | None = None,
-    max_n: int = 64,
-    draws: int = 16,
-    seed: int = 0,
-    source: str = "gold",
-    broadcast: Literal["auto", "last", "none"] = "auto",
-    load: LoadOptions | None = None,
-) -> dict[str, Any]:
-    """Score a gold-labelled trace file with ``model`` and audit it (the ``prmkit audit`` command).
-
-    ``model`` is any scorer spec (``prmkit.scoring.SCORER_HELP``): a checkpoint folder, ``world-oracle``,
-    a server URL, or ``labels:SOURCE`` to audit scores already stored on the traces (``labels:judge``).
-    ``broadcast``: ``last`` gives every step its trace's last-step score (an ORM's verdict on the
-    whole trace); ``auto`` does so for checkpoints whose spec says ``kind: orm``. ``threshold``: None
-    takes the checkpoint's own (``prmkit.scoring.pick_threshold``); the report says which was used.
-    ``load``: how a checkpoint is loaded.
-    """
+def run_audit(config: AuditConfig) -> dict[str, Any]:
+    """``prmkit audit``: score the config's gold-labelled trace file with its ``model`` (an ORM's trace score
+    broadcast to every step as ``broadcast`` says) and :func:`run_audits` on it, at the given threshold or
+    the checkpoint's own; written to ``out``. The fields are documented on
+    :class:`~prmkit.evaluation.config.AuditConfig`."""
     from prmkit.formats.inputs import read_traces
     from prmkit.scoring import pick_threshold
 
-    items = read_traces(traces)
-    scored = score_with(model, items, load)
+    c = config
+    items = read_traces(c.traces)
+    scored = score_with(c.model, items, c.load)
     scores, name = scored.scores, scored.name
-    if broadcast == "last" or (broadcast == "auto" and scored.kind == "orm"):
+    if c.broadcast == "last" or (c.broadcast == "auto" and scored.kind == "orm"):
         scores = broadcast_last(scores)
         name = f"{name} (last-step score broadcast)"
-    used, origin = pick_threshold(threshold, scored)
+    used, origin = pick_threshold(c.threshold, scored)
     return run_audits(
-        items, scores, aggregation, used, max_n, draws, seed, source, out_dir=out, scorer_name=name,
-        threshold_from=origin,
+        items, scores, c.aggregation, used, c.max_n, c.draws, c.seed, c.source, out_dir=c.out,
+        scorer_name=name, threshold_from=origin,
     )  # fmt: skip

@@ -27,13 +27,11 @@ import numpy as np
 from prmkit.core.answers import check_answer
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
+from prmkit.evaluation.config import DEFAULT_AGGREGATIONS, EvalBonConfig
 from prmkit.evaluation.gold import check_lengths, group_by_problem, trace_correct
 from prmkit.evaluation.scored import score_with
-from prmkit.modeling.loading import LoadOptions
 from prmkit.scoring.aggregate import aggregate
 from prmkit.search.vote import group_answers
-
-DEFAULT_AGGREGATIONS = ("min", "prod", "last", "mean")
 
 
 @dataclass
@@ -279,57 +277,41 @@ def curve_row(
     return {"method": method, "n": n, **{k: round(v, 6) for k, v in values.items()}, "problems": len(acc)}
 
 
-def eval_bon(
-    traces: str | Path,
-    prm: str | None = None,
-    orm: str | None = None,
-    aggregations: Sequence[str] = DEFAULT_AGGREGATIONS,
-    vote_aggregation: str = "min",
-    max_n: int = 256,
-    draws: int = 32,
-    bootstrap: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-    out: str | Path | None = None,
-    load: LoadOptions | None = None,
-) -> BonResult:
-    """Best-of-N curves for a trace file with many samples per problem (the ``prmkit eval bon`` twin).
-
-    ``prm`` / ``orm``: any scorer spec (``prmkit.scoring.SCORER_HELP``), e.g. a checkpoint folder or
-    ``labels:SOURCE`` for scores already stored on the traces.
-    ``out``: folder for ``bon.csv``, ``bon.json`` (rows and parameters) and ``bon.png``. ``load``: how
-    checkpoints are loaded.
-    """
+def run_eval_bon(config: EvalBonConfig) -> BonResult:
+    """``prmkit eval bon``: :func:`bon_curves` for the config's trace file (many samples per problem) scored
+    by its ``prm`` and ``orm``; written to ``out`` when given (``bon.csv``, ``bon.json`` with rows and
+    parameters, ``bon.png``). The fields are documented on
+    :class:`~prmkit.evaluation.config.EvalBonConfig`."""
     import json
 
     from prmkit.evaluation import plots
     from prmkit.formats.inputs import read_traces
 
-    items = read_traces(traces)
-    prm_scored = score_with(prm, items, load) if prm else None
-    orm_scored = score_with(orm, items, load) if orm else None
+    c = config
+    items = read_traces(c.traces)
+    prm_scored = score_with(c.prm, items, c.load) if c.prm else None
+    orm_scored = score_with(c.orm, items, c.load) if c.orm else None
     result = bon_curves(
         items,
         prm_scored.scores if prm_scored else None,
         orm_scored.scores if orm_scored else None,
-        aggregations,
-        vote_aggregation,
-        max_n,
+        c.aggregations,
+        c.vote_aggregation,
+        c.max_n,
         None,
-        draws,
-        bootstrap,
-        confidence,
-        seed,
+        c.draws,
+        c.bootstrap,
+        c.confidence,
+        c.seed,
     )
     result.params |= {
-        "traces": str(traces),
+        "traces": str(c.traces),
         "prm": prm_scored.name if prm_scored else None,
         "orm": orm_scored.name if orm_scored else None,
     }
-    if out is not None:
-        out = Path(out)
-        result.write_csv(out / "bon.csv")
-        with atomic_write(out / "bon.json") as fh:
+    if c.out is not None:
+        result.write_csv(c.out / "bon.csv")
+        with atomic_write(c.out / "bon.json") as fh:
             json.dump({"params": result.params, "rows": result.rows}, fh, indent=2)
-        plots.bon_curves(result.rows, out / "bon.png")
+        plots.bon_curves(result.rows, c.out / "bon.png")
     return result

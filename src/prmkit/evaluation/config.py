@@ -2,16 +2,19 @@
 world-evaluation settings a process card is measured with: one per command, shared by CLI and API.
 
 Each field is documented once, here: ``--help`` is generated from these docstrings and the defaults are
-these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same fields). ``run_*(config)``
-calls the public function of the same name (:func:`~prmkit.evaluation.processbench.eval_processbench`,
-:func:`~prmkit.evaluation.agentprocessbench.eval_agentprocessbench`,
-:func:`~prmkit.evaluation.bon_curves.eval_bon`, :func:`~prmkit.evaluation.audits.audit`).
+these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same fields). Each command's
+``run_x(config)`` lives in its feature's module beside the pure core it calls
+(:func:`~prmkit.evaluation.processbench.run_processbench`,
+:func:`~prmkit.evaluation.agentprocessbench.run_agentprocessbench`,
+:func:`~prmkit.evaluation.bon_curves.run_eval_bon`, :func:`~prmkit.evaluation.audits.run_audit`) and
+reads the config's fields itself; :data:`prmkit.evaluation.commands.EVAL_COMMANDS` names them. This
+module imports no numpy, so ``prmkit --help`` stays fast.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -22,7 +25,7 @@ from prmkit.scoring.scorer import Overlong
 
 DEFAULT_AGGREGATIONS = ("min", "prod", "last", "mean")
 """The PRM aggregations ``eval bon`` draws curves for. Declared here, where ``--help`` reads it without
-importing numpy; ``bon_curves.DEFAULT_AGGREGATIONS`` should import it from here (tests check they agree)."""
+importing numpy; :mod:`prmkit.evaluation.bon_curves` imports it from here."""
 
 
 class WorldEvalSettings(Config):
@@ -173,43 +176,3 @@ class AuditConfig(Config):
     """last: every step gets the trace's last score (ORM); auto: for ORM checkpoints; none."""
     load: LoadOptions = Field(default_factory=LoadOptions)
     """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
-
-
-def run_processbench(c: ProcessBenchConfig) -> Any:
-    """``prmkit eval processbench``: the first-error result of :func:`eval_processbench`."""
-    from prmkit.evaluation.processbench import eval_processbench
-
-    return eval_processbench(
-        c.files, c.model, c.judge, c.source, c.threshold, c.dev or None, c.gold_source, c.out, c.overlong,
-        c.load,
-    )  # fmt: skip
-
-
-def run_agentprocessbench(c: AgentProcessBenchConfig) -> Any:
-    """``prmkit eval agentprocessbench``: the result of :func:`eval_agentprocessbench`."""
-    from prmkit.evaluation.agentprocessbench import eval_agentprocessbench
-
-    return eval_agentprocessbench(
-        c.files, c.predictions or None, c.model, c.judge, c.source, c.threshold, c.neutral_below,
-        c.gold_source, c.out, c.overlong, c.score_metric, c.load,
-    )  # fmt: skip
-
-
-def run_eval_bon(c: EvalBonConfig) -> Any:
-    """``prmkit eval bon``: the best-of-N curves of :func:`eval_bon`."""
-    from prmkit.evaluation.bon_curves import eval_bon
-
-    return eval_bon(
-        c.traces, c.prm, c.orm, c.aggregations, c.vote_aggregation, c.max_n, c.draws, c.bootstrap,
-        c.confidence, c.seed, c.out, c.load,
-    )  # fmt: skip
-
-
-def run_audit(c: AuditConfig) -> dict[str, Any]:
-    """``prmkit audit``: the report of :func:`audit`."""
-    from prmkit.evaluation.audits import audit
-
-    return audit(
-        c.model, c.traces, c.out, c.aggregation, c.threshold, c.max_n, c.draws, c.seed, c.source, c.broadcast,
-        c.load,
-    )  # fmt: skip

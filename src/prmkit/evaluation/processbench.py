@@ -69,6 +69,7 @@ import numpy as np
 from prmkit.core.model import Trace
 from prmkit.core.protocols import Judge, JudgeVerdict, StepScorer
 from prmkit.core.stats import weighted_auprc, weighted_auroc
+from prmkit.evaluation.config import ProcessBenchConfig
 from prmkit.evaluation.gold import has_gold
 from prmkit.modeling.loading import LoadOptions
 
@@ -669,32 +670,19 @@ def load_predictor(
     return load_judge(judge)
 
 
-def eval_processbench(
-    files: Sequence[str | Path],
-    model: str | None = None,
-    judge: str | None = None,
-    source: str | None = None,
-    threshold: float | None = None,
-    dev: Sequence[str | Path] | None = None,
-    gold_source: str | None = None,
-    out: str | Path | None = None,
-    overlong: Overlong | None = None,
-    load: LoadOptions | None = None,
-) -> FirstErrorResult:
-    """First-error evaluation of a model, judge or label source on files (the ``prmkit eval processbench`` twin).
-
-    ``files``: ProcessBench split files (``gsm8k.json`` ...) or prmkit trace files with gold; each file is
-    one subset, named by its stem. ``model``: any scorer spec (``prmkit.scoring.SCORER_HELP``).
-    ``dev``: files to tune the threshold on (never the test files).
-    ``out``: folder for ``processbench.json``, ``predictions.jsonl`` and ``first_error_hist.png``.
-    ``overlong``: a checkpoint's length policy (error, the default; skip; truncate); the result counts
-    what it did. ``load``: how a checkpoint is loaded (dtype, device ...).
-    """
-    sets = load_sets(files)
-    dev_sets = load_sets(dev) if dev else None
-    predictor = load_predictor(model, judge, source, overlong, load)
-    result = evaluate_first_error(sets, predictor, threshold, dev_sets, gold_source, show_progress=True)
-    result.params["files"] = [str(f) for f in files]
-    if out is not None:
-        result.write(out)
+def run_processbench(config: ProcessBenchConfig) -> FirstErrorResult:
+    """``prmkit eval processbench``: :func:`evaluate_first_error` of the configured model, judge or label
+    source on the config's files (each one subset, named by its stem), the threshold tuned on ``dev`` when
+    given; written to ``out`` when given (``processbench.json``, ``predictions.jsonl``,
+    ``first_error_hist.png``). The fields are documented on
+    :class:`~prmkit.evaluation.config.ProcessBenchConfig`."""
+    sets = load_sets(config.files)
+    dev_sets = load_sets(config.dev) if config.dev else None
+    predictor = load_predictor(config.model, config.judge, config.source, config.overlong, config.load)
+    result = evaluate_first_error(
+        sets, predictor, config.threshold, dev_sets, config.gold_source, show_progress=True
+    )
+    result.params["files"] = [str(f) for f in config.files]
+    if config.out is not None:
+        result.write(config.out)
     return result

@@ -1,0 +1,49 @@
+"""The evaluation commands' registry: one entry per command, from which the CLI builds ``prmkit eval
+processbench | agentprocessbench | bon`` and ``prmkit audit``, so a command has one name and a new one is
+one registration plus its config (config.py) and its ``run_x(config)``.
+
+An entry names the command, its typed config (``--help`` is generated from it) and its run function, the
+file-level job in the feature's own module beside its pure core (``run_processbench(config)`` next to
+``evaluate_first_error`` in processbench.py). The feature modules import numpy, and ``prmkit --help``
+lists ``audit`` among the root commands, so unlike the labellers' and the searches' the entries are made
+here, from the configs alone, and only the run function loads lazily, when the command runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from prmkit.core.registry import Registry, resolve
+from prmkit.evaluation.config import AgentProcessBenchConfig, AuditConfig, EvalBonConfig, ProcessBenchConfig
+
+
+@dataclass(frozen=True)
+class EvalCommand:
+    """One evaluation command."""
+
+    name: str
+    """Its one name: the CLI command (``prmkit eval NAME``; ``prmkit audit`` at the root)."""
+    config: type
+    """Its typed config (:mod:`prmkit.evaluation.config`)."""
+    target: str
+    """Where its run function lives, ``"module:function"``; imported by :meth:`run`."""
+
+    def run(self, config: Any) -> Any:
+        """``run(config) -> result``: read the config's files, evaluate, write the result to ``out``."""
+        return resolve(self.target)(config)
+
+
+EVAL_COMMANDS: Registry[EvalCommand] = Registry("eval command")
+
+
+def _add(name: str, config: type, target: str) -> None:
+    EVAL_COMMANDS.register(name, EvalCommand(name, config, target))
+
+
+_add("processbench", ProcessBenchConfig, "prmkit.evaluation.processbench:run_processbench")
+_add(
+    "agentprocessbench", AgentProcessBenchConfig, "prmkit.evaluation.agentprocessbench:run_agentprocessbench"
+)
+_add("bon", EvalBonConfig, "prmkit.evaluation.bon_curves:run_eval_bon")
+_add("audit", AuditConfig, "prmkit.evaluation.audits:run_audit")
