@@ -9,6 +9,8 @@ order as a layers contract and tests/core/test_layers.py runs it, so an upward i
     world/ | agentworld/
                  the embedded world: generator, gold checker, simulated policy and judge, the oracle scorer |
                  the agent world: tool-use tasks, simulated agent and judge, AgentProcessBench's checker
+    worlds/      what both worlds share, written once: splits, gold verdicts, sampling loop, noisy judge,
+                 oracle scorer, statistics, file jobs
     policies/    where continuations come from: world, local transformers model, OpenAI-compatible endpoint
     modeling/ | labeling/
                  PRM and ORM heads on Hugging Face backbones, checkpoints | Monte Carlo, binary search,

@@ -30,7 +30,7 @@ def test_it_is_a_policy_and_a_perfect_agent_at_temperature_zero() -> None:
     problems = generate_problems(30, seed=5, split="heldout")
     for trace in sample_traces(problems, 2, seed=0, policy=agent):
         check = check_trace(trace)
-        assert check.outcome and check.first_error == -1 and set(check.ratings()) == {1}
+        assert check.answer_correct and check.first_error == -1 and set(check.ratings()) == {1}
         assert trace.steps[-1].tool_calls == [] and trace.steps[0].kind == "tool_call"
         ids = [c.id for s in trace.steps for c in s.tool_calls]
         assert ids == [f"call_{i}" for i in range(len(ids))]
@@ -42,7 +42,7 @@ def test_default_rates_make_every_error_kind_and_about_half_right() -> None:
     checks = [check_trace(t) for t in traces]
     kinds = Counter(s.kind for c in checks for s in c.steps if s.kind)
     assert set(kinds) == set(ERROR_KINDS) - {"wrong_answer", "other"}  # the agent never writes these two
-    accuracy = sum(bool(c.outcome) for c in checks) / len(checks)
+    accuracy = sum(bool(c.answer_correct) for c in checks) / len(checks)
     loophole = sum(c.loophole for c in checks) / len(checks)
     neutral = sum(s.status == "neutral" for c in checks for s in c.steps) / sum(len(c.steps) for c in checks)
     assert 0.42 <= accuracy <= 0.60 and 0.02 <= loophole <= 0.09 and 0.02 <= neutral <= 0.09

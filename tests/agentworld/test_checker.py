@@ -14,7 +14,7 @@ def ratings(trace) -> list[int]:
 def test_a_right_trajectory_is_all_plus_one(make_trace) -> None:
     check = check_trace(make_trace(*CORRECT, final="1392"))
     assert check.ratings() == [1] * 7
-    assert check.first_error == -1 and check.outcome is True and not check.loophole and not check.lucky
+    assert check.first_error == -1 and check.answer_correct is True and not check.loophole and not check.lucky
 
 
 def test_each_error_kind_is_named(make_trace) -> None:
@@ -63,7 +63,7 @@ def test_a_wrong_value_makes_later_steps_wrong_until_corrected(make_trace) -> No
         "premise",
     ]
     assert check.ratings()[3] == 1  # a look-up that does not use the wrong value stays right
-    assert check.outcome is False
+    assert check.answer_correct is False
 
 
 def test_a_recovery_is_plus_one_and_clears_the_premise(make_trace) -> None:
@@ -98,7 +98,7 @@ def test_the_loophole_gives_a_right_answer_with_a_wrong_step(make_trace) -> None
     check = check_trace(
         make_trace(*CORRECT[:2], cheat, ("The reference answer is 1392. The answer is 1392.", None))
     )
-    assert check.outcome is True and check.loophole and check.lucky
+    assert check.answer_correct is True and check.loophole and check.lucky
     assert [s.kind for s in check.steps[2:]] == ["loophole", "loophole"]
 
 

@@ -61,7 +61,7 @@ def test_local_and_prefix_views_part_at_the_first_error(make_trace) -> None:
     check = check_trace(
         make_trace("Ben has 5 apples.", "7 + 4 = 12", "12 - 3 = 9", "The answer is 9.", final="9")
     )
-    assert check.local_ratings() == [0, -1, 1, 1]
+    assert check.ratings() == [0, -1, 1, 1]
     assert check.prefix_ratings() == [1, -1, -1, -1]
 
 

@@ -49,7 +49,7 @@ def test_a_noiseless_judge_is_the_gold_checker(checked) -> None:
     judge = SimulatedJudge(miss_rate=0.0, false_alarm_rate=0.0, shared_beliefs=0.0)
     for trace, check in checked[:500]:
         verdict = judge.judge(trace.problem, trace.steps)
-        assert verdict.ratings == check.local_ratings()
+        assert verdict.ratings == check.ratings()
         assert verdict.first_error == check.first_error
 
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import json
 import random
-import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from prmkit.agentworld import text as T
@@ -24,9 +23,10 @@ from prmkit.agentworld.config import AGENT_WORLD_VERSION, EVENTS, AgentConfig
 from prmkit.agentworld.generator import NUMERIC
 from prmkit.agentworld.reading import Key, State, Task, read_step
 from prmkit.agentworld.tools import CALCULATOR, GRADER, LOOKUP, execute
-from prmkit.core.model import Continuation, Problem, Step, ToolCall, Trace
+from prmkit.core.model import Continuation, Problem, Step, ToolCall
 from prmkit.core.render import step_inputs
 from prmkit.core.seeds import derive_seed
+from prmkit.worlds.sampling import Sample, SampleTraces, SimulatedPolicy
 
 Action = tuple[Any, ...]
 """("lookup", key) | ("calc", j, a, b) | ("answer", n)."""
@@ -149,7 +149,7 @@ def wrong_belief(st: State) -> Action | None:
     return None
 
 
-class SimulatedAgent:
+class SimulatedAgent(SimulatedPolicy):
     """The agent world's simulated agent; implements :class:`prmkit.core.protocols.Policy`."""
 
     def __init__(self, config: AgentConfig | None = None, seed_offset: int = 0):
@@ -356,63 +356,40 @@ class SimulatedAgent:
                 return steps, st.answer, injected
         return steps, None, injected
 
-    def continue_from(
-        self,
-        problem: Problem,
-        prefix: Sequence[Step],
-        n: int = 1,
-        *,
-        seed: int | None = None,
-        max_steps: int | None = None,
-    ) -> list[Continuation]:
-        """``n`` continuations of ``prefix`` (anyone's steps); errors in it are carried forward."""
-        task = Task.of(problem)
-        start = State.start(task)
+    # --- the agent world's parts of :class:`~prmkit.worlds.sampling.SimulatedPolicy` -------------------
+
+    def read(self, problem: Problem, prefix: Sequence[Step]) -> State:
+        """The reader's state after ``prefix``: what the trajectory saw and holds, wrong values included."""
+        start = State.start(Task.of(problem))
         for step in prefix:
             read_step(start, step)
-        if start.answer is not None:  # the prefix already answered
-            return [Continuation(final_answer=str(start.answer)) for _ in range(n)]
-        if seed is None:
-            seed, self._calls = self._calls, self._calls + 1
-        tail = zlib.crc32("\n".join(step_inputs(prefix)).encode())
-        rng = random.Random(derive_seed("continue", self.seed_offset, seed, problem.id, len(prefix), tail))
-        budget = max(1, self.config.max_steps - len(prefix))
+        return start
+
+    def prefix_answer(self, start: State) -> str | None:
+        return None if start.answer is None else str(start.answer)
+
+    def rendered(self, prefix: Sequence[Step]) -> list[str]:
+        return step_inputs(prefix)
+
+    def continuation(
+        self, problem: Problem, start: State, rng: random.Random, position: int, max_steps: int | None
+    ) -> Continuation:
+        """Steps until an answer, at most ``max_steps`` and the rest of the agent's own step limit."""
+        budget = max(1, self.config.max_steps - position)
         if max_steps is not None:
             budget = min(budget, max_steps)
-        out = []
-        for _ in range(n):
-            steps, final, _ = self.rollout(problem, start.clone(), rng, budget, len(prefix))
-            answer = None if final is None else str(final)
-            out.append(Continuation(steps=steps, final_answer=answer, finished=final is not None))
-        return out
+        steps, final, _ = self.rollout(problem, start.clone(), rng, budget, position)
+        return Continuation(
+            steps=steps, final_answer=None if final is None else str(final), finished=final is not None
+        )
+
+    def draw(self, problem: Problem, start: State, rng: random.Random) -> Sample:
+        """One complete trajectory from ``start``, up to ``max_steps`` steps."""
+        steps, final, injected = self.rollout(problem, start.clone(), rng, self.config.max_steps)
+        return Sample(steps, None if final is None else str(final), {"injected": injected})
 
 
-def sample_traces(
-    problems: Sequence[Problem],
-    per_problem: int,
-    seed: int = 0,
-    policy: SimulatedAgent | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> list[Trace]:
-    """``per_problem`` complete trajectories per problem; their draws depend only on (seed, problem id)."""
-    policy = policy or SimulatedAgent()
-    generator = f"agentworld-agent:{AGENT_WORLD_VERSION}"
-    out: list[Trace] = []
-    for problem in problems:
-        start = State.start(Task.of(problem))
-        rng = random.Random(derive_seed("sample", policy.seed_offset, seed, problem.id))
-        for j in range(per_problem):
-            steps, final, injected = policy.rollout(problem, start.clone(), rng, policy.config.max_steps)
-            out.append(
-                Trace(
-                    id=f"{problem.id}-s{seed}-{j}",
-                    problem=problem,
-                    steps=steps,
-                    final_answer=None if final is None else str(final),
-                    generator=generator,
-                    metadata={"injected": injected},
-                )
-            )
-        if progress is not None:
-            progress(1)
-    return out
+sample_traces = SampleTraces(SimulatedAgent, f"agentworld-agent:{AGENT_WORLD_VERSION}")
+"""``sample_traces(problems, per_problem, seed=0, policy=None, progress=None)``: ``per_problem`` complete
+trajectories of each task from ``policy`` (a default :class:`SimulatedAgent` when None); their draws
+depend only on (seed, problem id, their index)."""

@@ -17,12 +17,13 @@ final answer is right (``prmkit.core.answers.check_answer``); *lucky* is a right
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from prmkit.agentworld.config import AGENT_WORLD_VERSION
 from prmkit.agentworld.reading import State, Task, read_step
 from prmkit.core.answers import check_answer
 from prmkit.core.model import Label, Provenance, Trace
+from prmkit.worlds.checks import GoldCheck, GoldStep, label_all
 
 ERROR_CLASSES: dict[str, str] = {
     "wrong_tool": "call",
@@ -45,66 +46,37 @@ CLASSES = ("call", "observation", "fact", "answer", "loophole", "premise", "othe
 
 
 @dataclass
-class StepCheck:
-    status: str
-    """"valid" (+1), "neutral" (0) or "error" (-1)."""
-    kind: str | None = None
-    """The error kind (one of :data:`ERROR_KINDS`) when status is "error"."""
+class StepCheck(GoldStep):
+    """The gold rating of one step: its status and error kind (:class:`~prmkit.worlds.checks.GoldStep`)."""
 
     @property
     def error_class(self) -> str | None:
         return None if self.kind is None else ERROR_CLASSES[self.kind]
 
-    @property
-    def rating(self) -> int:
-        return 1 if self.status == "valid" else 0 if self.status == "neutral" else -1
-
 
 @dataclass
-class TrajectoryCheck:
-    """The gold verdict on one trajectory."""
+class TrajectoryCheck(GoldCheck):
+    """The gold verdict on one trajectory (:class:`~prmkit.worlds.checks.GoldCheck`); no answer is a wrong
+    one, and a loophole trajectory is lucky."""
 
-    steps: list[StepCheck] = field(default_factory=list)
-    first_error: int = -1
-    """Index of the earliest step rated -1, or -1 for none."""
-    outcome: bool | None = None
-    """Whether the final answer is right."""
-    final_answer: str | None = None
     loophole: bool = False
     """Whether the trajectory called the grader tool."""
-
-    @property
-    def lucky(self) -> bool:
-        """A right answer by a wrong process (a loophole trajectory is one)."""
-        return bool(self.outcome) and self.first_error >= 0
-
-    @property
-    def first_error_kind(self) -> str | None:
-        return None if self.first_error < 0 else self.steps[self.first_error].kind
-
-    @property
-    def first_error_class(self) -> str | None:
-        return None if self.first_error < 0 else self.steps[self.first_error].error_class
-
-    def ratings(self) -> list[int]:
-        return [s.rating for s in self.steps]
 
 
 def check_trace(trace: Trace) -> TrajectoryCheck:
     """Rate every step of ``trace``; a ValueError names the problem when it is not an agent-world one."""
     st = State.start(Task.of(trace.problem))
     out = TrajectoryCheck()
-    for i, step in enumerate(trace.steps):
+    for step in trace.steps:
         r = read_step(st, step)
-        status = "error" if r.kind is not None else "valid" if r.progress else "neutral"
-        out.steps.append(StepCheck(status, r.kind))
-        if status == "error" and out.first_error < 0:
-            out.first_error = i
+        out.add(StepCheck("error" if r.kind is not None else "valid" if r.progress else "neutral", r.kind))
     out.final_answer = trace.final_answer if trace.final_answer is not None else (
         None if st.answer is None else str(st.answer)
     )  # fmt: skip
     # no answer (stopped at its step limit) is a wrong outcome, not an unknown one
-    out.outcome = False if out.final_answer is None else check_answer(trace.problem.answer, out.final_answer)
+    out.answer_correct = (
+        False if out.final_answer is None else check_answer(trace.problem.answer, out.final_answer)
+    )
     out.loophole = st.loophole
     return out
 
@@ -116,14 +88,11 @@ def apply_gold(trace: Trace, check: TrajectoryCheck) -> Trace:
     """Write ``check`` onto ``trace``: one gold label per step and ``answer_correct``."""
     trace.drop_labels("gold")
     for step, sc in zip(trace.steps, check.steps, strict=True):
-        meta = {"kind": sc.kind, "class": sc.error_class} if sc.kind else {}
-        step.labels.append(Label(rating=sc.rating, provenance=GOLD.model_copy(), metadata=meta))
-    trace.answer_correct = check.outcome
+        step.labels.append(Label(rating=sc.rating, provenance=GOLD.model_copy(), metadata=sc.meta()))
+    trace.answer_correct = check.answer_correct
     return trace
 
 
 def gold_label(traces: list[Trace]) -> list[Trace]:
     """Add a gold label to every step and set ``answer_correct``, in place; labelling twice is the same."""
-    for trace in traces:
-        apply_gold(trace, check_trace(trace))
-    return traces
+    return label_all(traces, check_trace, apply_gold)

@@ -7,17 +7,17 @@ through :func:`prmkit.core.render.step_inputs`), so a tiny LM with 512 tokens of
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field, model_validator
 
-from prmkit.core.config import Config
+from prmkit.worlds.config import GeneratorConfig, SimulatedPolicyConfig
 
 AGENT_WORLD_VERSION = "agentworld-1"
 """Goes into every Problem.source, gold Provenance and sampled trace; bump it when tasks or labels change."""
 
-SPLITS = ("train", "test", "heldout")
 
-
-class AgentWorldConfig(Config):
+class AgentWorldConfig(GeneratorConfig):
     """Knobs of the task generator.
 
     A task combines ``terms`` numbers, each looked up in the problem's own knowledge base (KB), with
@@ -46,11 +46,10 @@ class AgentWorldConfig(Config):
     """Share of the task space (by a hash of the question) reserved for the test split, so train and test
     never share a question whatever ``n`` is."""
 
+    ORDERED: ClassVar = (("min_terms", "max_terms"),)
+
     @model_validator(mode="after")
-    def _ranges(self) -> AgentWorldConfig:
-        for lo, hi in (("min_terms", "max_terms"), ("heldout_min_terms", "heldout_max_terms")):
-            if getattr(self, lo) > getattr(self, hi):
-                raise ValueError(f"{lo} ({getattr(self, lo)}) must be <= {hi} ({getattr(self, hi)})")
+    def _lookups(self) -> AgentWorldConfig:
         for terms, lookups in (("max_terms", "max_lookups"), ("heldout_max_terms", "heldout_max_lookups")):
             if getattr(self, lookups) < getattr(self, terms.replace("max", "min")):
                 raise ValueError(
@@ -58,14 +57,28 @@ class AgentWorldConfig(Config):
                 )
         return self
 
-    def terms_range(self, split: str) -> tuple[int, int, int]:
+    def terms_range(self, split: str) -> tuple[int, ...]:
         """(fewest terms, most terms, most look-ups) of a task in ``split``."""
-        if split == "heldout":
-            return self.heldout_min_terms, self.heldout_max_terms, self.heldout_max_lookups
-        return self.min_terms, self.max_terms, self.max_lookups
+        return self.for_split(split, "min_terms", "max_terms", "max_lookups")
 
 
-class AgentConfig(Config):
+EVENTS = (
+    "loophole",
+    "premature_answer",
+    "wrong_tool",
+    "wrong_arguments",
+    "malformed_arguments",
+    "misread",
+    "ignore_observation",
+    "hallucinate",
+    "neutral",
+    "text_arithmetic",
+    "repeat_failed",
+)
+"""The agent's per-decision events, in the order they are drawn (only those that apply to the step)."""
+
+
+class AgentConfig(SimulatedPolicyConfig):
     """Error rates of the simulated agent.
 
     At every step the agent draws ONE event among those that apply to its next action (a look-up, a
@@ -120,26 +133,4 @@ class AgentConfig(Config):
     """Scales every per-decision error rate (0 = a perfect agent); ``recovery`` and ``text_slip`` are
     not scaled."""
 
-    def rates(self) -> dict[str, float]:
-        """The per-decision error rates after ``temperature``, scaled down together if they exceed 1."""
-        out = {k: getattr(self, k) * self.temperature for k in EVENTS}
-        total = sum(out.values())
-        if total > 1.0:
-            out = {k: v / total for k, v in out.items()}
-        return out
-
-
-EVENTS = (
-    "loophole",
-    "premature_answer",
-    "wrong_tool",
-    "wrong_arguments",
-    "malformed_arguments",
-    "misread",
-    "ignore_observation",
-    "hallucinate",
-    "neutral",
-    "text_arithmetic",
-    "repeat_failed",
-)
-"""The agent's per-decision events, in the order they are drawn (only those that apply to the step)."""
+    EVENTS: ClassVar = EVENTS

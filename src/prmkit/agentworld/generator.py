@@ -20,11 +20,11 @@ import copy
 import random
 from typing import Any
 
-from prmkit.agentworld.config import AGENT_WORLD_VERSION, SPLITS, AgentWorldConfig
+from prmkit.agentworld.config import AGENT_WORLD_VERSION, AgentWorldConfig
 from prmkit.agentworld.text import apply
 from prmkit.agentworld.tools import TOOLS
 from prmkit.core.model import Problem
-from prmkit.core.seeds import derive_seed
+from prmkit.worlds.splits import draw_in_split, problem_rng
 
 SYLLABLES = (
     "va", "ren", "tol", "bin", "dun", "mor", "kel", "sar", "bri", "ost", "lum", "fen", "gra", "hal",
@@ -115,22 +115,19 @@ def _draw(rng: random.Random, config: AgentWorldConfig, split: str) -> dict[str,
     return {"kb": kb, "terms": terms, "ops": ops, "results": results, "answer": running, "question": question}
 
 
-def _in_test_bucket(question: str, fraction: float) -> bool:
-    return derive_seed("bucket", question) / 2**64 < fraction
+def _question(task: dict[str, Any]) -> str:
+    """What splits train from test: the question's words."""
+    return task["question"]
 
 
 def generate_problem(
     index: int, seed: int = 0, config: AgentWorldConfig | None = None, split: str = "train"
 ) -> Problem:
-    """Problem number ``index`` of a split: independent of how many others are generated."""
+    """Problem number ``index`` of a split (independent of how many others are generated): a question over
+    a fresh knowledge base, the task in ``metadata["task"]`` and the tools in ``Problem.tools``."""
     config = config or AgentWorldConfig()
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
-    rng = random.Random(derive_seed(AGENT_WORLD_VERSION, seed, split, index))
-    while True:
-        task = _draw(rng, config, split)
-        if split == "heldout" or _in_test_bucket(task["question"], config.test_fraction) == (split == "test"):
-            break
+    rng = problem_rng(AGENT_WORLD_VERSION, seed, split, index)
+    task = draw_in_split(split, config.test_fraction, lambda: _draw(rng, config, split), _question)
     question = task.pop("question")
     task.update(version=AGENT_WORLD_VERSION, split=split)
     return Problem(

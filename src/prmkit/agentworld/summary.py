@@ -7,14 +7,14 @@ classes, how often the loophole is used, lucky trajectories (right answer, wrong
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
 from prmkit.agentworld.checker import TrajectoryCheck, check_trace
-from prmkit.agentworld.config import AGENT_WORLD_VERSION, AgentConfig, AgentWorldConfig
+from prmkit.agentworld.config import AGENT_WORLD_VERSION
 from prmkit.core.model import Trace
+from prmkit.worlds.summary import tally
 
 
 class AgentWorldStats(BaseModel):
@@ -53,56 +53,13 @@ class AgentWorldStats(BaseModel):
 def summarize(traces: Sequence[Trace], checks: Sequence[TrajectoryCheck] | None = None) -> AgentWorldStats:
     """Statistics of ``traces`` (checked here unless ``checks`` are given, one per trajectory)."""
     checks = list(checks) if checks is not None else [check_trace(t) for t in traces]
-    n = max(1, len(traces))
-    right_by_problem: dict[str, bool] = {}
-    kinds: Counter[str] = Counter()
-    classes: Counter[str] = Counter()
-    status: Counter[str] = Counter()
-    ratings: Counter[int] = Counter()
-    for trace, check in zip(traces, checks, strict=True):
-        pid = trace.problem.id
-        right_by_problem[pid] = right_by_problem.get(pid, False) or bool(check.outcome)
-        if check.first_error >= 0:
-            kinds[str(check.first_error_kind)] += 1
-            classes[str(check.first_error_class)] += 1
-        for sc in check.steps:
-            status[sc.kind if sc.kind else sc.status] += 1
-            ratings[sc.rating] += 1
-    right = sum(bool(c.outcome) for c in checks)
-    lucky = sum(c.lucky for c in checks)
-    n_errors, n_steps = max(1, sum(kinds.values())), max(1, sum(status.values()))
+    counts = tally(traces, checks)
     lookups = [sum(len(t["hops"]) for t in tr.problem.metadata["task"]["terms"]) for tr in traces]
     return AgentWorldStats(
-        traces=len(traces),
-        problems=len(right_by_problem),
-        accuracy=right / n,
-        oracle_accuracy=sum(right_by_problem.values()) / max(1, len(right_by_problem)),
-        process_correct=sum(c.first_error < 0 for c in checks) / n,
-        loophole=sum(c.loophole for c in checks) / n,
-        lucky=lucky / n,
-        lucky_share_of_correct=lucky / max(1, right),
-        neutral_steps=status["neutral"] / n_steps,
-        mean_steps=sum(len(t.steps) for t in traces) / n,
-        mean_lookups=sum(lookups) / n,
-        first_error_kinds={k: v / n_errors for k, v in kinds.most_common()},
-        first_error_classes={k: v / n_errors for k, v in classes.most_common()},
-        step_status={k: v / n_steps for k, v in status.most_common()},
-        label_counts={str(k): ratings[k] for k in (-1, 0, 1)},
+        **counts.shares(),
+        loophole=sum(c.loophole for c in checks) / counts.n,
+        lucky=counts.lucky / counts.n,
+        neutral_steps=counts.status["neutral"] / counts.n_steps,
+        mean_lookups=sum(lookups) / counts.n,
+        label_counts={str(k): counts.ratings[k] for k in (-1, 0, 1)},
     )
-
-
-def agent_world_stats(
-    n: int = 2000,
-    per_problem: int = 8,
-    seed: int = 0,
-    split: str = "train",
-    config: AgentWorldConfig | None = None,
-    policy_config: AgentConfig | None = None,
-) -> AgentWorldStats:
-    """Generate ``n`` problems, sample ``per_problem`` trajectories each, check them and summarise."""
-    from prmkit.agentworld.agent import SimulatedAgent, sample_traces
-    from prmkit.agentworld.generator import generate_problems
-
-    problems = generate_problems(n, seed=seed, split=split, config=config)
-    traces = sample_traces(problems, per_problem, seed=seed, policy=SimulatedAgent(policy_config))
-    return summarize(traces)

@@ -3,7 +3,9 @@
 Contract (docs/world.md): ``generate_problems`` makes problems whose
 ``metadata["graph"]`` lets ``check_trace`` judge ANY trace of them exactly; ``gold_label`` writes the
 local and prefix gold views; ``WorldPolicy`` and ``SimulatedJudge`` implement the core Policy and Judge
-protocols, so the whole loop runs on a CPU with gold labels to measure against.
+protocols, so the whole loop runs on a CPU with gold labels to measure against. What every world shares
+(splits, the gold verdict, the sampling loop, the noisy judge, the oracle, the statistics' counts, the
+file jobs) is written once in :mod:`prmkit.worlds`; this package keeps what is the arithmetic world's own.
 
 - ``config.py``     WorldConfig (generator knobs), PolicyConfig (error rates), WORLD_VERSION
 - ``templates.py``  sentence templates and entity pools by phrasing-variety level
@@ -15,18 +17,19 @@ protocols, so the whole loop runs on a CPU with gold labels to measure against.
 - ``judge.py``      the simulated judge (miss / false-alarm rates, late-step leniency)
 - ``summary.py``    summary statistics of a set of checked traces (WorldStats)
 - ``oracle.py``     ``OracleScorer``: the checker as a StepScorer (scorer ``world-oracle``: ceilings, tests)
-- ``jobs.py``       the file-level functions behind ``prmkit world generate | sample | check | stats``
+- ``jobs.py``       ``prmkit world generate | sample | check | stats``: the shared jobs over this world's parts
 """
 
 from prmkit.world.checker import ERROR_KINDS, StepCheck, TraceCheck, apply_gold, check_trace, gold_label
 from prmkit.world.config import WORLD_VERSION, PolicyConfig, WorldConfig
 from prmkit.world.generator import generate_problem, generate_problems
 from prmkit.world.jobs import check, generate, sample, stats
+from prmkit.world.jobs import stats as world_stats
 from prmkit.world.judge import SimulatedJudge
 from prmkit.world.misconceptions import CATALOGUE, ERROR_CLASSES, Misconception
 from prmkit.world.oracle import OracleScorer
 from prmkit.world.policy import SystematicError, WorldPolicy, sample_traces
-from prmkit.world.summary import WorldStats, summarize, world_stats
+from prmkit.world.summary import WorldStats, summarize
 
 __all__ = [
     "CATALOGUE",

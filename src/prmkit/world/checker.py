@@ -29,17 +29,15 @@ the two part. A *lucky* trace has a right final answer and an error somewhere.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 from prmkit.core.answers import check_answer
 from prmkit.core.model import Label, Problem, Provenance, Trace
 from prmkit.world.config import WORLD_VERSION
 from prmkit.world.misconceptions import error_class, explain
+from prmkit.worlds.checks import GoldCheck, GoldStep, label_all
 
 Number = int | Fraction
 _NUM = r"-?\d+(?:\.\d+)?"
@@ -212,11 +210,9 @@ def check_step(chain: Chain, st: Belief, text: str) -> tuple[str, str | None, in
 
 
 @dataclass
-class StepCheck:
-    status: str
-    """"valid", "neutral" or "error"."""
-    kind: str | None = None
-    """The error kind (one of ``ERROR_KINDS``) when status is "error"."""
+class StepCheck(GoldStep):
+    """The gold status of one step: its status and error kind, and the operation and misconception."""
+
     op: int | None = None
     """Index of the problem's operation this step performed or attempted (None for other steps)."""
     misconception: str | None = None
@@ -227,36 +223,17 @@ class StepCheck:
         """ "misconception", "slip", "other" (an error) or None (valid or neutral)."""
         return error_class(self.kind, self.misconception)
 
+    def meta(self) -> dict[str, object]:
+        """The local gold label's metadata: the error's kind and class, and the misconception it follows."""
+        meta = super().meta()
+        if self.misconception:
+            meta["misconception"] = self.misconception
+        return meta
+
 
 @dataclass
-class TraceCheck:
-    """The gold verdict on one trace."""
-
-    steps: list[StepCheck] = field(default_factory=list)
-    first_error: int = -1
-    answer_correct: bool | None = None
-    final_answer: str | None = None
-
-    @property
-    def lucky(self) -> bool:
-        """A right answer by a wrong process."""
-        return bool(self.answer_correct) and self.first_error >= 0
-
-    @property
-    def first_error_kind(self) -> str | None:
-        return None if self.first_error < 0 else self.steps[self.first_error].kind
-
-    @property
-    def first_error_class(self) -> str | None:
-        """The error class (misconception / slip / other) of the first error; None when error-free."""
-        return None if self.first_error < 0 else self.steps[self.first_error].error_class
-
-    def local_ratings(self) -> list[int]:
-        return [1 if s.status == "valid" else 0 if s.status == "neutral" else -1 for s in self.steps]
-
-    def prefix_ratings(self) -> list[int]:
-        fe = self.first_error
-        return [1 if fe < 0 or i < fe else -1 for i in range(len(self.steps))]
+class TraceCheck(GoldCheck):
+    """The gold verdict on one trace (:class:`~prmkit.worlds.checks.GoldCheck`)."""
 
 
 def _format_number(x: Number | None) -> str | None:
@@ -272,31 +249,12 @@ def check_trace(trace: Trace) -> TraceCheck:
     chain = Chain.of(trace.problem)
     st = Belief.start(chain)
     out = TraceCheck()
-    for i, step in enumerate(trace.steps):
+    for step in trace.steps:
         status, kind, op = check_step(chain, st, step.text)
-        out.steps.append(StepCheck(status, kind, op, st.misconception if status == "error" else None))
-        if status == "error" and out.first_error < 0:
-            out.first_error = i
+        out.add(StepCheck(status, kind, op, st.misconception if status == "error" else None))
     out.final_answer = trace.final_answer if trace.final_answer is not None else _format_number(st.answer)
     out.answer_correct = check_answer(trace.problem.answer, out.final_answer)
     return out
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many acyclic objects.
-
-    Building tens of thousands of Trace / Step objects triggers a full collection again and again,
-    each scanning every object built so far: measured, that is about a third of ``sample_traces``'s
-    time. The objects hold no reference cycles, so nothing is lost; collection resumes afterwards.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 _LOCAL = Provenance(method="gold", actor="world:local", version=WORLD_VERSION)
@@ -307,13 +265,8 @@ def apply_gold(trace: Trace, check: TraceCheck) -> Trace:
     """Write ``check`` onto ``trace``: its gold labels (local view, then prefix view) and ``answer_correct``."""
     trace.drop_labels("gold")
     local, prefix = _LOCAL.model_copy(), _PREFIX.model_copy()
-    for step, sc, lr, pr in zip(
-        trace.steps, check.steps, check.local_ratings(), check.prefix_ratings(), strict=True
-    ):
-        meta = {"kind": sc.kind, "class": sc.error_class} if sc.kind else {}
-        if sc.misconception:
-            meta["misconception"] = sc.misconception
-        step.labels.append(Label(rating=lr, provenance=local, metadata=meta))
+    for step, sc, pr in zip(trace.steps, check.steps, check.prefix_ratings(), strict=True):
+        step.labels.append(Label(rating=sc.rating, provenance=local, metadata=sc.meta()))
         step.labels.append(Label(rating=pr, provenance=prefix))
     trace.answer_correct = check.answer_correct
     return trace
@@ -324,7 +277,4 @@ def gold_label(traces: list[Trace]) -> list[Trace]:
 
     Earlier gold labels are dropped first, so labelling twice gives the same result.
     """
-    with paused_gc():
-        for trace in traces:
-            apply_gold(trace, check_trace(trace))
-    return traces
+    return label_all(traces, check_trace, apply_gold)

@@ -7,18 +7,18 @@ there are few entities, so a tiny transformer trained for minutes on a CPU can l
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from typing import ClassVar
 
-from prmkit.core.config import Config
+from pydantic import Field
+
+from prmkit.worlds.config import GeneratorConfig, SimulatedPolicyConfig
 
 WORLD_VERSION = "world-2"
 """Goes into every Provenance and problem the world writes; bump it when problems or labels change.
 world-2: the policy holds misconceptions (``PolicyConfig.misconceptions``); problems are world-1's."""
 
-SPLITS = ("train", "test", "heldout")
 
-
-class WorldConfig(Config):
+class WorldConfig(GeneratorConfig):
     """Knobs of the problem generator.
 
     A problem is a chain: a start quantity, then ``ops`` operations, each combining the running value
@@ -47,24 +47,14 @@ class WorldConfig(Config):
     """Share of the problem space (by computation graph) reserved for the test split, so train and test
     never share a graph whatever ``n`` is."""
 
-    @model_validator(mode="after")
-    def _ranges(self) -> WorldConfig:
-        if self.min_ops > self.max_ops:
-            raise ValueError(f"min_ops ({self.min_ops}) must be <= max_ops ({self.max_ops})")
-        if self.heldout_min_ops > self.heldout_max_ops:
-            raise ValueError(
-                f"heldout_min_ops ({self.heldout_min_ops}) must be <= heldout_max_ops ({self.heldout_max_ops})"
-            )
-        return self
+    ORDERED: ClassVar = (("min_ops", "max_ops"),)
 
-    def ops_range(self, split: str) -> tuple[int, int]:
+    def ops_range(self, split: str) -> tuple[int, ...]:
         """(fewest, most) operations of a problem in ``split``."""
-        if split == "heldout":
-            return self.heldout_min_ops, self.heldout_max_ops
-        return self.min_ops, self.max_ops
+        return self.for_split(split, "min_ops", "max_ops")
 
 
-class PolicyConfig(Config):
+class PolicyConfig(SimulatedPolicyConfig):
     """Error rates of the simulated policy.
 
     At every operation the policy draws ONE event: a correct step or one of the errors below, with these
@@ -111,21 +101,14 @@ class PolicyConfig(Config):
     """Scales every rate above but ``systematic`` (0 = a perfect policy); the per-decision rates are capped
     so they sum to at most 1."""
 
-    def rates(self) -> dict[str, float]:
-        """The per-decision error rates after ``temperature``, scaled down if they would exceed 1."""
-        names = (
-            "early_answer",
-            "dropped_step",
-            "irrelevant_step",
-            "arithmetic_slip",
-            "wrong_quantity",
-            "wrong_operation",
-        )
-        out = {k: getattr(self, k) * self.temperature for k in names}
-        total = sum(out.values())
-        if total > 1.0:
-            out = {k: v / total for k, v in out.items()}
-        return out
+    EVENTS: ClassVar = (
+        "early_answer",
+        "dropped_step",
+        "irrelevant_step",
+        "arithmetic_slip",
+        "wrong_quantity",
+        "wrong_operation",
+    )
 
     def lucky_rate(self) -> float:
         return min(1.0, self.lucky * self.temperature)

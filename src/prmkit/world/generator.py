@@ -17,9 +17,9 @@ import random
 from typing import Any
 
 from prmkit.core.model import Problem
-from prmkit.core.seeds import derive_seed
 from prmkit.world import templates as T
-from prmkit.world.config import SPLITS, WORLD_VERSION, WorldConfig
+from prmkit.world.config import WORLD_VERSION, WorldConfig
+from prmkit.worlds.splits import draw_in_split, problem_rng
 
 OPS = ("+", "-", "*", "/")
 PROBLEM_SEED_TAG = "world-1"
@@ -67,9 +67,10 @@ def _chain(rng: random.Random, n_ops: int, n: int) -> tuple[int, list[tuple[str,
     return start, ops
 
 
-def _in_test_bucket(start: int, ops: list[tuple[str, int, int]], fraction: float) -> bool:
-    sig = f"{start}|" + "|".join(f"{op}{b}" for op, b, _ in ops)
-    return derive_seed("bucket", sig) / 2**64 < fraction
+def _signature(chain: tuple[int, list[tuple[str, int, int]]]) -> str:
+    """What splits train from test: the chain's numbers and operations."""
+    start, ops = chain
+    return f"{start}|" + "|".join(f"{op}{b}" for op, b, _ in ops)
 
 
 def _pick(rng: random.Random, options: tuple[str, ...], variety: int) -> str:
@@ -123,16 +124,14 @@ def _graph(
 def generate_problem(
     index: int, seed: int = 0, config: WorldConfig | None = None, split: str = "train"
 ) -> Problem:
-    """Problem number ``index`` of a split: independent of how many others are generated."""
+    """Problem number ``index`` of a split (independent of how many others are generated): a chain of
+    table facts in words, its computation graph in ``metadata["graph"]``."""
     config = config or WorldConfig()
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
-    rng = random.Random(derive_seed(PROBLEM_SEED_TAG, seed, split, index))
+    rng = problem_rng(PROBLEM_SEED_TAG, seed, split, index)
     lo, hi = config.ops_range(split)
-    while True:
-        start, ops = _chain(rng, rng.randint(lo, hi), config.max_value)
-        if split == "heldout" or _in_test_bucket(start, ops, config.test_fraction) == (split == "test"):
-            break
+    start, ops = draw_in_split(
+        split, config.test_fraction, lambda: _chain(rng, rng.randint(lo, hi), config.max_value), _signature
+    )
     graph = _graph(rng, start, ops, config)
     graph["split"] = split
     return Problem(

@@ -25,29 +25,21 @@ call, shares it; each sample reaching its operation repeats it with chance ``sys
 from __future__ import annotations
 
 import random
-import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from prmkit.core.model import Continuation, Problem, Step, Trace
+from prmkit.core.model import Continuation, Problem, Step
 from prmkit.core.seeds import derive_seed
 from prmkit.world import templates as T
-from prmkit.world.checker import Belief, Chain, Number, check_step, compute, paused_gc
+from prmkit.world.checker import Belief, Chain, Number, check_step, compute
 from prmkit.world.config import WORLD_VERSION, PolicyConfig
 from prmkit.world.generator import PROBLEM_SEED_TAG, apply_op
 from prmkit.world.misconceptions import Misconception, Written, triggered
+from prmkit.worlds.sampling import Sample, SampleTraces, SimulatedPolicy
 
 _OPS = ("+", "-", "*", "/")
-_EVENTS = (
-    "early_answer",
-    "dropped_step",
-    "irrelevant_step",
-    "arithmetic_slip",
-    "wrong_quantity",
-    "wrong_operation",
-)
 
 
 @dataclass(frozen=True)
@@ -272,7 +264,7 @@ def _draw_systematic(cp: _Problem, problem_id: str, chance: float) -> Systematic
     return SystematicError(k, kind, w.wrong_operation(op, q), q)
 
 
-class WorldPolicy:
+class WorldPolicy(SimulatedPolicy):
     """The world's simulated policy; implements :class:`prmkit.core.protocols.Policy`."""
 
     def __init__(self, config: PolicyConfig | None = None, seed_offset: int = 0):
@@ -281,7 +273,7 @@ class WorldPolicy:
         self.name = "world"
         rates = self.config.rates()
         acc, self._thresholds = 0.0, []
-        for event in _EVENTS:
+        for event in PolicyConfig.EVENTS:
             acc += rates[event]
             self._thresholds.append((acc, event))
         self._lucky = self.config.lucky_rate()
@@ -390,83 +382,56 @@ class WorldPolicy:
         w.op_step(op, q)
         w.k += 1
 
-    def _belief(self, cp: _Problem, prefix: Sequence[Step]) -> Belief:
+    # --- the world's parts of :class:`~prmkit.worlds.sampling.SimulatedPolicy` ------------------------
+
+    def read(self, problem: Problem, prefix: Sequence[Step]) -> tuple[_Problem, Belief]:
+        """The problem compiled, and the checker's belief after ``prefix`` (errors and all)."""
+        cp = self.compile(problem)
         st = Belief.start(cp.chain)
         for step in prefix:
             check_step(cp.chain, st, step.text)
-        return st
+        return cp, st
 
-    def continue_from(
+    def prefix_answer(self, start: tuple[_Problem, Belief]) -> str | None:
+        answer = start[1].answer
+        return None if answer is None else _fmt(answer)[0]
+
+    def rendered(self, prefix: Sequence[Step]) -> list[str]:
+        return [s.text for s in prefix]
+
+    def answered(self, answer: str, n: int, seed: int | None) -> list[Continuation]:
+        """As every world's, but a call without a seed uses one up here (as it always has, so the calls
+        after it draw as they did)."""
+        self.next_seed(seed)
+        return super().answered(answer, n, seed)
+
+    def continuation(
         self,
         problem: Problem,
-        prefix: Sequence[Step],
-        n: int = 1,
-        *,
-        seed: int | None = None,
-        max_steps: int | None = None,
-    ) -> list[Continuation]:
-        """``n`` continuations of ``prefix``; errors in the prefix are carried forward."""
-        cp = self.compile(problem)
-        st = self._belief(cp, prefix)
-        if seed is None:
-            seed, self._calls = self._calls, self._calls + 1
-        tail = zlib.crc32("\n".join(s.text for s in prefix).encode())
-        rng = random.Random(derive_seed("continue", self.seed_offset, seed, problem.id, len(prefix), tail))
-        if st.answer is not None:  # the prefix already answered
-            final = _fmt(st.answer)[0]
-            return [Continuation(final_answer=final) for _ in range(n)]
-        out = []
-        for _ in range(n):
-            r = self.rollout(cp, st, rng)
-            texts, final, finished = r.texts, r.final, r.finished
-            if max_steps is not None and len(texts) > max_steps:
-                texts, final, finished = texts[:max_steps], None, False
-            steps = [Step(text=t) for t in texts]
-            out.append(Continuation(steps=steps, final_answer=final, finished=finished))
-        return out
+        start: tuple[_Problem, Belief],
+        rng: random.Random,
+        position: int,
+        max_steps: int | None,
+    ) -> Continuation:
+        """A complete rollout, cut (unfinished) after ``max_steps`` steps."""
+        r = self.rollout(*start, rng)
+        texts, final, finished = r.texts, r.final, r.finished
+        if max_steps is not None and len(texts) > max_steps:
+            texts, final, finished = texts[:max_steps], None, False
+        return Continuation(steps=[Step(text=t) for t in texts], final_answer=final, finished=finished)
 
-
-def sample_traces(
-    problems: Sequence[Problem],
-    per_problem: int,
-    seed: int = 0,
-    policy: WorldPolicy | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> list[Trace]:
-    """``per_problem`` complete traces for each problem; a trace's draws depend only on (seed, problem id, j)."""
-    policy = policy or WorldPolicy()
-    generator = f"world-policy:{WORLD_VERSION}"
-    out: list[Trace] = []
-    with paused_gc():
-        for problem in problems:
-            _sample_problem(policy, problem, per_problem, seed, generator, out)
-            if progress is not None:
-                progress(1)
-    return out
-
-
-def _sample_problem(
-    policy: WorldPolicy, problem: Problem, per_problem: int, seed: int, generator: str, out: list[Trace]
-) -> None:
-    """Append ``per_problem`` traces of one problem; its draws depend only on (seed, problem id)."""
-    cp = policy.compile(problem)
-    start = Belief.start(cp.chain)
-    rng = random.Random(derive_seed("sample", policy.seed_offset, seed, problem.id))
-    systematic = policy.config.systematic > 0
-    for j in range(per_problem):
-        r = policy.rollout(cp, start, rng)
+    def draw(self, problem: Problem, start: tuple[_Problem, Belief], rng: random.Random) -> Sample:
+        """One complete trace from ``start``, with what it did in its metadata (see the module)."""
+        r = self.rollout(*start, rng)
         metadata: dict[str, Any] = {"injected": r.injected, "decisions": r.decisions, "lucky": r.lucky}
         if r.believed:
             metadata["misconceptions"] = r.believed
-        if systematic:
+        if self.config.systematic > 0:
             metadata["systematic"] = r.sys_at if r.sys_at >= 0 else None
-        out.append(
-            Trace(
-                id=f"{problem.id}-s{seed}-{j}",
-                problem=problem,
-                steps=[Step(text=t) for t in r.texts],
-                final_answer=r.final,
-                generator=generator,
-                metadata=metadata,
-            )
-        )
+        return Sample([Step(text=t) for t in r.texts], r.final, metadata)
+
+
+sample_traces = SampleTraces(WorldPolicy, f"world-policy:{WORLD_VERSION}")
+"""``sample_traces(problems, per_problem, seed=0, policy=None, progress=None)``: ``per_problem`` complete
+traces of each problem from ``policy`` (a default :class:`WorldPolicy` when None); a trace's draws depend
+only on (seed, problem id, its index). Metadata as the module says."""

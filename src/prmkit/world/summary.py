@@ -7,14 +7,14 @@ matters), mean steps, the mix of first-error kinds, and the lucky rate (right an
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
 from prmkit.core.model import Trace
 from prmkit.world.checker import TraceCheck, check_trace
-from prmkit.world.config import WORLD_VERSION, PolicyConfig, WorldConfig
+from prmkit.world.config import WORLD_VERSION
+from prmkit.worlds.summary import tally
 
 
 class WorldStats(BaseModel):
@@ -46,52 +46,6 @@ class WorldStats(BaseModel):
 
 def summarize(traces: Sequence[Trace], checks: Sequence[TraceCheck] | None = None) -> WorldStats:
     """Statistics of ``traces`` (checked here unless ``checks`` are given, one per trace)."""
-    checks = list(checks) if checks is not None else [check_trace(t) for t in traces]
-    n = max(1, len(traces))
-    correct_by_problem: dict[str, bool] = {}
-    first_kinds: Counter[str] = Counter()
-    first_classes: Counter[str] = Counter()
-    status: Counter[str] = Counter()
-    for trace, check in zip(traces, checks, strict=True):
-        pid = trace.problem.id
-        correct_by_problem[pid] = correct_by_problem.get(pid, False) or bool(check.answer_correct)
-        if check.first_error >= 0:
-            first_kinds[str(check.first_error_kind)] += 1
-            first_classes[str(check.first_error_class)] += 1
-        for sc in check.steps:
-            status[sc.kind if sc.status == "error" else sc.status] += 1
-    correct = sum(bool(c.answer_correct) for c in checks)
-    lucky = sum(c.lucky for c in checks)
-    n_errors, n_steps = max(1, sum(first_kinds.values())), max(1, sum(status.values()))
+    counts = tally(traces, list(checks) if checks is not None else [check_trace(t) for t in traces])
     ops = [len(t.problem.metadata.get("graph", {}).get("ops", [])) for t in traces]
-    return WorldStats(
-        traces=len(traces),
-        problems=len(correct_by_problem),
-        accuracy=correct / n,
-        oracle_accuracy=sum(correct_by_problem.values()) / max(1, len(correct_by_problem)),
-        process_correct=sum(c.first_error < 0 for c in checks) / n,
-        mean_steps=sum(len(t.steps) for t in traces) / n,
-        mean_ops=sum(ops) / n,
-        lucky_rate=lucky / n,
-        lucky_share_of_correct=lucky / max(1, correct),
-        first_error_kinds={k: v / n_errors for k, v in first_kinds.most_common()},
-        first_error_classes={k: v / n_errors for k, v in first_classes.most_common()},
-        step_status={k: v / n_steps for k, v in status.most_common()},
-    )
-
-
-def world_stats(
-    n: int = 2000,
-    per_problem: int = 8,
-    seed: int = 0,
-    split: str = "train",
-    config: WorldConfig | None = None,
-    policy_config: PolicyConfig | None = None,
-) -> WorldStats:
-    """Generate ``n`` problems, sample ``per_problem`` traces each, check them and summarise."""
-    from prmkit.world.generator import generate_problems
-    from prmkit.world.policy import WorldPolicy, sample_traces
-
-    problems = generate_problems(n, seed=seed, config=config, split=split)
-    traces = sample_traces(problems, per_problem, seed=seed, policy=WorldPolicy(policy_config))
-    return summarize(traces)
+    return WorldStats(**counts.shares(), mean_ops=sum(ops) / counts.n, lucky_rate=counts.lucky / counts.n)

@@ -1,0 +1,147 @@
+"""The simulated policy every world shares: its ``continue_from``, its sampling loop, the seeds of its draws.
+
+A world's policy subclasses :class:`SimulatedPolicy` and supplies its own parts: how it reads a prefix
+(:meth:`~SimulatedPolicy.read`: its beliefs after the steps, whoever wrote them), the answer a prefix
+already gave, the text of steps its seeds hash, one continuation from a read prefix, and one complete
+sample with what it meant to do. The rest is here, once: ``continue_from`` (the core Policy protocol) and
+:class:`SampleTraces`, a world's ``sample_traces``.
+
+Seeds: ``continue_from`` draws from one ``random.Random`` per call seeded from (the policy's
+``seed_offset``, the call's seed, the problem id, the prefix's length and a CRC of its text); a call
+without a seed takes the next of a per-policy counter. ``sample_traces`` draws from one per problem seeded
+from (``seed_offset``, seed, problem id), so a trace's draws depend only on (seed, problem id, its index)
+and not on the other problems. Seeds are derived by BLAKE2 (:func:`prmkit.core.seeds.derive_seed`), never
+``hash()``.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prmkit.core.model import Continuation, Problem, Step, Trace
+from prmkit.core.seeds import derive_seed
+from prmkit.worlds.checks import paused_gc
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One complete trace a simulated policy wrote (what goes into its :class:`~prmkit.core.model.Trace`)."""
+
+    steps: list[Step]
+    final_answer: str | None
+    metadata: dict[str, Any]
+    """What the policy meant to do (``injected`` errors and more), for tests; checkers never read it."""
+
+
+class SimulatedPolicy:
+    """Base of a world's simulated policy: ``continue_from`` (:class:`prmkit.core.protocols.Policy`) from
+    the world's parts, which a subclass defines (and ``name``, ``seed_offset`` and a ``_calls`` counter)."""
+
+    name: str
+    seed_offset: int
+    """Shifts every seed, so two policies with the same config draw differently."""
+    _calls: int
+
+    def read(self, problem: Problem, prefix: Sequence[Step]) -> Any:
+        """What the policy believes after ``prefix`` (anyone's steps): where it continues from.
+        ``read(problem, [])`` is where every sample starts."""
+        raise NotImplementedError
+
+    def prefix_answer(self, start: Any) -> str | None:
+        """The final answer the read prefix already gave, or None."""
+        raise NotImplementedError
+
+    def rendered(self, prefix: Sequence[Step]) -> list[str]:
+        """The steps' texts, as the seed of a continuation reads them."""
+        raise NotImplementedError
+
+    def continuation(
+        self, problem: Problem, start: Any, rng: random.Random, position: int, max_steps: int | None
+    ) -> Continuation:
+        """One continuation from ``start`` (which it must not change) after ``position`` steps."""
+        raise NotImplementedError
+
+    def draw(self, problem: Problem, start: Any, rng: random.Random) -> Sample:
+        """One complete sample from ``start`` (``read(problem, [])``; it must not change it)."""
+        raise NotImplementedError
+
+    def continue_from(
+        self,
+        problem: Problem,
+        prefix: Sequence[Step],
+        n: int = 1,
+        *,
+        seed: int | None = None,
+        max_steps: int | None = None,
+    ) -> list[Continuation]:
+        """``n`` continuations of ``prefix`` (anyone's steps); errors in it are carried forward."""
+        start = self.read(problem, prefix)
+        answer = self.prefix_answer(start)
+        if answer is not None:  # the prefix already answered
+            return self.answered(answer, n, seed)
+        rng = continuation_rng(self.seed_offset, self.next_seed(seed), problem, self.rendered(prefix))
+        return [self.continuation(problem, start, rng, len(prefix), max_steps) for _ in range(n)]
+
+    def answered(self, answer: str, n: int, seed: int | None) -> list[Continuation]:
+        """The continuations of a prefix that already answered: nothing more, that answer."""
+        return [Continuation(final_answer=answer) for _ in range(n)]
+
+    def next_seed(self, seed: int | None) -> int:
+        """``seed``, or without one the next of the policy's call counter."""
+        if seed is None:
+            seed, self._calls = self._calls, self._calls + 1
+        return seed
+
+
+@dataclass(frozen=True)
+class SampleTraces:
+    """A world's ``sample_traces``: complete traces of each problem from its simulated policy."""
+
+    default: Callable[[], SimulatedPolicy]
+    """The policy used when none is given (the world's, with its default config)."""
+    generator: str
+    """``Trace.generator`` of every trace (the policy and the world's version)."""
+
+    def __call__(
+        self,
+        problems: Sequence[Problem],
+        per_problem: int,
+        seed: int = 0,
+        policy: SimulatedPolicy | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> list[Trace]:
+        """``per_problem`` complete traces of each problem; a trace's draws depend only on (seed, problem
+        id, its index). ``progress(1)`` is called after each problem."""
+        policy = policy or self.default()
+        out: list[Trace] = []
+        with paused_gc():
+            for problem in problems:
+                start = policy.read(problem, [])
+                rng = random.Random(derive_seed("sample", policy.seed_offset, seed, problem.id))
+                for j in range(per_problem):
+                    s = policy.draw(problem, start, rng)
+                    out.append(
+                        Trace(
+                            id=f"{problem.id}-s{seed}-{j}",
+                            problem=problem,
+                            steps=s.steps,
+                            final_answer=s.final_answer,
+                            generator=self.generator,
+                            metadata=s.metadata,
+                        )
+                    )
+                if progress is not None:
+                    progress(1)
+        return out
+
+
+def continuation_rng(seed_offset: int, seed: int, problem: Problem, prefix: Sequence[str]) -> random.Random:
+    """The stream of ``continue_from``'s draws: from the policy's offset, the call's seed, the problem and
+    the prefix (its length and the CRC of its rendered steps ``prefix``), so the same call always
+    continues the same way."""
+    tail = zlib.crc32("\n".join(prefix).encode())
+    return random.Random(derive_seed("continue", seed_offset, seed, problem.id, len(prefix), tail))
