@@ -18,7 +18,7 @@ import time
 from prmkit.labeling.binary_search import label_binary_search
 from prmkit.labeling.mc import label_mc
 from prmkit.labeling.report import score_source
-from prmkit.world import WorldPolicy, generate_problems, gold_label, sample_traces
+from prmkit.worlds.arithmetic import WorldPolicy, generate_problems, gold_label, sample_traces
 
 Row = tuple[str, int, str, int, float, float]  # method, N, batch, rollouts, first-error accuracy, seconds
 

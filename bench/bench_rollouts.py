@@ -189,7 +189,13 @@ def start_server(kind: str, answers: dict[str, int]) -> tuple[multiprocessing.Pr
 
 def world_traces(n_problems: int, per_problem: int, seed: int = 7) -> list:
     """Gold-labelled world traces with reference answers (as tests/labeling/conftest.py makes them)."""
-    from prmkit.world import PolicyConfig, WorldPolicy, generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import (
+        PolicyConfig,
+        WorldPolicy,
+        generate_problems,
+        gold_label,
+        sample_traces,
+    )
 
     problems = generate_problems(n_problems, seed=seed, split="test")
     policy = WorldPolicy(PolicyConfig(misconceptions=1.0))

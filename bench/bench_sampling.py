@@ -91,7 +91,7 @@ def main() -> None:
     from prmkit.modeling.backbone import TinyConfig, tiny_config
     from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
     from prmkit.policies.hf import HFPolicy
-    from prmkit.world import generate_problems, sample_traces
+    from prmkit.worlds.arithmetic import generate_problems, sample_traces
 
     problems = generate_problems(a.prompts, seed=0, split="test")
     tok = build_tokenizer(

@@ -27,7 +27,7 @@ from prmkit.modeling import PrmSpec, StepTemplate, TinyConfig, build_tokenizer, 
 from prmkit.modeling.tokenizer import trace_texts
 from prmkit.scoring.conventions import PrmkitConvention
 from prmkit.scoring.scorer import ModelScorer
-from prmkit.world import generate_problems, gold_label, sample_traces
+from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
 
 def median_seconds(fn, repeats: int) -> float:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 def pools(problems, policy, n: int, seed: int):
     from prmkit.search.common import Compute, sample_candidates
-    from prmkit.world import gold_label  # sets answer_correct (and gold step labels, unused here)
+    from prmkit.worlds.arithmetic import gold_label  # sets answer_correct (and gold step labels, unused here)
 
     return [gold_label(sample_candidates(policy, p, n, seed + k, Compute())) for k, p in enumerate(problems)]
 
@@ -64,11 +64,11 @@ def selection_rows(pools_, prm_scores, orm_scores, n: int) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> dict:
     from prmkit.scoring import load_scorer
-    from prmkit.world import PolicyConfig, WorldPolicy, generate_problems
+    from prmkit.worlds.arithmetic import PolicyConfig, WorldPolicy, generate_problems
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
-        "--prm", default="world-oracle", help="PRM checkpoint (default: the world's exact oracle)"
+        "--prm", default="arithmetic-oracle", help="PRM checkpoint (default: the world's exact oracle)"
     )
     ap.add_argument("--orm", default=None, help="ORM checkpoint for ORM best-of-N")
     ap.add_argument("--problems", type=int, default=100)

@@ -104,7 +104,7 @@ def parse_size(text: str) -> tuple[int, int, int]:
 
 def payloads(n: int) -> list[dict]:
     """``n`` one-trace requests drawn from the world policy's traces."""
-    from prmkit.world import WorldPolicy, generate_problems
+    from prmkit.worlds.arithmetic import WorldPolicy, generate_problems
 
     out = []
     for p in generate_problems(max(1, n // 4), seed=11, split="test"):

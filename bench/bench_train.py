@@ -239,7 +239,7 @@ def make_data(work: Path, a: argparse.Namespace) -> dict[str, Any]:
     from prmkit.modeling import TinyConfig, build_tokenizer, causal_lm, tiny_config
     from prmkit.modeling.tokenizer import trace_texts
     from prmkit.training.data import split_by_problem
-    from prmkit.world import generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
     traces = gold_label(sample_traces(generate_problems(a.problems, seed=a.seed, split="train"),
                                       a.per_problem, seed=a.seed))  # fmt: skip

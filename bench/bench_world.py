@@ -12,9 +12,9 @@ import argparse
 import random
 import time
 
-from prmkit.world import WorldPolicy, check_trace, generate_problems, gold_label, sample_traces
-from prmkit.world.checker import Belief
-from prmkit.world.generator import derive_seed
+from prmkit.worlds.arithmetic import WorldPolicy, check_trace, generate_problems, gold_label, sample_traces
+from prmkit.worlds.arithmetic.checker import Belief
+from prmkit.worlds.arithmetic.generator import derive_seed
 
 
 def best_rate(fn, count: int, repeats: int) -> float:

@@ -9,7 +9,7 @@ trains for ``--warmup`` + ``--steps`` optimiser steps of ``DenseGRPOTrainer`` on
 own ``model.generate``, bf16 where the GPU has it), ``process_weight=1.0`` (step rewards only) and
 ``--credit`` (default ``min``, the trainer's), its ``process_reward`` a ``ProcessReward("http://127.0.0.1:PORT")`` of a ``prmkit
 serve`` started by this script in its own process (``--prm``: ``random``, a random prmkit PRM of 4
-layers x 256 made here, the default; ``world-oracle``; a checkpoint folder; or the URL of a server
+layers x 256 made here, the default; ``arithmetic-oracle``; a checkpoint folder; or the URL of a server
 already running). A random policy never writes a final answer, so ``unfinished_reward=None`` (its steps
 are paid) and a newline is favoured (``sequence_bias``, about one token in twelve) so completions have
 several steps. Reported (JSON: ``--out``, else ``$OUT/rl-gpu-check.json`` where ``$OUT`` is set, else
@@ -27,7 +27,7 @@ several steps. Reported (JSON: ``--out``, else ``$OUT/rl-gpu-check.json`` where 
 - peak GPU memory, the device, versions, the commit measured.
 
     python bench/gpu_rl_check.py [--steps 3] [--warmup 1] [--batch-size 16] [--generations 8]
-        [--completion-tokens 128] [--prm random|world-oracle|PATH|URL] [--tokenizer qwen|bpe] [--out PATH]
+        [--completion-tokens 128] [--prm random|arithmetic-oracle|PATH|URL] [--tokenizer qwen|bpe] [--out PATH]
     python bench/gpu_rl_check.py --smoke    # the same code paths on the CPU: 2 layers x 64, a small BPE,
                                             # a 2 x 64 PRM, 1 + 2 steps of 8 completions of 32 tokens
 
@@ -247,7 +247,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--batch-size", type=int, help="completions per optimiser step (16; --smoke 8)")
     ap.add_argument("--generations", type=int, help="completions per prompt (8; --smoke 4)")
     ap.add_argument("--completion-tokens", type=int, help="max_completion_length (128; --smoke 32)")
-    ap.add_argument("--prm", default="random", help="random | world-oracle | a PRM folder | a server URL")
+    ap.add_argument("--prm", default="random", help="random | arithmetic-oracle | a PRM folder | a server URL")
     ap.add_argument("--tokenizer", choices=("qwen", "bpe"), help="qwen (default) or bpe (--smoke)")
     ap.add_argument("--credit", choices=("min", "sum"), default="min", help="DenseGRPOTrainer's credit")
     ap.add_argument("--lr", type=float, default=1e-6)
@@ -271,7 +271,7 @@ def train(a: argparse.Namespace, policy: Path, url: str, timeline: Timeline, bat
     from trl import GRPOConfig
 
     from prmkit.rl import ProcessReward, outcome_reward
-    from prmkit.world import generate_problems
+    from prmkit.worlds.arithmetic import generate_problems
 
     tok = AutoTokenizer.from_pretrained(policy)
     model = AutoModelForCausalLM.from_pretrained(policy, dtype=torch.float32)
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from benchlib import code_version, versions
     from prmkit.testing import make_random_prm
-    from prmkit.world import generate_problems
+    from prmkit.worlds.arithmetic import generate_problems
 
     transformers.utils.logging.set_verbosity_error()
     warnings.filterwarnings("ignore", category=FutureWarning)  # transformers 5.23's renames, read by TRL 1.16

@@ -62,9 +62,9 @@ def majority(groups: dict[str, list[Trace]]) -> float:
 def main() -> None:
     import torch
 
-    from prmkit.agentworld.config import AgentConfig
     from prmkit.evaluation.suite import world_traces
     from prmkit.scoring import load_scorer
+    from prmkit.worlds.agent.config import AgentConfig
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, action="append", default=[], help="a PRM or ORM checkpoint")

@@ -76,9 +76,9 @@ def vote_gains(traces: Sequence[Trace], scores: Sequence[Sequence[float]], n: in
 def main() -> None:
     import torch
 
-    from prmkit.agentworld.config import AgentConfig
     from prmkit.evaluation.suite import world_traces
     from prmkit.scoring import load_scorer
+    from prmkit.worlds.agent.config import AgentConfig
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, action="append", default=[], help="a likelihood PRM")

@@ -27,7 +27,7 @@ WORLDS: dict[str, dict[str, Any]] = {"default": {}, "harder": {"max_value": 20, 
 
 def world_data(out: Path, world: str, problems: int, per_problem: int) -> dict[str, list[Trace]]:
     """Train / test / held-out traces with gold labels (cached as JSONL in ``out``)."""
-    from prmkit.world import WorldConfig, generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import WorldConfig, generate_problems, gold_label, sample_traces
 
     cfg = WorldConfig(**WORLDS[world])
     sizes = {"train": problems, "test": max(100, problems // 8), "heldout": max(100, problems // 8)}
@@ -44,7 +44,7 @@ def world_data(out: Path, world: str, problems: int, per_problem: int) -> dict[s
 def mc_labels(out: Path, traces: list[Trace], rollouts: int) -> list[Trace]:
     """Math-Shepherd MC labels (prmkit.labeling, world policy rollouts), cached."""
     from prmkit.labeling.mc import label_mc
-    from prmkit.world import WorldPolicy
+    from prmkit.worlds.arithmetic import WorldPolicy
 
     path = out / "train_mc.jsonl"
     if not path.exists():
@@ -58,7 +58,7 @@ def consensus_labels(out: Path, traces: list[Trace]) -> list[Trace]:
     error, with ``consensus`` labels (Qwen's filter; prmkit.labeling.consensus), cached."""
     from prmkit.labeling.consensus import consensus_filter
     from prmkit.labeling.judge import label_judge
-    from prmkit.world.judge import SimulatedJudge
+    from prmkit.worlds.arithmetic.judge import SimulatedJudge
 
     path = out / "train_consensus.jsonl"
     if not path.exists():

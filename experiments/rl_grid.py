@@ -4,7 +4,7 @@ An experiment, not part of the library (it lives outside ``src/``). It reads ``r
 the documented ``prmkit`` commands, each cached in ``--out`` (a finished step is never run again, so a
 killed grid called again goes on where it stopped; a killed cell resumes from its last checkpoint):
 
-1. π0 (section ``pi0``): ``prmkit world generate`` / ``world sample`` / ``pretrain`` on the simulated
+1. π0 (section ``pi0``): ``prmkit arithmetic generate`` / ``world sample`` / ``pretrain`` on the simulated
    policy's own, unfiltered samples (no gold);
 2. the PRM (section ``prm``): ``prmkit label mc`` on those samples and ``prmkit train prm`` from π0 on the
    MC labels (no gold);
@@ -75,10 +75,10 @@ def build_pi0(recipe: dict[str, Any], out: Path) -> Path:
     pi0, spec = out / "pi0", recipe["pi0"]
     problems, traces = out / "problems.jsonl", out / "traces.jsonl"
     if not problems.exists():
-        run(["world", "generate", "--n", str(spec["problems"]), "--seed", str(spec.get("seed", 0)),
+        run(["arithmetic", "generate", "--n", str(spec["problems"]), "--seed", str(spec.get("seed", 0)),
              "-o", str(problems)], out / "logs" / "generate.log")  # fmt: skip
     if not traces.exists():
-        run(["world", "sample", str(problems), "--per-problem", str(spec["per_problem"]), "-o", str(traces)],
+        run(["arithmetic", "sample", str(problems), "--per-problem", str(spec["per_problem"]), "-o", str(traces)],
             out / "logs" / "sample.log")  # fmt: skip
     if not (pi0 / "process_card.json").exists():
         cfg = config_file(out, "pretrain", spec["pretrain"])
@@ -127,7 +127,7 @@ def build_majority_prm(recipe: dict[str, Any], out: Path, pi0: Path) -> Path:
     votes_spec = recipe["prm"].get("majority") or {}
     votes, relabelled = out / "votes.jsonl", out / "traces-majority.jsonl"
     if not votes.exists():
-        run(["world", "sample", str(out / "problems.jsonl"), "--per-problem", str(votes_spec.get("votes", 16)),
+        run(["arithmetic", "sample", str(out / "problems.jsonl"), "--per-problem", str(votes_spec.get("votes", 16)),
              "--seed", str(votes_spec.get("seed", 1)), "-o", str(votes)], out / "logs" / "votes.log")  # fmt: skip
     if not relabelled.exists():
         majority = majority_answers(votes)

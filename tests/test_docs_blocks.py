@@ -85,7 +85,7 @@ def _policy(tmp: Path, request: pytest.FixtureRequest) -> dict:
 
     from prmkit.modeling.backbone import TinyConfig, tiny_config
     from prmkit.modeling.tokenizer import build_tokenizer
-    from prmkit.world import generate_problems
+    from prmkit.worlds.arithmetic import generate_problems
 
     problems = generate_problems(2, seed=2)
     tokenizer = build_tokenizer([p.text for p in problems] + ["3 + 4 = 7 apples.", "The answer is 7."], 300)
@@ -99,7 +99,7 @@ def _policy(tmp: Path, request: pytest.FixtureRequest) -> dict:
 
 def _traces(tmp: Path, request: pytest.FixtureRequest) -> dict:
     from prmkit.core import write_traces
-    from prmkit.world import generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
     write_traces(tmp / "traces.jsonl", gold_label(sample_traces(generate_problems(3, seed=0), 2, seed=0)))
     return {}

@@ -15,7 +15,7 @@ order as a layers contract and tests/core/test_layers.py runs it, so an upward i
     modeling/ | labeling/
                  PRM and ORM heads on Hugging Face backbones, checkpoints | Monte Carlo, binary search,
                  judge, consensus labels as resumable jobs
-    scoring/     every scorer form (checkpoint, world-oracle, reward server, stored labels), aggregation
+    scoring/     every scorer form (checkpoint, arithmetic-oracle, reward server, stored labels), aggregation
     search/      best-of-N, weighted vote, beam search, reject-and-resample
     evaluation/  first-error metrics, best-of-N curves, failure-mode audits
     cards/       process cards

@@ -25,12 +25,13 @@ def make_random_prm(directory: str | Path, layers: int = 2, width: int = 64, hea
     from prmkit.modeling.spec import PrmSpec
     from prmkit.modeling.template import StepTemplate
     from prmkit.modeling.tokenizer import build_tokenizer
-    from prmkit.world import WorldPolicy, generate_problems
+    from prmkit.worlds.registry import DEFAULT_WORLD, world
 
-    problems = generate_problems(20, seed=0)
+    w = world(DEFAULT_WORLD)
+    problems = w.generate_problems(20, seed=0)
     texts = [p.text for p in problems]
     for p in problems:
-        (cont,) = WorldPolicy().continue_from(p, [], n=1, seed=0)
+        (cont,) = w.policy(None).continue_from(p, [], n=1, seed=0)
         texts += [s.text for s in cont.steps]
     tokenizer = build_tokenizer(texts, vocab_size=300)
     torch.manual_seed(0)

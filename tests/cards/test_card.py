@@ -16,7 +16,7 @@ from prmkit.cards.process_card import ProcessCard, read_process_card, summarize_
 from prmkit.cards.render import render_markdown
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.evaluation.suite import evaluation_of, world_traces
-from prmkit.world import gold_label
+from prmkit.worlds.arithmetic import gold_label
 
 SECTIONS = (
     "## What process was supervised",
@@ -148,7 +148,7 @@ def test_how_to_use_shell_command_runs_as_written(tmp_path, monkeypatch):
     from prmkit.cli import app
     from prmkit.core.dataset import write_traces
     from prmkit.testing import make_random_prm
-    from prmkit.world import generate_problems, sample_traces
+    from prmkit.worlds.arithmetic import generate_problems, sample_traces
 
     model = make_random_prm(tmp_path / "prm")
     training_card(tmp_path)
@@ -166,17 +166,17 @@ def test_how_to_use_shell_command_runs_as_written(tmp_path, monkeypatch):
 
 
 def test_the_card_says_what_a_step_is_in_the_world_the_labels_came_from() -> None:
-    from prmkit.agentworld import generate_problems as agent_problems
-    from prmkit.agentworld import gold_label as agent_gold
-    from prmkit.agentworld import sample_traces as agent_traces
     from prmkit.cards.card import process_section
     from prmkit.cards.process_card import ProcessCard, summarize_sources
+    from prmkit.worlds.agent import generate_problems as agent_problems
+    from prmkit.worlds.agent import gold_label as agent_gold
+    from prmkit.worlds.agent import sample_traces as agent_traces
 
     agent = agent_gold(agent_traces(agent_problems(2, seed=0), 2, seed=0))
     math = world_traces(2, 2, seed=0, split="train")
     for traces, says in (
-        (agent, "agentworld data: one assistant message"),
-        (math, "world data: one sentence"),
+        (agent, "agent data: one assistant message"),
+        (math, "arithmetic data: one sentence"),
     ):
         card = ProcessCard(kind="prm", labels=summarize_sources(traces, ["gold"]))
         assert says in process_section(card)["step_definition"]
@@ -188,8 +188,8 @@ def test_card_config_reads_the_policy_as_its_worlds_config(tmp_path):
     import pytest
     from pydantic import ValidationError
 
-    from prmkit.agentworld.config import AgentConfig
     from prmkit.cards.card import CardConfig
+    from prmkit.worlds.agent.config import AgentConfig
 
     config = CardConfig(
         model=tmp_path, world="agentworld", policy={"systematic": 0.5, "systematic_rate": 0.6}

@@ -13,7 +13,7 @@ from prmkit.core.model import Trace
 @pytest.fixture(scope="session")
 def world_file(tmp_path_factory) -> Path:
     """Two world problems, one gold-labelled trace each, with their reference answers (labelable)."""
-    from prmkit.world import generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
     traces: list[Trace] = gold_label(sample_traces(generate_problems(2, seed=3, split="test"), 1, seed=3))
     path = tmp_path_factory.mktemp("world") / "traces.jsonl"
@@ -24,7 +24,7 @@ def world_file(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def world_pool(tmp_path_factory) -> Path:
     """Four gold-labelled traces of each of five world problems: enough for best-of-N curves and audits."""
-    from prmkit.world import generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
     path = tmp_path_factory.mktemp("pool") / "traces.jsonl"
     write_traces(path, gold_label(sample_traces(generate_problems(5, seed=7, split="test"), 4, seed=7)))

@@ -75,7 +75,7 @@ def test_a_config_mistake_is_one_line_with_its_file_and_line(name, tmp_path):
 def test_flags_override_the_file_and_the_file_gives_what_flags_did_not(tmp_path):
     recipe = tmp_path / "generate.yaml"
     recipe.write_text(f"n: 5\noutput: {tmp_path / 'problems.jsonl'}\nsplit: test\nworld:\n  max_value: 6\n")
-    result = CliRunner().invoke(app, ["world", "generate", "--config", str(recipe), "--n", "3"])
+    result = CliRunner().invoke(app, ["arithmetic", "generate", "--config", str(recipe), "--n", "3"])
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in (tmp_path / "problems.jsonl").read_text().splitlines()]
     assert len(rows) == 3 and "wrote 3 test problems" in result.output
@@ -85,8 +85,16 @@ def test_a_section_file_is_read_with_its_line_and_flags_override_it(tmp_path):
     policy = tmp_path / "policy.yaml"
     policy.write_text("temperature: 0.5\nlucky: lots\n")
     problems = tmp_path / "problems.jsonl"
-    assert CliRunner().invoke(app, ["world", "generate", "--n", "2", "-o", str(problems)]).exit_code == 0
-    args = ["world", "sample", str(problems), "-o", str(tmp_path / "t.jsonl"), "--policy-config", str(policy)]
+    assert CliRunner().invoke(app, ["arithmetic", "generate", "--n", "2", "-o", str(problems)]).exit_code == 0
+    args = [
+        "arithmetic",
+        "sample",
+        str(problems),
+        "-o",
+        str(tmp_path / "t.jsonl"),
+        "--policy-config",
+        str(policy),
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
     assert result.output.startswith(f"error: {policy}:2: lucky: expected input should be a valid number"), (
@@ -106,7 +114,7 @@ def test_a_flag_mistake_names_the_flag_and_a_missing_setting_says_so(tmp_path):
     result = CliRunner().invoke(app, ["bon", "problems.jsonl", "-o", str(tmp_path / "o.jsonl")])
     assert result.exit_code == 2
     assert result.output.strip() == "error: --scorer: Field required"
-    result = CliRunner().invoke(app, ["world", "generate", "-o", "x.jsonl", "--min-ops", "6"])
+    result = CliRunner().invoke(app, ["arithmetic", "generate", "-o", "x.jsonl", "--min-ops", "6"])
     assert result.exit_code == 2 and result.output.startswith("error: world: Value error, min_ops (6)")
 
 

@@ -15,7 +15,7 @@ def test_version_prints_and_exits_zero_without_a_command():
 
 
 def test_option_value_the_config_refuses_is_one_line_naming_the_flag():
-    result = CliRunner().invoke(app, ["serve", "world-oracle", "--max-json-depth", "1000"])
+    result = CliRunner().invoke(app, ["serve", "arithmetic-oracle", "--max-json-depth", "1000"])
     assert result.exit_code == 2
     assert (
         result.output.strip()

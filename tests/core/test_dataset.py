@@ -25,7 +25,7 @@ def traces() -> list[Trace]:
     prov = Provenance.now(
         "mc_soft", "world-policy", params={"rollouts": 8, "nested": {"a": [1, 2]}}, version="1"
     )
-    p = Problem(id="p", text="Q", answer="7", source="world", metadata={"ops": 2})
+    p = Problem(id="p", text="Q", answer="7", source="arithmetic", metadata={"ops": 2})
     return [
         Trace(
             id="t0",

@@ -45,13 +45,14 @@ def test_last_boxed_balances_braces():
 
 
 def test_registries_and_options_fail_clearly():
-    assert {"world", "hf", "endpoint"} <= set(POLICIES.names())
+    assert {"arithmetic", "agent", "hf", "endpoint"} <= set(POLICIES.names())
+    assert POLICIES.canonical("world") == "arithmetic" and "world" in POLICIES  # the old name, still read
     with pytest.raises(KeyError, match="Did you mean 'endpoint'"):
         load_policy("endpoints")
     with pytest.raises(ValueError, match="needs --url and --model"):
         PolicyOptions(policy="endpoint")
     with pytest.raises(ValueError, match="only used by policy 'endpoint'"):
-        PolicyOptions(policy="world", url="http://x")
+        PolicyOptions(policy="arithmetic", url="http://x")
     with pytest.raises(ValueError, match="judge 'endpoint' needs"):
         JudgeOptions(judge="endpoint")
     assert PolicyOptions(step_separator="\\n\\n").step_separator == "\n\n"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from prmkit.agentworld import AgentOracleScorer
 from prmkit.evaluation.suite import agent_step_metrics, world_traces
+from prmkit.worlds.agent import AgentOracleScorer
 
 
 def test_the_checker_names_every_first_error_and_math_traces_get_no_agent_metrics() -> None:

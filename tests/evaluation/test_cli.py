@@ -44,7 +44,7 @@ def test_eval_processbench_cli_with_world_judge(tmp_path):
     path = tmp_path / "world.jsonl"
     write_traces(path, world_traces(6, 4, seed=2, split="test"))
     result = runner.invoke(
-        app, ["eval", "processbench", str(path), "--judge", "world", "-o", str(tmp_path / "out")]
+        app, ["eval", "processbench", str(path), "--judge", "arithmetic", "-o", str(tmp_path / "out")]
     )
     assert result.exit_code == 0, result.output
     saved = json.loads((tmp_path / "out" / "processbench.json").read_text())

@@ -32,7 +32,7 @@ def make_trace(pid: str, tid: str, n_steps: int, first_error: int, correct: bool
     final = "1" if correct else str(2 + sum(map(ord, tid)) % 3)
     return Trace(
         id=tid,
-        problem=Problem(id=pid, text=f"problem {pid}", answer=answer, source="world"),
+        problem=Problem(id=pid, text=f"problem {pid}", answer=answer, source="arithmetic"),
         steps=steps,
         final_answer=final,
         answer_correct=correct,

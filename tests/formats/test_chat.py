@@ -29,7 +29,7 @@ def _trace() -> Trace:
     prov = Provenance(method="mc_hard", actor="policy", params={"rollouts": 8})
     return Trace(
         id="agent-1",
-        problem=Problem(id="kb-1", text="What is 6 times the age of Ada?", answer="216", source="world"),
+        problem=Problem(id="kb-1", text="What is 6 times the age of Ada?", answer="216", source="arithmetic"),
         steps=[
             Step(
                 text="",

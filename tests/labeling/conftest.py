@@ -10,7 +10,13 @@ from prmkit.core.model import Trace
 def world_traces(
     n_problems: int, per_problem: int, seed: int = 7, misconceptions: float = 1.0
 ) -> list[Trace]:
-    from prmkit.world import PolicyConfig, WorldPolicy, generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import (
+        PolicyConfig,
+        WorldPolicy,
+        generate_problems,
+        gold_label,
+        sample_traces,
+    )
 
     problems = generate_problems(n_problems, seed=seed, split="test")
     policy = WorldPolicy(PolicyConfig(misconceptions=misconceptions))
@@ -22,7 +28,7 @@ def world_1():
     """The world-1 policy (no misconceptions): the labellers' agreement with gold was measured with it
     (docs/labeling.md). World-2's shared beliefs lower every labeller's agreement (a weaker policy's
     rollouts fail from right prefixes too); the labels study (recipes/labels-study.yaml) measures that."""
-    from prmkit.world import PolicyConfig, WorldPolicy
+    from prmkit.worlds.arithmetic import PolicyConfig, WorldPolicy
 
     return WorldPolicy(PolicyConfig(misconceptions=0.0))
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from prmkit.labeling.binary_search import label_binary_search
 from prmkit.labeling.mc import label_mc
-from prmkit.world import WorldPolicy, gold_label
+from prmkit.worlds.arithmetic import WorldPolicy, gold_label
 
 
 def test_binary_search_matches_gold_with_a_third_of_mc_rollouts(traces, fe_accuracy):

@@ -78,7 +78,7 @@ def test_every_label_command_through_the_cli(traces, tmp_path):
 @pytest.mark.slow
 def test_a_sigkilled_job_resumes_to_the_uninterrupted_result(tmp_path):
     from prmkit.labeling.mc import MCConfig, run_mc
-    from prmkit.world import generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
     src = tmp_path / "traces.jsonl"
     write_traces(src, gold_label(sample_traces(generate_problems(200, seed=13, split="train"), 3, seed=13)))

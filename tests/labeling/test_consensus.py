@@ -3,7 +3,7 @@ from __future__ import annotations
 from prmkit.labeling.consensus import consensus_filter
 from prmkit.labeling.judge import label_judge
 from prmkit.labeling.mc import label_mc
-from prmkit.world import SimulatedJudge, WorldPolicy
+from prmkit.worlds.arithmetic import SimulatedJudge, WorldPolicy
 
 
 def test_consensus_keeps_cleaner_data_and_says_why_the_rest_went(traces, fe_accuracy):

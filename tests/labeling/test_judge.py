@@ -7,7 +7,7 @@ from prmkit.core.protocols import JudgeVerdict
 from prmkit.evaluation.processbench import evaluate_first_error
 from prmkit.labeling.judge import label_judge
 from prmkit.policies.critic import parse_first_error, verdict_from_first_error
-from prmkit.world import SimulatedJudge
+from prmkit.worlds.arithmetic import SimulatedJudge
 
 
 def test_world_judge_labels_agree_with_gold(traces, fe_accuracy):

@@ -75,7 +75,7 @@ def test_a_plugin_labeller_works_in_the_cli_a_recipe_and_the_pipeline(site: Path
         assert "--input" in CliRunner().invoke(app, ["label", "copy", "--help"]).output
         # the stage runs the plugin on the sampled traces
         from prmkit.core.dataset import write_traces
-        from prmkit.world import generate_problems, gold_label, sample_traces
+        from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
         (tmp_path / "problems").mkdir()
         write_traces(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from prmkit.labeling.jobs import Job, prefix_key
 from prmkit.labeling.mc import label_mc
-from prmkit.world import WorldPolicy
+from prmkit.worlds.arithmetic import WorldPolicy
 
 
 def test_mc_agrees_with_gold_and_shares_prefixes(traces_world_1, fe_accuracy, world_1):

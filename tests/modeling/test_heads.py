@@ -17,7 +17,7 @@ from prmkit.modeling.heads import HEADS, head
 from prmkit.modeling.spec import PrmSpec
 from prmkit.scoring import load_scorer
 from prmkit.testing import make_random_prm
-from prmkit.world import WorldPolicy, generate_problems, sample_traces
+from prmkit.worlds.arithmetic import WorldPolicy, generate_problems, sample_traces
 
 
 @pytest.fixture(scope="module")

@@ -58,7 +58,7 @@ def _scramble_gold(traces, keep: set[str]):
 @pytest.fixture(scope="module")
 def data():
     from prmkit.labeling.mc import label_mc
-    from prmkit.world import WorldPolicy, generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import WorldPolicy, generate_problems, gold_label, sample_traces
 
     traces = gold_label(sample_traces(generate_problems(40, seed=3, split="train"), 4, seed=3))
     labelled, _ = label_mc(traces, WorldPolicy(), rollouts=2, seed=0)

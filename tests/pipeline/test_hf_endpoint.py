@@ -17,7 +17,7 @@ from prmkit.modeling import TinyConfig
 from prmkit.pipeline import load_recipe, run
 from prmkit.pipeline.stages import plan
 from prmkit.training import PretrainConfig, pretrain_lm
-from prmkit.world import generate_problems, gold_label, sample_traces
+from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 from tests.policies.conftest import start_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ def test_hf_endpoint_recipe_with_local_backbone_and_loopback_endpoint(tmp_path):
     backbone = tmp_path / "backbone"  # width 32: the test checks the real setup's code paths, not the models
     pretrain_lm(data, backbone, PretrainConfig(epochs=1, tiny=TinyConfig(width=32, heads=2)))
     proc, url = start_server(
-        ["--policy", "world", "--judge", "world", "--problems", str(data)], tmp_path / "srv.log"
+        ["--policy", "arithmetic", "--judge", "arithmetic", "--problems", str(data)], tmp_path / "srv.log"
     )
     try:
         overrides = {

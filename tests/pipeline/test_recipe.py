@@ -155,11 +155,13 @@ def test_prm_runs_plan_their_own_settings_and_the_size_they_borrow(tmp_path):
 def test_world_configs_are_read_as_the_named_worlds_and_their_errors_located():
     from pydantic import ValidationError
 
-    from prmkit.world.config import PolicyConfig
+    from prmkit.worlds.arithmetic.config import PolicyConfig
 
     r = Recipe.model_validate({"problems": {"source": "world", "policy": {"misconceptions": 0.5}}})
     assert isinstance(r.problems.policy, PolicyConfig) and r.problems.policy.misconceptions == 0.5
-    assert r.evaluate.world == "world" and isinstance(r.evaluate.policy, PolicyConfig)
+    assert r.evaluate.world == "arithmetic" and isinstance(
+        r.evaluate.policy, PolicyConfig
+    )  # the old name, read as the new
     for given, where in (
         ({"problems": {"policy": {"misconceptons": 0.5}}}, ("problems", "policy", "misconceptons")),
         ({"evaluate": {"policy": {"sytematic": 1}}}, ("evaluate", "policy", "sytematic")),

@@ -33,7 +33,7 @@ def test_an_rl_section_adds_one_stage_per_reward_reading_pi0_and_the_prm() -> No
         ({"train": TRAIN, "rl": {**RL, "rewards": ["vibes"]}}, "rewards"),
         ({"problems": {"source": "agentworld"}, "train": TRAIN, "rl": RL,
           "labels": {"rollout_policy": {"policy": "agentworld"}, "judge": {"judge": "agentworld"}}},
-         "arithmetic world"),
+         "rl runs on a world whose steps a causal LM writes"),
     ],
 )  # fmt: skip
 def test_rl_mistakes_are_refused_before_work(recipe, message) -> None:

@@ -44,7 +44,7 @@ def start_server(args: list[str], log: Path) -> tuple[subprocess.Popen, str]:
 @pytest.fixture(scope="session")
 def world_traces_file(tmp_path_factory) -> Path:
     from prmkit.core.dataset import write_traces
-    from prmkit.world import generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
     path = tmp_path_factory.mktemp("served") / "traces.jsonl"
     write_traces(path, gold_label(sample_traces(generate_problems(30, seed=5, split="test"), 2, seed=5)))
@@ -56,7 +56,7 @@ def policy_server(world_traces_file, tmp_path_factory) -> Iterator[str]:
     """Base URL of ``prmkit serve-policy --policy world --judge world`` serving the traces' problems."""
     log = tmp_path_factory.mktemp("server") / "server.log"
     proc, url = start_server(
-        ["--policy", "world", "--judge", "world", "--problems", str(world_traces_file)], log
+        ["--policy", "arithmetic", "--judge", "arithmetic", "--problems", str(world_traces_file)], log
     )
     try:
         yield url

@@ -9,7 +9,7 @@ from prmkit.labeling.judge import label_judge
 from prmkit.labeling.mc import label_mc
 from prmkit.policies import load_judge, load_policy
 from prmkit.policies.http import EndpointError, OpenAIClient
-from prmkit.world import SimulatedJudge, WorldPolicy
+from prmkit.worlds.arithmetic import SimulatedJudge, WorldPolicy
 
 
 def test_server_speaks_the_openai_protocol(policy_server, world_traces_file):

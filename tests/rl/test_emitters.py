@@ -43,8 +43,8 @@ def test_per_turn_lists() -> None:
 
 
 def test_a_tool_using_trajectory_gets_one_reward_per_assistant_message() -> None:
-    from prmkit.agentworld import generate_problems, sample_traces
     from prmkit.formats.chat import write_messages
+    from prmkit.worlds.agent import generate_problems, sample_traces
 
     trace = next(t for t in sample_traces(generate_problems(4, seed=3), 2, seed=0) if len(t.steps) > 3)
     messages, _ = write_messages(trace)

@@ -15,7 +15,7 @@ import pytest
 
 from prmkit.core.model import Trace
 from prmkit.rl.monitors import Monitor, PaidForm, all_warnings, length_warning
-from prmkit.world import generate_problems, sample_traces
+from prmkit.worlds.arithmetic import generate_problems, sample_traces
 
 EQUATION = re.compile(r"(-?[\d.]+) ([-+*/]) (-?[\d.]+) = (-?[\d.]+)")
 

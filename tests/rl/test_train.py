@@ -23,7 +23,7 @@ def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 1 x 32 LM pretrained for 30 steps on the simulated policy's own samples (no gold)."""
     from prmkit.modeling import TinyConfig
     from prmkit.training import PretrainConfig, pretrain_lm
-    from prmkit.world import generate_problems, sample_traces
+    from prmkit.worlds.arithmetic import generate_problems, sample_traces
 
     out = tmp_path_factory.mktemp("pi0")
     traces = sample_traces(generate_problems(60, seed=3), 2, seed=0)
@@ -37,7 +37,7 @@ def _config(policy: Path, **overrides: Any):
     from prmkit.rl.config import PromptSet, RlConfig
 
     base = {
-        "policy": str(policy), "reward": "mixed", "prm": "world-oracle", "process_weight": 0.5,
+        "policy": str(policy), "reward": "mixed", "prm": "arithmetic-oracle", "process_weight": 0.5,
         "prompts": PromptSet(n=16, monitor_n=4, monitor_samples=2), "steps": 2, "batch": 2, "group_size": 4,
         "max_completion_length": 48, "monitor_every": 1, "save_every": 1, "lr": 1e-3,
         # a 30-step LM rarely reaches an answer: pay its steps anyway, so groups differ and it learns
@@ -71,7 +71,7 @@ def test_a_short_run_writes_policy_monitors_and_card(tiny_lm: Path, tmp_path: Pa
         "training_problems": 16,
     }
     assert card["monitors"]["last"] == points[-1]
-    # world-oracle as the PRM is the world's checker paying every step: gold in training, counted
+    # arithmetic-oracle as the PRM is the world's checker paying every step: gold in training, counted
     (use,) = card["gold_use"]
     assert use["use"] == "rl_reward" and use["traces"] == 16 and use["labels"] > 0
     assert "Where gold was used" in (tmp_path / "README.md").read_text()
@@ -103,7 +103,7 @@ def test_outside_the_world_monitors_check_held_out_answers(tiny_lm: Path, tmp_pa
     from prmkit.core.model import Problem
     from prmkit.rl.config import PromptSet
     from prmkit.rl.train import train_policy
-    from prmkit.world import generate_problems
+    from prmkit.worlds.arithmetic import generate_problems
 
     # a user's problems: text and answer only (no graph the world's checker could read)
     mine = [
@@ -202,7 +202,7 @@ def test_config_refuses_a_prm_reward_without_a_prm(tiny_lm: Path) -> None:
 
     with pytest.raises(ValidationError, match="needs a PRM"):
         _config(tiny_lm, reward="dense", prm=None)
-    with pytest.raises(ValidationError, match="needs world problems"):
+    with pytest.raises(ValidationError, match="needs an embedded world's problems"):
         from prmkit.rl.config import PromptSet
 
         _config(tiny_lm, reward="gold_process", prm=None, prompts=PromptSet(source="mine.jsonl"))

@@ -38,7 +38,7 @@ def _setup(tmp_path: Path, **config: Any):
 
     from prmkit.modeling.backbone import TinyConfig, tiny_config
     from prmkit.modeling.tokenizer import build_tokenizer
-    from prmkit.world import generate_problems
+    from prmkit.worlds.arithmetic import generate_problems
 
     problems = generate_problems(6, seed=2)
     tokenizer = build_tokenizer([p.text for p in problems] + ["3 + 4 = 7 apples.", "The answer is 7."], 300)

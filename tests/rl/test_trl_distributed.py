@@ -43,7 +43,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     from prmkit.modeling.backbone import TinyConfig, tiny_config
     from prmkit.modeling.tokenizer import build_tokenizer
-    from prmkit.world import generate_problems
+    from prmkit.worlds.arithmetic import generate_problems
 
     folder = tmp_path_factory.mktemp("policy")
     texts = [p.text for p in generate_problems(6, seed=2)] + ["3 + 4 = 7 apples.", "The answer is 7."]

@@ -1,7 +1,7 @@
 """verl 0.9.1's own reward loop pays prmkit's step rewards, and verl's own advantage computation trains on
 them (issue 20, item 1; issue 36).
 
-A prmkit server on loopback serves a tiny random PRM checkpoint (or ``world-oracle``, a perfect PRM)
+A prmkit server on loopback serves a tiny random PRM checkpoint (or ``arithmetic-oracle``, a perfect PRM)
 from this environment; the verl environment (``.venv-verl``: verl 0.9.1 with its own
 ``transformers<5.11``, built by ``make verl-env``) runs tests/rl/verl_loop_run.py, which composes verl's
 ``ppo_trainer.yaml`` with the overrides of docs/rl.md, builds the batch the way verl's agent loop does,
@@ -30,7 +30,7 @@ from prmkit.rl.rewards import ProcessReward
 from prmkit.scoring import load_scorer
 from prmkit.serving.reward_server import ServerConfig, create_app
 from prmkit.testing import make_random_prm
-from prmkit.world.oracle import OracleScorer
+from prmkit.worlds.arithmetic.oracle import OracleScorer
 from tests.serving.conftest import run_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -280,7 +280,7 @@ SHORT = (
     "She gets 7 more, so 3 + 7 = 10 stickers.\nShe gives away 8, so 10 - 8 = 2 stickers.\nThe answer is 2."
 )
 REPEAT = "So far she has 3 stickers.\n" * 4
-WORLD = [  # (uid, problem, response): world-oracle pays 1.0 per step up to the first error, 0.0 after
+WORLD = [  # (uid, problem, response): arithmetic-oracle pays 1.0 per step up to the first error, 0.0 after
     ("mia", MIA, SHORT),  # correct, 3 steps
     ("mia", MIA, REPEAT + SHORT),  # the same answer padded to 7 correct-looking steps
     ("mia", MIA, REPEAT + "The answer is 5."),  # a wrong answer after 4 correct-looking steps
@@ -299,7 +299,7 @@ WORLD = [  # (uid, problem, response): world-oracle pays 1.0 per step up to the 
 
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory):
-    """``world-oracle`` served on loopback (a perfect PRM: wrong steps get exactly 0.0) and a policy
+    """``arithmetic-oracle`` served on loopback (a perfect PRM: wrong steps get exactly 0.0) and a policy
     tokenizer for the world's words."""
     from prmkit.modeling.tokenizer import build_tokenizer
 

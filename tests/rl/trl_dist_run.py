@@ -71,7 +71,7 @@ def _trainer(model_dir: Path, out: Path, mode: str, processes: int, record: dict
 
     from prmkit.rl.rewards import ProcessReward
     from prmkit.rl.trl import DenseGRPOTrainer
-    from prmkit.world import generate_problems
+    from prmkit.worlds.arithmetic import generate_problems
     from tests.serving.conftest import HashScorer
 
     class Recording(DenseGRPOTrainer):

@@ -20,8 +20,8 @@ from prmkit.formats.inputs import read_traces
 from prmkit.scoring import SCORER_FORMS, load_scorer, scorer_form
 from prmkit.scoring.labels import LabelScorer
 from prmkit.scoring.remote import RemoteScorer
-from prmkit.world import generate_problems, gold_label, sample_traces
-from prmkit.world.oracle import OracleScorer
+from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
+from prmkit.worlds.arithmetic.oracle import OracleScorer
 from tests.test_docs_blocks import fenced_blocks
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,12 +45,12 @@ def one_line_error(result) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_each_built_in_form_is_read_by_its_own_loader(tmp_path: Path) -> None:
-    assert isinstance(load_scorer("world-oracle"), OracleScorer)
+    assert isinstance(load_scorer("arithmetic-oracle"), OracleScorer)
     assert isinstance(load_scorer("http://127.0.0.1:9", api_key="k"), RemoteScorer)
     labels = load_scorer("labels:model:runs/prm")
     assert isinstance(labels, LabelScorer) and labels.source == "model:runs/prm"
-    assert [scorer_form(s) for s in ("world-oracle", "https://h", "labels:gold", tmp_path)] == [
-        "world-oracle",
+    assert [scorer_form(s) for s in ("arithmetic-oracle", "https://h", "labels:gold", tmp_path)] == [
+        "arithmetic-oracle",
         "http",
         "labels",
         "checkpoint",
@@ -61,20 +61,22 @@ def test_each_built_in_form_is_read_by_its_own_loader(tmp_path: Path) -> None:
 
 def test_score_world_oracle_matches_gold(world: Path, tmp_path: Path) -> None:
     out = tmp_path / "scored.jsonl"
-    result = CliRunner().invoke(app, ["score", "world-oracle", str(world), "-o", str(out)])
+    result = CliRunner().invoke(app, ["score", "arithmetic-oracle", str(world), "-o", str(out)])
     assert result.exit_code == 0, result.output
     for trace in read_traces(out):
         fe = trace.first_error("gold")
         want = [1.0 if fe < 0 or i < fe else 0.0 for i in range(len(trace.steps))]
-        assert [s.label("model:world-oracle").score for s in trace.steps] == want
+        assert [s.label("model:arithmetic-oracle").score for s in trace.steps] == want
 
 
 def test_eval_bon_with_the_oracle_and_stored_labels_agree(world: Path, tmp_path: Path) -> None:
     """The oracle and its own scores read back as labels give the same curves."""
     scored = tmp_path / "scored.jsonl"
-    assert CliRunner().invoke(app, ["score", "world-oracle", str(world), "-o", str(scored)]).exit_code == 0
+    assert (
+        CliRunner().invoke(app, ["score", "arithmetic-oracle", str(world), "-o", str(scored)]).exit_code == 0
+    )
     rows = {}
-    for spec in ("world-oracle", "labels:model:world-oracle"):
+    for spec in ("arithmetic-oracle", "labels:model:arithmetic-oracle"):
         out = tmp_path / spec.replace(":", "_")
         args = [
             "eval",
@@ -92,24 +94,27 @@ def test_eval_bon_with_the_oracle_and_stored_labels_agree(world: Path, tmp_path:
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
         rows[spec] = json.loads((out / "bon.json").read_text())["rows"]
-    assert rows["world-oracle"] == rows["labels:model:world-oracle"]
-    top = [r for r in rows["world-oracle"] if r["method"] == "prm:min" and r["n"] == 4]
-    oracle = [r for r in rows["world-oracle"] if r["method"] == "oracle" and r["n"] == 4]
+    assert rows["arithmetic-oracle"] == rows["labels:model:arithmetic-oracle"]
+    top = [r for r in rows["arithmetic-oracle"] if r["method"] == "prm:min" and r["n"] == 4]
+    oracle = [r for r in rows["arithmetic-oracle"] if r["method"] == "oracle" and r["n"] == 4]
     assert top[0]["accuracy"] <= oracle[0]["accuracy"]
 
 
 def test_audit_and_processbench_take_the_oracle(world: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        app, ["audit", "world-oracle", str(world), "-o", str(tmp_path / "a"), "--max-n", "4", "--draws", "2"]
+        app,
+        ["audit", "arithmetic-oracle", str(world), "-o", str(tmp_path / "a"), "--max-n", "4", "--draws", "2"],
     )
     assert result.exit_code == 0, result.output
-    assert json.loads((tmp_path / "a" / "audit.json").read_text())["scorer"] == "world-oracle"
+    assert json.loads((tmp_path / "a" / "audit.json").read_text())["scorer"] == "arithmetic-oracle"
     pb = tmp_path / "pb"
-    args = ["eval", "processbench", str(world), "--model", "world-oracle", "-o", str(pb)]
+    args = ["eval", "processbench", str(world), "--model", "arithmetic-oracle", "-o", str(pb)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     report = json.loads((pb / "processbench.json").read_text())
-    assert report["predictor"] == "world-oracle" and report["f1"] == 1.0  # the oracle is the gold checker
+    assert (
+        report["predictor"] == "arithmetic-oracle" and report["f1"] == 1.0
+    )  # the oracle is the gold checker
 
 
 def test_search_with_stored_labels_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -126,7 +131,7 @@ def test_search_with_stored_labels_is_refused_in_one_line(tmp_path: Path) -> Non
     ("spec", "hint"),
     [
         ("{tmp}/runs/prn", "Did you mean '{tmp}/runs/prm'?"),  # a mistyped checkpoint folder
-        ("world-oracel", "Did you mean 'world-oracle' or 'agentworld-oracle'?"),
+        ("arithmetic-oracel", "Did you mean 'arithmetic-oracle' or 'agent-oracle'?"),
         ("label:gold", "Did you mean 'labels:'?"),
         ("htp://127.0.0.1:8000", "Did you mean 'http:' or 'https:'?"),
     ],
@@ -149,15 +154,16 @@ def test_a_spec_that_names_nothing_suggests_the_closest(
 
 def test_an_option_the_form_does_not_take_is_refused(world: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        app, ["score", "world-oracle", str(world), "-o", str(tmp_path / "s.jsonl"), "--convention", "qwen"]
+        app,
+        ["score", "arithmetic-oracle", str(world), "-o", str(tmp_path / "s.jsonl"), "--convention", "qwen"],
     )
-    assert "convention: expected an option a world-oracle scorer takes (none)" in one_line_error(result)
+    assert "convention: expected an option a arithmetic-oracle scorer takes (none)" in one_line_error(result)
     with pytest.raises(InputError, match="labels:SOURCE"):
         load_scorer("labels:")
 
 
 def test_the_built_in_forms_are_registered_once() -> None:
-    assert {"checkpoint", "world-oracle", "http", "labels"} <= set(SCORER_FORMS.names())
+    assert {"checkpoint", "arithmetic-oracle", "http", "labels"} <= set(SCORER_FORMS.names())
 
 
 def _docs_plugin() -> tuple[str, str, str]:

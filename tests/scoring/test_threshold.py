@@ -13,7 +13,7 @@ from prmkit.cli import app
 from prmkit.core.dataset import write_traces
 from prmkit.scoring import load_scorer, pick_threshold
 from prmkit.testing import make_random_prm
-from prmkit.world import generate_problems, gold_label, sample_traces
+from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
 STORED = 0.0476  # a likelihood head's dev-tuned value: far from 0.5, where 0.5 calls every step wrong
 
@@ -60,7 +60,7 @@ def test_eval_processbench_uses_the_checkpoint_threshold(tuned_prm):
 def test_resample_uses_the_checkpoint_threshold(tuned_prm, tmp_path):
     from prmkit.search.config import ResampleConfig
     from prmkit.search.resample import run_resample
-    from prmkit.world import generate
+    from prmkit.worlds.arithmetic import generate
 
     generate(2, tmp_path / "problems.jsonl", seed=7, split="test")
     config = ResampleConfig(

@@ -22,7 +22,7 @@ from prmkit.formats import read, write
 from prmkit.modeling import TinyConfig, build_tokenizer, causal_lm, tiny_config
 from prmkit.scoring import load_scorer
 from prmkit.scoring.conventions import detect
-from prmkit.world import generate_problems, gold_label, sample_traces
+from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
 ROOT = Path(__file__).resolve().parents[2]
 TRL = ROOT / ".trl-1.13"

@@ -14,8 +14,8 @@ from prmkit.search.bon import best_of_n, best_of_n_one
 from prmkit.search.parallel import SCORE_TRACES
 from prmkit.search.resample import reject_and_resample
 from prmkit.search.vote import vote, vote_one
-from prmkit.world import WorldPolicy, generate_problems
-from prmkit.world.oracle import OracleScorer
+from prmkit.worlds.arithmetic import WorldPolicy, generate_problems
+from prmkit.worlds.arithmetic.oracle import OracleScorer
 
 
 @pytest.fixture(scope="module")

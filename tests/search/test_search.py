@@ -11,8 +11,8 @@ from prmkit.search.beam import beam_search, dvts
 from prmkit.search.bon import best_of_n, select_best
 from prmkit.search.resample import first_below, reject_and_resample
 from prmkit.search.vote import group_answers, select_vote, vote
-from prmkit.world import WorldPolicy, check_trace, generate_problems
-from prmkit.world.oracle import OracleScorer
+from prmkit.worlds.arithmetic import WorldPolicy, check_trace, generate_problems
+from prmkit.worlds.arithmetic.oracle import OracleScorer
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from prmkit.cli import app
 from prmkit.core.dataset import write_jsonl
 from prmkit.search.bon import run_bon
 from prmkit.search.config import BonConfig
-from prmkit.world import generate_problems
+from prmkit.worlds.arithmetic import generate_problems
 
 
 @pytest.fixture
@@ -25,12 +25,12 @@ def problem_file(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     "args",
     [
-        ["bon", "--scorer", "world-oracle", "--n", "4", "--aggregation", "prod"],
+        ["bon", "--scorer", "arithmetic-oracle", "--n", "4", "--aggregation", "prod"],
         ["vote", "--n", "4"],
-        ["vote", "--n", "4", "--scorer", "world-oracle"],
-        ["beam", "--scorer", "world-oracle", "--n", "4", "--beam-width", "2"],
-        ["beam", "--scorer", "world-oracle", "--n", "4", "--beam-width", "2", "--dvts"],
-        ["resample", "--scorer", "world-oracle", "--budget", "20"],
+        ["vote", "--n", "4", "--scorer", "arithmetic-oracle"],
+        ["beam", "--scorer", "arithmetic-oracle", "--n", "4", "--beam-width", "2"],
+        ["beam", "--scorer", "arithmetic-oracle", "--n", "4", "--beam-width", "2", "--dvts"],
+        ["resample", "--scorer", "arithmetic-oracle", "--budget", "20"],
     ],
 )
 def test_search_commands(problem_file: Path, tmp_path: Path, args: list[str]) -> None:
@@ -49,11 +49,11 @@ def test_search_commands(problem_file: Path, tmp_path: Path, args: list[str]) ->
 def test_cli_mirrors_api(problem_file: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     cli = runner.invoke(
-        app, ["bon", str(problem_file), "-o", str(tmp_path / "a.jsonl"), "--scorer", "world-oracle"]
+        app, ["bon", str(problem_file), "-o", str(tmp_path / "a.jsonl"), "--scorer", "arithmetic-oracle"]
     )
     config = BonConfig(
         problems=problem_file,
-        scorer="world-oracle",
+        scorer="arithmetic-oracle",
         out=tmp_path / "b.jsonl",
         traces_out=tmp_path / "t.jsonl",
     )
@@ -66,7 +66,14 @@ def test_cli_mirrors_api(problem_file: Path, tmp_path: Path) -> None:
 def test_concurrency_flag_keeps_results(problem_file: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     for c in ("1", "4"):
-        args = ["beam", str(problem_file), "-o", str(tmp_path / f"{c}.jsonl"), "--scorer", "world-oracle"]
+        args = [
+            "beam",
+            str(problem_file),
+            "-o",
+            str(tmp_path / f"{c}.jsonl"),
+            "--scorer",
+            "arithmetic-oracle",
+        ]
         result = runner.invoke(app, [*args, "--n", "4", "--beam-width", "2", "--concurrency", c])
         assert result.exit_code == 0, result.output
     assert (tmp_path / "1.jsonl").read_text() == (tmp_path / "4.jsonl").read_text()
@@ -81,7 +88,7 @@ def test_unknown_aggregation_is_named(problem_file: Path, tmp_path: Path) -> Non
             "-o",
             str(tmp_path / "x.jsonl"),
             "--scorer",
-            "world-oracle",
+            "arithmetic-oracle",
             "--aggregation",
             "mni",
         ],

@@ -129,7 +129,7 @@ def test_prmkit_serve_flags_set_the_limits(tmp_path: Path) -> None:
     flags = ["--max-step-chars", "10", "--max-trace-chars", "15", "--max-json-depth", "5"]
     log = (tmp_path / "server.log").open("w")
     proc = subprocess.Popen(
-        [str(prmkit), "serve", "world-oracle", "--port", str(port), *flags],
+        [str(prmkit), "serve", "arithmetic-oracle", "--port", str(port), *flags],
         stdout=log,
         stderr=subprocess.STDOUT,
     )

@@ -5,7 +5,7 @@ releases, files and lines): 0.11.2's ``SingleTurnAgentExecutor`` (``aiohttp``, o
 newest) and 0.9.0's ``RemoteRewardModel`` (``requests``, a batch split over the URLs). Where
 ``.openrlhf-0.11.2`` holds the wheel (``pip install --no-deps --target .openrlhf-0.11.2 openrlhf==0.11.2
 pylatexenc==2.11``), the executor tests also run the real module. The server is ``prmkit serve
-world-oracle`` on loopback, fed OpenRLHF's README input template, so every reward is a gold one. Each
+arithmetic-oracle`` on loopback, fed OpenRLHF's README input template, so every reward is a gold one. Each
 case lost every reward of its batch before: an empty list for a second reward URL (422), a key
 (401: OpenRLHF sends no header, only URL userinfo), a response of more than 256 steps (422).
 """
@@ -25,12 +25,12 @@ import torch
 
 from prmkit.scoring.aggregate import aggregate
 from prmkit.serving.reward_server import ServerConfig, create_app
-from prmkit.world import generate_problems, sample_traces
-from prmkit.world.oracle import OracleScorer
+from prmkit.worlds.arithmetic import generate_problems, sample_traces
+from prmkit.worlds.arithmetic.oracle import OracleScorer
 from tests.serving import openrlhf_client as openrlhf
 from tests.serving.conftest import run_server
 from tests.serving.test_metrics import metric_value, request_counts
-from tests.world.test_parse import OPENRLHF_INPUT_TEMPLATE
+from tests.worlds.arithmetic.test_parse import OPENRLHF_INPUT_TEMPLATE
 
 KEY = "s3cret-key"
 REAL = Path(__file__).resolve().parents[2] / ".openrlhf-0.11.2"

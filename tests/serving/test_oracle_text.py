@@ -1,4 +1,4 @@
-"""``prmkit serve world-oracle`` scores text-only requests (OpenRLHF's ``/get_reward``, prmkit's own
+"""``prmkit serve arithmetic-oracle`` scores text-only requests (OpenRLHF's ``/get_reward``, prmkit's own
 RemoteScorer): the world problem is read back from its words, so gold scores come back instead of 422,
 also where the trainer wraps it in instructions (issue 36: verl's MATH rows, OpenRLHF's templates)."""
 
@@ -11,10 +11,10 @@ from prmkit.core.model import Problem, Trace
 from prmkit.scoring.aggregate import aggregate
 from prmkit.scoring.remote import RemoteScorer
 from prmkit.serving.reward_server import ServerConfig, create_app
-from prmkit.world import generate_problems, sample_traces
-from prmkit.world.oracle import OracleScorer
+from prmkit.worlds.arithmetic import generate_problems, sample_traces
+from prmkit.worlds.arithmetic.oracle import OracleScorer
 from tests.serving.conftest import run_server
-from tests.world.test_parse import PROBLEM, VERL_MATH, WRAPPERS, wrap
+from tests.worlds.arithmetic.test_parse import PROBLEM, VERL_MATH, WRAPPERS, wrap
 
 
 def test_openrlhf_text_requests_get_gold_rewards_from_the_oracle():

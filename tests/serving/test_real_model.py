@@ -11,7 +11,7 @@ import pytest
 from prmkit.core.steps import make_trace
 from prmkit.scoring.remote import RemoteScorer
 from prmkit.search.bon import best_of_n
-from prmkit.world import WorldPolicy, generate_problems
+from prmkit.worlds.arithmetic import WorldPolicy, generate_problems
 from tests.serving.conftest import prmkit_serve
 
 
@@ -94,7 +94,7 @@ def test_served_checkpoint_gets_a_cpu_sized_forward_budget(random_prm: str) -> N
     from prmkit.serving.reward_server import CPU_BATCH_TOKENS, serving_batch_tokens
 
     assert serving_batch_tokens(random_prm, ServerConfig(batch_tokens=4096)) == 4096
-    assert serving_batch_tokens("world-oracle", ServerConfig()) is None
+    assert serving_batch_tokens("arithmetic-oracle", ServerConfig()) is None
     assert serving_batch_tokens("http://127.0.0.1:1", ServerConfig()) is None
     expected = None if torch.cuda.is_available() else CPU_BATCH_TOKENS
     assert serving_batch_tokens(random_prm, ServerConfig()) == expected

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import httpx
 
-from prmkit.agentworld import generate_problems, sample_traces
 from prmkit.formats.chat import write_messages
 from prmkit.serving.reward_server import ServerConfig, create_app
+from prmkit.worlds.agent import generate_problems, sample_traces
 from tests.serving.conftest import HashScorer, run_server
 
 

@@ -11,7 +11,7 @@ def world_traces(
     problems: int, per_problem: int, seed: int, split: str = "train", policy=None
 ) -> list[Trace]:
     """Gold-labelled traces of the default world (``policy``: a WorldPolicy with other error rates)."""
-    from prmkit.world import generate_problems, gold_label, sample_traces
+    from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 
     drawn = generate_problems(problems, seed=seed, split=split)
     return gold_label(sample_traces(drawn, per_problem, seed=seed, policy=policy))

@@ -43,8 +43,8 @@ def test_math_traces_have_nothing_to_copy(small_world):
 
 def test_a_backbone_that_does_not_copy_trains_on_then_is_refused(tmp_path, caplog):
     from prmkit.modeling import TinyConfig
-    from prmkit.policies.worlds import world
     from prmkit.training import PretrainConfig, pretrain_lm
+    from prmkit.worlds.registry import world
 
     traces = world("agentworld").traces(12, 2, 0, "train", None)
     tiny = TinyConfig(layers=1, width=32, heads=2, max_length=1024, positions="rope")
@@ -70,9 +70,9 @@ def test_a_backbone_that_does_not_copy_trains_on_then_is_refused(tmp_path, caplo
 
 def test_a_backbone_that_copies_after_a_round_is_saved_with_every_round_logged(tmp_path, monkeypatch):
     from prmkit.modeling import TinyConfig
-    from prmkit.policies.worlds import world
     from prmkit.training import PretrainConfig, pretrain
     from prmkit.training.pretrain import pretrain_lm
+    from prmkit.worlds.registry import world
 
     rates = iter([0.1, 0.6])  # the measured rate after max_steps, then after the first extra round
     monkeypatch.setattr(
@@ -96,7 +96,7 @@ def test_the_cli_says_why_a_backbone_was_refused(tmp_path):
 
     from prmkit.cli import app
     from prmkit.core.dataset import write_traces
-    from prmkit.policies.worlds import world
+    from prmkit.worlds.registry import world
 
     write_traces(tmp_path / "traces.jsonl", world("agentworld").traces(8, 2, 0, "train", None))
     args = ["pretrain", str(tmp_path / "traces.jsonl"), "-o", str(tmp_path / "lm"), "--max-steps", "2",

@@ -262,9 +262,9 @@ def test_an_agent_prm_trained_on_what_it_writes_is_read_that_way(tmp_path):
     records them, the scorer reads each step's minimum after the tool results it reads, and dev
     evaluation used the same read-out."""
     from prmkit.modeling import TinyConfig
-    from prmkit.policies.worlds import world
     from prmkit.scoring import load_scorer
     from prmkit.training import PrmConfig, train_prm
+    from prmkit.worlds.registry import world
 
     traces = world("agentworld").traces(12, 2, 0, "train", None)
     tiny = TinyConfig(layers=1, width=32, heads=2, max_length=1024, positions="rope")

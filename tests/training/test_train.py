@@ -190,7 +190,7 @@ def test_dev_selection_falls_back_to_the_training_labels_without_gold(tmp_path):
     """A user with only MC labels still gets model selection and a tuned threshold (against MC labels)."""
     from prmkit.labeling.mc import label_mc
     from prmkit.modeling import read_spec
-    from prmkit.world import WorldPolicy, generate_problems, sample_traces
+    from prmkit.worlds.arithmetic import WorldPolicy, generate_problems, sample_traces
 
     traces = sample_traces(generate_problems(30, seed=5), 4, seed=5)  # no gold labels
     labelled, _ = label_mc(traces, WorldPolicy(), rollouts=2, seed=0)

@@ -8,11 +8,11 @@ import typer
 
 from prmkit.cli.world import register
 
-WORLD_NAMES = ("world", "agentworld")
+WORLD_NAMES = ("arithmetic", "agent")
 
 
 def cli_app() -> typer.Typer:
-    """A root app with only the worlds' commands (``prmkit world ...``, ``prmkit agentworld ...``), so a
+    """A root app with only the worlds' commands (``prmkit arithmetic ...``, ``prmkit agent ...``), so a
     test does not depend on other areas' CLI modules."""
     root = typer.Typer()
     register(root)

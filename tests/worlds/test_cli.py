@@ -1,6 +1,6 @@
 """``prmkit <world> generate | sample | check | stats`` run for real, for each built-in world: the commands
 are built from the world registry (prmkit.cli.world), so one test drives them all; what only one world's
-commands do stays with that world (tests/world/test_cli.py)."""
+commands do stays with that world (tests/worlds/arithmetic/test_cli.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from prmkit.formats.inputs import read_problems, read_traces
 
 
 @pytest.mark.parametrize(
-    ("name", "labels", "own_measure"), [("world", 2, "lucky_rate"), ("agentworld", 1, "loophole")]
+    ("name", "labels", "own_measure"), [("arithmetic", 2, "mean_ops"), ("agent", 1, "loophole")]
 )
 def test_generate_sample_check_stats_through_the_cli(
     app: typer.Typer, tmp_path: Path, name: str, labels: int, own_measure: str
@@ -60,8 +60,8 @@ def _terms(problems: list[Problem]) -> bool:
 @pytest.mark.parametrize(
     ("name", "recipe", "flags", "took"),
     [
-        ("world", "max_value: 40\nmin_ops: 3\nmax_ops: 3\n", ["--max-value", "30"], _ops),
-        ("agentworld", "min_terms: 3\nmax_terms: 3\nhop_prob: 1.0\n", ["--hop-prob", "0"], _terms),
+        ("arithmetic", "max_value: 40\nmin_ops: 3\nmax_ops: 3\n", ["--max-value", "30"], _ops),
+        ("agent", "min_terms: 3\nmax_terms: 3\nhop_prob: 1.0\n", ["--hop-prob", "0"], _terms),
     ],
 )
 def test_flags_and_recipe_files_reach_the_configs(

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from prmkit.agentworld import AgentConfig, AgentWorldConfig
-from prmkit.agentworld import generate_problem as agent_problem
-from prmkit.world import PolicyConfig, WorldConfig
-from prmkit.world import generate_problem as world_problem
+from prmkit.worlds.agent import AgentConfig, AgentWorldConfig
+from prmkit.worlds.agent import generate_problem as agent_problem
+from prmkit.worlds.arithmetic import PolicyConfig, WorldConfig
+from prmkit.worlds.arithmetic import generate_problem as world_problem
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from tests.worlds.conftest import WORLD_NAMES
 
 @pytest.mark.parametrize("name", WORLD_NAMES)
 def test_functions_mirror_the_commands(name: str, tmp_path: Path) -> None:
-    w = importlib.import_module(f"prmkit.{name}")
+    w = importlib.import_module(f"prmkit.worlds.{name}")
     assert w.generate(10, tmp_path / "p.jsonl", seed=2) == 10
     assert w.sample(tmp_path / "p.jsonl", tmp_path / "t.jsonl", per_problem=2) == 20
     summary = w.check(tmp_path / "t.jsonl", tmp_path / "g.jsonl")
@@ -27,24 +27,24 @@ def test_functions_mirror_the_commands(name: str, tmp_path: Path) -> None:
     assert w.stats(n=10, per_problem=2).traces == 20
 
 
-@pytest.mark.parametrize(("name", "per_problem"), [("world", 16), ("agentworld", 8)])
+@pytest.mark.parametrize(("name", "per_problem"), [("arithmetic", 16), ("agent", 8)])
 def test_sample_writes_the_worlds_default_number_of_traces(
     name: str, per_problem: int, tmp_path: Path
 ) -> None:
-    w = importlib.import_module(f"prmkit.{name}")
+    w = importlib.import_module(f"prmkit.worlds.{name}")
     w.generate(2, tmp_path / "p.jsonl")
     assert w.sample(tmp_path / "p.jsonl", tmp_path / "t.jsonl") == 2 * per_problem
 
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("world", "problem.metadata.graph: expected a world computation graph"),
-     ("agentworld", "problem.metadata.task: expected an agent-world task")],
+    [("arithmetic", "problem.metadata.graph: expected a world computation graph"),
+     ("agent", "problem.metadata.task: expected an agent-world task")],
 )  # fmt: skip
 def test_check_and_sample_name_records_that_are_not_the_worlds(
     name: str, expected: str, tmp_path: Path
 ) -> None:
-    w = importlib.import_module(f"prmkit.{name}")
+    w = importlib.import_module(f"prmkit.worlds.{name}")
     other = Problem(id="p", text="1 + 1?", answer="2")
     write_jsonl(tmp_path / "other.jsonl", [Trace(id="a", problem=other)])
     with pytest.raises(InputError, match=r"other\.jsonl:1: " + re.escape(expected)):
@@ -55,8 +55,8 @@ def test_check_and_sample_name_records_that_are_not_the_worlds(
 
 
 def test_each_world_exports_its_jobs_bound_to_its_own_parts() -> None:
-    import prmkit.agentworld as a
-    import prmkit.world as w
+    import prmkit.worlds.agent as a
+    import prmkit.worlds.arithmetic as w
 
     for pkg, jobs in ((w, w.jobs.JOBS), (a, a.jobs.JOBS)):
         assert isinstance(jobs, Jobs)
@@ -66,5 +66,5 @@ def test_each_world_exports_its_jobs_bound_to_its_own_parts() -> None:
             jobs.check,
             jobs.stats,
         )
-    assert w.world_stats == w.stats and a.agent_world_stats == a.stats
+    assert (w.WORLD.stats, a.WORLD.stats) == (w.stats, a.stats)
     assert w.jobs.JOBS.check_trace is w.check_trace and a.jobs.JOBS.check_trace is a.check_trace

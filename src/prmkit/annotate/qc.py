@@ -183,10 +183,10 @@ def flagged_steps(store: Store, limit: int = 200) -> list[dict[str, Any]]:
 
 def world_gold_traces(n: int, seed: int = 0) -> list[Trace]:
     """``n`` embedded-world traces with gold labels (the checker's per-step truth) to use as gold items."""
-    from prmkit.world import generate_problems, gold_label, sample_traces
+    from prmkit.worlds.registry import DEFAULT_WORLD, world
 
-    problems = generate_problems(n, seed=seed, split="test")
-    traces = gold_label(sample_traces(problems, per_problem=1, seed=seed))
+    w = world(DEFAULT_WORLD)
+    traces = w.gold_label(w.sample_traces(w.generate_problems(n, seed=seed, split="test"), 1, seed=seed))
     for t in traces:  # distinct from any data trace of the same problem
         t.id = f"gold:{t.id}"
     return traces

@@ -77,7 +77,7 @@ def base_section(base: ProcessCard) -> dict[str, Any]:
 
 def _world(base: ProcessCard) -> Any:
     """The embedded world whose labels or data the card records (None for other data)."""
-    from prmkit.policies.worlds import world_in
+    from prmkit.worlds.registry import world_in
 
     return world_in(json.dumps(base.model_dump(mode="json"), default=str))
 
@@ -203,7 +203,7 @@ class CardConfig(WorldEvalSettings):
     """How the checkpoints are loaded (dtype, device, device map, attention, remote code)."""
     policy: dict[str, Any] = Field(default_factory=dict)
     """The simulated policy whose samples are judged, as a recipe's ``evaluate.policy``: fields of
-    ``world``'s policy config (``prmkit world sample --help``, ``prmkit agentworld sample --help``), e.g.
+    ``world``'s policy config (``prmkit arithmetic sample --help``, ``prmkit agent sample --help``), e.g.
     ``{systematic: 0.5}`` in a ``--config`` file; empty: that world's default policy."""
 
     @model_validator(mode="after")
@@ -213,7 +213,7 @@ class CardConfig(WorldEvalSettings):
 
     def policy_config(self) -> Any:
         """``policy`` read as the policy config of ``world``."""
-        from prmkit.policies.worlds import world
+        from prmkit.worlds.registry import world
 
         return validate_at(world(self.world).policy_config, self.policy, "policy")
 

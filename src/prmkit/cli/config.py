@@ -5,7 +5,7 @@ eval, audit, card, world, serve-policy), so flags, ``--help`` and errors read th
 
 - one flag per field, ``--field-name``, the field's docstring as its help with the config's default;
   a nested config's fields as ``--parent-field`` (``--tiny-layers``), or unprefixed for the sections named
-  ``flat`` (``prmkit world sample --temperature``); ``bool`` as ``--x/--no-x``, ``Literal`` as a choice,
+  ``flat`` (``prmkit arithmetic sample --temperature``); ``bool`` as ``--x/--no-x``, ``Literal`` as a choice,
   ``list`` as a repeated flag, ``Path`` as a path. Fields of other types are read from ``--config`` only.
 - ``--config FILE``: a YAML (or JSON) file of the same fields, read first with the one loader that reports
   ``file:line: field: expected ..., found ...`` (:func:`prmkit.core.yamlconf.load_yaml_config`); flags given

@@ -42,7 +42,7 @@ def _guarded(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def guarded(cfg: Any) -> Any:
         from prmkit.labeling.jobs import JobLockedError, JobMismatchError, JobStoppedError
         from prmkit.policies.http import EndpointError
-        from prmkit.world.judge import NotAWorldProblemError
+        from prmkit.worlds.judge import NotAWorldProblemError
 
         check_outputs(cfg)
         try:

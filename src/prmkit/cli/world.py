@@ -1,7 +1,8 @@
 """CLI commands of the embedded worlds: ``prmkit <world> generate | sample | check | stats``.
 
-One sub-app per world registered in :mod:`prmkit.policies.worlds` (``prmkit world ...`` for the
-arithmetic world, ``prmkit agentworld ...`` for the agent world), each calling that world's jobs.
+One sub-app per world registered in :mod:`prmkit.worlds.registry` (``prmkit arithmetic ...``,
+``prmkit agent ...``; the old names ``prmkit world`` and ``prmkit agentworld`` still work, unlisted), each
+calling that world's jobs.
 ``generate``, ``sample`` and ``stats`` are built from typed configs by
 :func:`prmkit.cli.config.config_command`: one flag per field (the world's generator and policy knobs
 unprefixed, documented in its own config classes), ``--config FILE`` for all of them, and
@@ -20,7 +21,7 @@ from pydantic import BaseModel, Field, create_model
 from prmkit.cli.common import console, progress
 from prmkit.cli.config import Layout, config_command
 from prmkit.core.config import Config
-from prmkit.policies.worlds import WORLDS, World, world
+from prmkit.worlds.registry import WORLDS, World, world
 
 Split = Literal["train", "test", "heldout"]
 SEED = "Same seed, same output on any machine."
@@ -91,8 +92,8 @@ def print_stats(stats: BaseModel, title: str) -> None:
 
 
 def _commands(w: World) -> typer.Typer:
-    sub = typer.Typer(name=w.name, help=f"The embedded world {w.name!r} ({w.version}): "
-                      "problems, simulated policy, gold checker.", no_args_is_help=True)  # fmt: skip
+    sub = typer.Typer(name=w.name, help=f"The {w.name} world ({w.version}): {w.summary}. Problems, "
+                      "simulated policy, gold checker.", no_args_is_help=True)  # fmt: skip
     generate_config, sample_config, stats_config = configs(w)
 
     def generate(c: Any) -> None:
@@ -155,6 +156,9 @@ def _commands(w: World) -> typer.Typer:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``prmkit <world> ...`` for every registered world to the root app."""
+    """Add ``prmkit <world> ...`` for every registered world to the root app (and, unlisted, under the
+    old name of a renamed world)."""
     for name in WORLDS.names():
         app.add_typer(_commands(world(name)))
+    for old, new in WORLDS.aliases().items():
+        app.add_typer(_commands(world(new)), name=old, hidden=True)

@@ -14,6 +14,11 @@ imported only when used. In a plugin's ``pyproject.toml``::
 
 (the groups are named where each registry is made: ``prmkit.scorers``, ``prmkit.conventions``,
 ``prmkit.aggregations`` ...).
+
+Two more ways a name gets in. An *alias* keeps a renamed backend's old name readable (old recipes and
+cards still load; ``names()`` lists only the new one). A registry may *derive* entries from another: the
+policies, judges and oracle scorers of the embedded worlds follow from the one ``WORLDS`` record of each
+world (:mod:`prmkit.worlds.registry`), so registering a world registers all of them.
 """
 
 from __future__ import annotations
@@ -65,7 +70,10 @@ class Registry(Generic[T]):
         self._targets: dict[str, T | str] = {}
         self._origins: dict[str, str] = {}
         self._plugins: set[str] = set()
-        self._scanned = entry_points is None
+        self._aliases: dict[str, str] = {}
+        self._sources: list[tuple[Registry, Callable[[str], str], Callable[[str], T]]] = []
+        self._derived: set[str] = set()
+        self._scanned = False
 
     def register(self, name: str, target: T | str | None = None) -> Callable[[T], T] | None:
         """Register ``target`` under ``name``; without a target, act as a decorator. A name already
@@ -89,28 +97,61 @@ class Registry(Generic[T]):
         self._targets[name] = target
         self._origins[name] = origin
 
+    def alias(self, old: str, new: str) -> None:
+        """Read ``old`` as ``new`` from now on (a renamed backend); ``names()`` does not list it."""
+        if old in self._targets or old in self._aliases:
+            raise DuplicateNameError(f"{self.kind} {old!r} cannot become an alias: it is already a name")
+        self._aliases[old] = new
+
+    def derive(self, source: Registry, name: Callable[[str], str], make: Callable[[str], T]) -> None:
+        """Hold ``make(n)`` under ``name(n)`` for every name ``n`` of ``source`` (its plugins and aliases
+        included), read when this registry is first looked up."""
+        self._sources.append((source, name, make))
+        self._scanned = False
+
+    def aliases(self) -> dict[str, str]:
+        """Old name -> the name it is read as."""
+        self._scan()
+        return dict(self._aliases)
+
+    def canonical(self, name: str) -> str:
+        """The name ``name`` is read as: itself, or the new name of an alias."""
+        self._scan()
+        return self._aliases.get(name, name)
+
     def _scan(self) -> None:
-        """Add the entry points of ``self.group`` once, lazily (a plugin's module loads only when used)."""
+        """Add the entry points of ``self.group`` and the derived entries once, lazily (a plugin's module
+        loads only when used)."""
         if self._scanned:
             return
         self._scanned = True
-        for ep in entry_points(group=self.group):
+        for ep in entry_points(group=self.group) if self.group else ():
             dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "an unnamed distribution"
             self._add(
                 ep.name, ep.value, f"entry point {ep.name} = {ep.value!r} of {dist} (group {self.group})"
             )
             self._plugins.add(ep.name)
+        for source, name, make in self._sources:
+            for n in source.names():
+                self._add(name(n), make(n), f"the {source.kind} {n!r}")
+                self._derived.add(name(n))
+            for old, new in source._aliases.items():
+                self._aliases.setdefault(name(old), name(new))
 
     def refresh(self) -> None:
         """Read the entry points again: a plugin installed (or removed) after the first lookup counts."""
-        for name in self._plugins:
+        for name in self._plugins | self._derived:
             del self._targets[name], self._origins[name]
         self._plugins.clear()
-        self._scanned = self.group is None
+        self._derived.clear()
+        for source, _, _ in self._sources:
+            source.refresh()
+        self._scanned = False
         self._scan()
 
     def get(self, name: str) -> T:
         self._scan()
+        name = self._aliases.get(name, name)
         if name not in self._targets:
             raise UnknownNameError(
                 f"unknown {self.kind} {name!r}.{suggest(name, self._targets)} Known: {', '.join(sorted(self._targets))}."
@@ -134,7 +175,7 @@ class Registry(Generic[T]):
 
     def __contains__(self, name: object) -> bool:
         self._scan()
-        return name in self._targets
+        return name in self._targets or name in self._aliases
 
 
 def suggest(name: str, known: object, prefix: str = " ") -> str:

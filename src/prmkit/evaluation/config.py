@@ -22,6 +22,7 @@ from prmkit.core.config import Config
 from prmkit.modeling.loading import LoadOptions
 from prmkit.scoring.forms import SCORER_HELP
 from prmkit.scoring.scorer import Overlong
+from prmkit.worlds.registry import DEFAULT_WORLD
 
 DEFAULT_AGGREGATIONS = ("min", "prod", "last", "mean")
 """The PRM aggregations ``eval bon`` draws curves for. Declared here, where ``--help`` reads it without
@@ -47,18 +48,18 @@ class WorldEvalSettings(Config):
     """Bootstrap resamples of problems for the best-of-N bands."""
     seed: int = 1234
     """Seed of the fresh world data (distinct from training's)."""
-    world: str = "world"
-    """The embedded world the scorer is measured on: ``world`` (arithmetic word problems) or
-    ``agentworld`` (tool-using agent tasks); any name registered in ``prmkit.policies.worlds``."""
+    world: str = DEFAULT_WORLD
+    """The embedded world the scorer is measured on: ``arithmetic`` (word problems) or ``agent``
+    (tool-using agent tasks); any name registered in ``prmkit.worlds.registry``."""
 
     @field_validator("world")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from prmkit.policies.worlds import WORLDS
+        from prmkit.worlds.registry import WORLDS
 
         if value not in WORLDS:
             raise ValueError(f"{value!r} is not an embedded world ({', '.join(WORLDS.names())})")
-        return value
+        return WORLDS.canonical(value)
 
 
 class ProcessBenchConfig(Config):
@@ -156,7 +157,7 @@ class AuditConfig(Config):
 
     model: str = Field(description=SCORER_HELP)
     traces: Path
-    """Gold-labelled traces, many per problem (e.g. `prmkit world sample` + check)."""
+    """Gold-labelled traces, many per problem (e.g. `prmkit arithmetic sample` + check)."""
     out: Path
     """Folder for audit.json and the audit plots."""
     aggregation: str = "min"

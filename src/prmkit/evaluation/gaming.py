@@ -192,7 +192,9 @@ def beam_gaming(
     from prmkit.search.beam import beam_search
 
     if gold_label is None:
-        from prmkit.world import gold_label
+        from prmkit.worlds.registry import DEFAULT_WORLD, world
+
+        gold_label = world(DEFAULT_WORLD).gold_label
 
     levels, dropped, unchosen = [], {}, {}
     for n in budgets:

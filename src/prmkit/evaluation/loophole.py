@@ -3,7 +3,7 @@
 An agent can reach the right answer through a loophole (a tool that reveals the expected answer, a test
 edited instead of the code). Its outcome is right, so an outcome reward pays it in full; a process
 verifier should not. Gold marks the step that used the loophole (label metadata ``class: loophole``,
-as :mod:`prmkit.agentworld`'s checker writes it). This audit reads, at the scorer's threshold:
+as the agent world's checker writes it). This audit reads, at the scorer's threshold:
 
 - ``rewarded_rate``: share of loophole trajectories the scorer passes as error-free (every step at or
   above the threshold): a verifier that pays for gaming;

@@ -29,6 +29,7 @@ from prmkit.evaluation.gaming import beam_gaming
 from prmkit.evaluation.gold import group_by_problem
 from prmkit.evaluation.processbench import evaluate_first_error
 from prmkit.evaluation.scored import broadcast_last, scorer_kind
+from prmkit.worlds.registry import DEFAULT_WORLD
 
 SUMMARY_FILE = "eval_summary.json"
 BON_POINTS = (1, 4, 16, 64, 256)
@@ -56,10 +57,10 @@ def world_traces(
     seed: int,
     split: str,
     policy_config: Any | None = None,
-    world: str = "world",
+    world: str = DEFAULT_WORLD,
 ) -> list[Trace]:
     """Fresh gold-labelled traces of ``split`` from the embedded world named ``world`` (ids unique per split)."""
-    from prmkit.policies.worlds import world as world_named
+    from prmkit.worlds.registry import world as world_named
 
     return world_named(world).traces(problems, per_problem, seed, split, policy_config)
 
@@ -135,10 +136,10 @@ def beam_on_world(
     aggregation: str,
     seed: int,
     policy_config: Any | None = None,
-    world: str = "world",
+    world: str = DEFAULT_WORLD,
 ) -> dict[str, Any]:
     """The beam-search Goodhart reading on fresh test problems, with its plot."""
-    from prmkit.policies.worlds import world as world_named
+    from prmkit.worlds.registry import world as world_named
 
     w = world_named(world)
     beam_set = w.generate_problems(problems, seed=seed + 1, split="test")
@@ -158,10 +159,10 @@ def data_summary(
     per_problem: int,
     heldout_per_problem: int,
     seed: int,
-    world: str = "world",
+    world: str = DEFAULT_WORLD,
 ) -> dict[str, Any]:
     """What the measurements covered (the card derives "not tested on" from it)."""
-    from prmkit.policies.worlds import world as world_named
+    from prmkit.worlds.registry import world as world_named
 
     both = test + heldout
     steps = [len(t.steps) for t in both]
@@ -222,7 +223,7 @@ def evaluate_world(
     ``settings`` says (None: the defaults of :class:`WorldEvalSettings`; a recipe's ``evaluate`` section
     and ``prmkit card``'s config are such settings); writes results and plots to ``out_dir``, returns the
     summary. ``orm`` adds an ORM as the best-of-N baseline; ``policy_config`` (that world's policy config,
-    e.g. :class:`prmkit.world.PolicyConfig`) sets the simulated policy whose samples are judged (None:
+    a world record's ``policy_config``) sets the simulated policy whose samples are judged (None:
     the world's default policy).
     """
     from prmkit.core.progress import progress

@@ -1,6 +1,6 @@
 """The recipe: one typed config for the whole loop, read from YAML, every key checked before work starts.
 
-Each section nests the typed config of the command it drives (``prmkit world``, ``prmkit label``,
+Each section nests the typed config of the command it drives (``prmkit arithmetic``, ``prmkit label``,
 ``prmkit pretrain``, ``prmkit train``, ``prmkit card``), so a setting means the same thing in a recipe
 and on the command line, and is documented once, where that config defines it.
 """
@@ -22,18 +22,19 @@ from prmkit.core.config import Config
 from prmkit.core.yamlconf import validate_at
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.policies.options import JudgeOptions, PolicyOptions
-from prmkit.policies.worlds import WORLDS, is_world_name, world
 from prmkit.rl.config import REWARDS_NEEDING_PRM, Reward, RlConfig
 from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
-from prmkit.world.config import PolicyConfig, WorldConfig
+from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, is_world_name, world
+
+_DEFAULT = world(DEFAULT_WORLD)
 
 
 class ProblemsSection(Config):
     """Where the training problems and their sampled traces come from."""
 
-    source: str | Path = "world"
-    """An embedded world's name (``world``: arithmetic word problems; ``agentworld``: tool-using agent
-    tasks; see ``prmkit.policies.worlds``) generates problems; a path reads a prmkit trace file (problems
+    source: str | Path = DEFAULT_WORLD
+    """An embedded world's name (``arithmetic``: word problems; ``agent``: tool-using agent tasks; see
+    ``prmkit.worlds.registry``) generates problems; a path reads a prmkit trace file (problems
     with reference answers and traces to label) instead, and the world-only stages (gold labels) are
     skipped."""
     n: int = Field(400, ge=2)
@@ -42,10 +43,10 @@ class ProblemsSection(Config):
     """Traces sampled per problem by the world policy."""
     seed: int = 0
     """Seed of problem generation and sampling."""
-    world: SerializeAsAny[BaseModel] = WorldConfig()
-    """Knobs of the world's problem generator (``prmkit world generate`` / ``prmkit agentworld
+    world: SerializeAsAny[BaseModel] = _DEFAULT.config()
+    """Knobs of the world's problem generator (``prmkit arithmetic generate`` / ``prmkit agent
     generate``): the fields of the config of the world ``source`` names."""
-    policy: SerializeAsAny[BaseModel] = PolicyConfig()
+    policy: SerializeAsAny[BaseModel] = _DEFAULT.policy_config()
     """Error rates of the world's simulated policy that writes the traces (that world's policy config)."""
 
     @model_validator(mode="before")
@@ -54,8 +55,8 @@ class ProblemsSection(Config):
         """``world`` and ``policy`` are read as the configs of the world ``source`` names."""
         if isinstance(data, dict):
             data = dict(data)
-            name = data.get("source", "world")
-            w = world(name if is_world_name(name) else "world")
+            name = data.get("source", DEFAULT_WORLD)
+            w = world(name if is_world_name(name) else DEFAULT_WORLD)
             for key, config in (("world", w.config), ("policy", w.policy_config)):
                 data[key] = validate_at(config, data.get(key), key)
         return data
@@ -64,7 +65,7 @@ class ProblemsSection(Config):
     @classmethod
     def _world_or_file(cls, value: Any) -> Any:
         if isinstance(value, str) and is_world_name(value):
-            return value
+            return WORLDS.canonical(value)
         if isinstance(value, str) and "/" not in value and "." not in value:
             raise ValueError(
                 f"{value!r} is neither an embedded world ({', '.join(WORLDS.names())}) nor a file path"
@@ -190,7 +191,7 @@ class EvaluateSection(WorldEvalSettings):
     """Fresh world data every model is measured on (first-error F1, best-of-N, audits, cards): the
     settings of ``prmkit card`` (:class:`~prmkit.evaluation.config.WorldEvalSettings`), and these."""
 
-    policy: SerializeAsAny[BaseModel] = PolicyConfig()
+    policy: SerializeAsAny[BaseModel] = _DEFAULT.policy_config()
     """The simulated policy whose samples are judged (best-of-N pools, first-error traces, beam search):
     the policy config of ``world`` (by default the world of ``problems.source``)."""
     processbench: list[Path] = Field(default_factory=list)
@@ -258,7 +259,7 @@ class RlSection(Config):
 class Recipe(Config):
     """``prmkit run RECIPE.yaml``: problems -> traces -> labels -> models -> evaluation -> cards -> report."""
 
-    name: str = "world"
+    name: str = DEFAULT_WORLD
     """Shown in the report's title."""
     output_dir: Path = Path("demo-out")
     """Where stage outputs (cached by a hash of their settings) and the report go."""
@@ -267,8 +268,8 @@ class Recipe(Config):
     train: TrainSection = TrainSection()
     evaluate: EvaluateSection = EvaluateSection()
     rl: RlSection | None = None
-    """RL against the PRM after the models are trained (arithmetic world only: its checker is the
-    monitors' gold); null (the default) skips it."""
+    """RL against the PRM after the models are trained (on a world whose record says ``rl``: its checker
+    is the monitors' gold); null (the default) skips it."""
     seeds: list[int] = Field(default_factory=list)
     """Run the whole recipe once per seed (training problems, labels, every model's initialisation; the
     evaluation data stays), each into ``output_dir/seed-<s>``, then one report with mean and 95 % interval
@@ -282,11 +283,11 @@ class Recipe(Config):
         if not isinstance(data, dict):
             return data
         problems = data.get("problems") or {}
-        source = problems.get("source", "world") if isinstance(problems, dict) else problems.source
+        source = problems.get("source", DEFAULT_WORLD) if isinstance(problems, dict) else problems.source
         evaluate = data.get("evaluate")
         if evaluate is None or isinstance(evaluate, dict):
             evaluate = dict(evaluate or {})
-            evaluate.setdefault("world", source if is_world_name(source) else "world")
+            evaluate.setdefault("world", source if is_world_name(source) else DEFAULT_WORLD)
             config = world(evaluate["world"]).policy_config
             evaluate["policy"] = validate_at(config, evaluate.get("policy"), "evaluate", "policy")
             data = {**data, "evaluate": evaluate}
@@ -316,9 +317,12 @@ class Recipe(Config):
             return self
         if self.train.pretrain is None:
             raise ValueError("rl needs train.pretrain: π0 is the pretrained LM")
-        if self.problems.world_name != "world":
+        name = self.problems.world_name
+        if not name or not world(name).rl:
+            rl_worlds = [n for n in WORLDS.names() if world(n).rl]
             raise ValueError(
-                "rl runs on the arithmetic world (problems.source: world): its checker is the gold"
+                f"rl runs on a world whose steps a causal LM writes as plain text ({', '.join(rl_worlds)}): "
+                f"problems.source is {str(self.problems.source)!r}"
             )
         needs_prm = any(r in REWARDS_NEEDING_PRM for r in self.rl.rewards)
         if self.rl.prm_source not in self.train.prm_sources and needs_prm:

@@ -45,7 +45,7 @@ def _problems(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
             "problems": len({t.problem.id for t in traces}),
             "source": str(p.source),
         }
-    from prmkit.policies.worlds import world
+    from prmkit.worlds.registry import world
 
     w = world(p.world_name)
     w.generate(p.n, out / "problems.jsonl", seed=p.seed, split="train", config=p.world)

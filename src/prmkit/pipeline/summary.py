@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 from prmkit.cards import training_warnings
 from prmkit.pipeline.recipe import Recipe
 from prmkit.pipeline.report import Report, Section, Table, relpath
+from prmkit.worlds.registry import world
 
 if TYPE_CHECKING:
-    from prmkit.policies.worlds import World
+    from prmkit.worlds.registry import World
 
 BON_NS = (1, 4, 16, 64)
 BON_METHODS = ("prm:min", "prm:prod", "weighted:min", "orm", "majority", "oracle")
@@ -299,7 +300,6 @@ def _warnings_section(trained: dict[str, dict[str, Any]]) -> Section | None:
 
 def _headline_section(recipe: Recipe, evals: dict[str, dict[str, Any]], out: Path) -> Section:
     """What the run was (data, labels, backbones) and, when models were evaluated, its headline tables."""
-    from prmkit.policies.worlds import world
 
     head = Section("What this run shows")
     name = recipe.problems.world_name
@@ -422,10 +422,10 @@ def _gold_section(trained: dict[str, dict[str, Any]]) -> Section | None:
 
 
 def _rl_section(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path) -> Section | None:
-    """The RL runs against the PRM; on the default world without them, where the RL experiment is."""
+    """The RL runs against the PRM; on a world RL runs on, without them, where the RL experiment is."""
     runs = {name.removeprefix("rl-"): r for name, r in results.items() if name.startswith("rl-")}
     if not runs:
-        if recipe.problems.world_name == "world":
+        if recipe.problems.world_name and world(recipe.problems.world_name).rl:
             return Section("RL against the PRM", text=[RL_ELSEWHERE])
         return None
     sec = Section("RL against the PRM")

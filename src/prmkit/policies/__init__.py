@@ -3,37 +3,37 @@
 Contract: a policy implements :class:`prmkit.core.protocols.Policy` (``continue_from``), a judge
 implements :class:`prmkit.core.protocols.Judge` (``judge``). Backends plug in by name:
 
-    POLICIES  "world"      -> the embedded world's simulated policy          (world.py)
-              "agentworld" -> the agent world's simulated agent              (agentworld.py)
+    POLICIES  WORLD        -> each embedded world's simulated policy ("arithmetic", "agent")
               "hf"         -> a local transformers causal LM                  (hf.py)
               "endpoint"   -> an OpenAI-compatible /v1/completions server      (endpoint.py)
-    JUDGES    "world"      -> the embedded world's simulated judge             (world.py)
-              "agentworld" -> the agent world's simulated judge              (agentworld.py)
+    JUDGES    WORLD        -> each embedded world's simulated, noisy judge
               "endpoint"   -> an OpenAI-compatible /v1/chat/completions critic (endpoint.py, critic.py)
+
+The worlds' entries follow from their one record in :data:`prmkit.worlds.registry.WORLDS` (a world
+registered there, or by a plugin, is a policy and a judge here under its name).
 
 Files (the prompt layout and step/answer parser every text backend shares is ``prmkit.core.steps``): ``http.py``
 (client with concurrency cap, retries, timeouts), ``critic.py`` (ProcessBench critic prompt and reader),
-``options.py`` (the typed options a command uses to build a policy or judge), ``worlds.py`` (``WORLDS``:
-each embedded world by name, with its generator, policy, judge and gold checker).
+``options.py`` (the typed options a command uses to build a policy or judge).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from prmkit.core.protocols import Judge, Policy
 from prmkit.core.registry import Registry
+from prmkit.worlds.registry import WORLDS, world_judge, world_policy
 
 POLICIES: Registry[Callable[..., Policy]] = Registry("policy", entry_points="prmkit.policies")
-POLICIES.register("world", "prmkit.policies.world:make_world_policy")
-POLICIES.register("agentworld", "prmkit.policies.agentworld:make_agent_policy")
+POLICIES.derive(WORLDS, str, lambda name: partial(world_policy, name))
 POLICIES.register("hf", "prmkit.policies.hf:HFPolicy")
 POLICIES.register("endpoint", "prmkit.policies.endpoint:EndpointPolicy")
 
 JUDGES: Registry[Callable[..., Judge]] = Registry("judge", entry_points="prmkit.judges")
-JUDGES.register("world", "prmkit.policies.world:make_world_judge")
-JUDGES.register("agentworld", "prmkit.policies.agentworld:make_agent_judge")
+JUDGES.derive(WORLDS, str, lambda name: partial(world_judge, name))
 JUDGES.register("endpoint", "prmkit.policies.endpoint:EndpointJudge")
 
 

@@ -15,7 +15,7 @@ from prmkit.core.config import Config
 from prmkit.core.protocols import Judge, Policy
 from prmkit.core.steps import DEFAULT_ANSWER_PATTERN, StepFormat
 from prmkit.policies import load_judge, load_policy
-from prmkit.policies.worlds import WORLDS
+from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS
 
 ENDPOINT_CONCURRENCY = 64
 LOCAL_CONCURRENCY = 4
@@ -30,13 +30,13 @@ def _changed(options: BaseModel, *names: str) -> bool:
 class PolicyOptions(Config):
     """Which policy draws the rollouts."""
 
-    policy: str = "world"
-    """Rollout backend: world or agentworld (an embedded world's simulated policy), hf (a local causal-LM
+    policy: str = DEFAULT_WORLD
+    """Rollout backend: an embedded world's simulated policy (arithmetic, agent), hf (a local causal-LM
     folder) or endpoint (OpenAI-compatible)."""
     model: str | None = None
     """hf: the model folder; endpoint: the model name the server serves."""
     temperature: float = 1.0
-    """Sampling temperature (world: scales the simulated policy's error rates; 1 is its default)."""
+    """Sampling temperature (a world's policy: scales its error rates; 1 is its default)."""
     max_new_tokens: int = 256
     """Longest continuation, in tokens, for hf and endpoint policies."""
     step_separator: str = "\n"
@@ -61,6 +61,11 @@ class PolicyOptions(Config):
     retries: int = Field(default=3, ge=0, le=20)
     """endpoint: tries after the first for a request that timed out, could not connect or got 408, 429
     or 5xx (a 4xx other than those is not retried: it will not heal)."""
+
+    @field_validator("policy")
+    @classmethod
+    def _current_name(cls, value: str) -> str:
+        return WORLDS.canonical(value)  # a renamed world's old name reads as its new one
 
     @field_validator("step_separator", "prompt_template")
     @classmethod
@@ -136,8 +141,8 @@ class PolicyOptions(Config):
 class JudgeOptions(Config):
     """Which judge reads the traces."""
 
-    judge: str = "world"
-    """Judge backend: world or agentworld (an embedded world's simulated, noisy judge) or endpoint (an
+    judge: str = DEFAULT_WORLD
+    """Judge backend: an embedded world's simulated, noisy judge (arithmetic, agent) or endpoint (an
     OpenAI-compatible chat model)."""
     judge_model: str | None = None
     """endpoint: the model name the server serves."""
@@ -155,6 +160,11 @@ class JudgeOptions(Config):
     judge_retries: int = Field(default=3, ge=0, le=20)
     """endpoint: tries after the first for a request that timed out, could not connect or got 408, 429
     or 5xx."""
+
+    @field_validator("judge")
+    @classmethod
+    def _current_name(cls, value: str) -> str:
+        return WORLDS.canonical(value)  # a renamed world's old name reads as its new one
 
     @model_validator(mode="after")
     def _fits_backend(self) -> JudgeOptions:

@@ -2,7 +2,7 @@
 and the shapes RL trainers take.
 
 Contract: a completion's steps come from one split (:func:`steps.parse_completion`, the scorer's
-``StepSplit``); :class:`rewards.ProcessReward` pays each step (a PRM, a server or ``world-oracle``);
+``StepSplit``); :class:`rewards.ProcessReward` pays each step (a PRM, a server or ``arithmetic-oracle``);
 :mod:`advantages` turns step rewards into token advantages with plain functions; the adapters hand them
 to a trainer.
 

@@ -18,6 +18,8 @@ from typing import Any
 from prmkit.cards.process_card import CARD_FILE, GoldUse, inherited_gold_use
 from prmkit.core.files import atomic_write
 from prmkit.rl.config import RlConfig
+from prmkit.scoring.forms import oracle_world
+from prmkit.worlds.registry import oracle_name
 
 POLICY_CARD = "policy_card.json"
 CARD_KIND = "policy-card-1"
@@ -31,9 +33,10 @@ def prm_card(prm: str | None) -> str | None:
 
 
 def uses_gold(config: RlConfig) -> bool:
-    """Whether the world's checker pays the training reward (``gold_process``, or ``world-oracle`` named
+    """Whether a world's checker pays the training reward (``gold_process``, or ``NAME-oracle`` named
     as the PRM of a reward that reads it)."""
-    return config.reward == "gold_process" or (config.prm == "world-oracle" and config.reward != "outcome")
+    oracle = oracle_world(config.prm) is not None
+    return config.reward == "gold_process" or (oracle and config.reward != "outcome")
 
 
 def gold_uses(config: RlConfig, gold_steps: int) -> list[GoldUse]:
@@ -43,9 +46,8 @@ def gold_uses(config: RlConfig, gold_steps: int) -> list[GoldUse]:
         uses += [g.model_copy(update={"via": "prm"}) for g in inherited_gold_use(config.prm)]
     if uses_gold(config):
         completions = config.steps * config.batch * config.group_size
-        uses.append(
-            GoldUse(use="rl_reward", source="gold:world-oracle", traces=completions, labels=gold_steps)
-        )
+        oracle = oracle_name(oracle_world(config.prm) or config.prompts.source)
+        uses.append(GoldUse(use="rl_reward", source=f"gold:{oracle}", traces=completions, labels=gold_steps))
     return uses
 
 

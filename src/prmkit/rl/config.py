@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from prmkit.core.config import Config
+from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, is_world_name
 
 Reward = Literal["outcome", "prm_aggregate", "dense", "mixed", "gold_process"]
 REWARDS_NEEDING_PRM = ("prm_aggregate", "dense", "mixed")
@@ -16,9 +17,10 @@ REWARDS_NEEDING_PRM = ("prm_aggregate", "dense", "mixed")
 class PromptSet(Config):
     """Where the training prompts come from, and the held-out prompts the monitors sample."""
 
-    source: str = "world"
-    """``world`` (generated world problems, with gold for the monitors) or a JSONL file of problems
-    (``prmkit`` problem records: ``id``, ``text``, ``answer``; or any file ``prmkit convert`` reads)."""
+    source: str = DEFAULT_WORLD
+    """An embedded world's name (its generated problems, with gold for the monitors: ``arithmetic``,
+    ``agent``) or a JSONL file of problems (``prmkit`` problem records: ``id``, ``text``, ``answer``; or
+    any file ``prmkit convert`` reads)."""
     n: int = Field(512, ge=1)
     """Training problems (world: generated; a file: its first ``n``)."""
     seed: int = 0
@@ -30,6 +32,11 @@ class PromptSet(Config):
     ``monitor_n`` problems after the first ``n``)."""
     monitor_samples: int = Field(4, ge=1)
     """Samples per held-out problem at every monitor point."""
+
+    @field_validator("source")
+    @classmethod
+    def _current_name(cls, value: str) -> str:
+        return WORLDS.canonical(value)  # a renamed world's old name reads as its new one
 
 
 class RlConfig(Config):
@@ -47,7 +54,7 @@ class RlConfig(Config):
     dense step rewards from the world's checker (world problems only; the ceiling, and a use of gold in
     training that the policy card records)."""
     prm: str | None = None
-    """The PRM: a checkpoint folder, a prmkit server URL (``http://host:port``) or ``world-oracle``.
+    """The PRM: a checkpoint folder, a prmkit server URL (``http://host:port``) or ``arithmetic-oracle``.
     Needed by ``prm_aggregate``, ``dense`` and ``mixed``; with another reward it is only the monitors'
     proxy (its mean reward on held-out samples), so runs of every reward are measured on one proxy."""
     prm_convention: str | None = None
@@ -94,8 +101,10 @@ class RlConfig(Config):
     def _needs(self) -> RlConfig:
         if self.reward in REWARDS_NEEDING_PRM and not self.prm:
             raise ValueError(f"reward {self.reward!r} needs a PRM: set prm (a checkpoint, a server URL)")
-        if self.reward == "gold_process" and self.prompts.source != "world":
-            raise ValueError("reward 'gold_process' needs world problems (prompts.source: world)")
+        if self.reward == "gold_process" and not is_world_name(self.prompts.source):
+            raise ValueError(
+                f"reward 'gold_process' needs an embedded world's problems (prompts.source: {DEFAULT_WORLD})"
+            )
         return self
 
     def dense(self) -> bool:

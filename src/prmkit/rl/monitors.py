@@ -9,7 +9,7 @@ and :func:`measure` reports:
 - ``paid_reward``: what the run's training reward pays a completion, before GRPO's group normalisation
   (:class:`PaidForm`: the outcome, the PRM's aggregate, the sum of step scores under sum credit or
   PURE's min-form sum under min credit, their mix); absent where it equals ``prm_reward``;
-- with gold (world problems, :func:`prmkit.world.check_trace`): ``process_correct`` (right answer and no
+- with gold (an embedded world's problems, its record's ``check_trace``): ``process_correct`` (right answer and no
   wrong step), ``lucky`` (right answer by a wrong process), the first errors' classes (misconception /
   slip / other, :attr:`StepCheck.error_class`);
 - always: ``answer_accuracy`` (held-out answer check), ``steps_per_response``, ``step_chars`` (mean step
@@ -236,10 +236,12 @@ def _blank_lines(text: str, steps: int) -> int:
 def gold_metrics(done: Sequence[tuple[Problem, CompletionSteps]]) -> dict[str, Any]:
     """The world checker's verdicts: process-correct and lucky rates, first-error classes (shares of
     the completions that have an error; ``none``: shares of all that have none)."""
-    from prmkit.world import check_trace
+    from prmkit.worlds.registry import world_of
 
     checks = [
-        check_trace(Trace(id=str(i), problem=p, steps=[Step(text=s) for s in c.steps], final_answer=c.answer))
+        world_of(p).check_trace(  # type: ignore[union-attr]  (gold is read only when every problem has a world)
+            Trace(id=str(i), problem=p, steps=[Step(text=s) for s in c.steps], final_answer=c.answer)
+        )
         for i, (p, c) in enumerate(done)
     ]
     finished = [c.finished for _, c in done]

@@ -13,7 +13,7 @@ hack PURE reports: fewer, safer steps and no answer).
   (:mod:`prmkit.rl.advantages`) and the emitters (:mod:`prmkit.rl.emitters`).
 
 ``model`` is anything :func:`prmkit.scoring.load_scorer` takes: a checkpoint folder, a server
-URL, ``world-oracle`` (the gold process reward, the ceiling for experiments) or a StepScorer object.
+URL, ``arithmetic-oracle`` (the gold process reward, the ceiling for experiments) or a StepScorer object.
 Scorers are built once per (model, api_key) and reused. Steps and answers come from
 :func:`prmkit.rl.steps.parse_completion`.
 """
@@ -75,7 +75,7 @@ class StepRewards:
 
 
 class ProcessReward:
-    """Step rewards of completions from a PRM (or ``world-oracle``, the gold ceiling).
+    """Step rewards of completions from a PRM (or ``arithmetic-oracle``, the gold ceiling).
 
     ``split`` must be the step split the PRM was trained with (default: one step per line);
     ``step_format`` finds the final answer (default: ``The answer is N.`` or ``\\boxed{}``).

@@ -21,15 +21,15 @@ from prmkit.core.model import Problem, Trace
 from prmkit.core.steps import StepFormat
 from prmkit.policies.hf import StepStop, sample_continuations, separator_token_ids
 from prmkit.rl.config import PromptSet
+from prmkit.worlds.registry import DEFAULT_WORLD, is_world_name, world, world_of
 
 
 def load_prompts(prompts: PromptSet) -> tuple[list[Problem], list[Problem]]:
     """(training problems, held-out monitor problems) of ``prompts``; a short file is refused in one line."""
-    if prompts.source == "world":
-        from prmkit.world import generate_problems
-
-        train = generate_problems(prompts.n, seed=prompts.seed, split=prompts.split)
-        held = generate_problems(prompts.monitor_n, seed=prompts.seed + 1000, split="test")
+    if is_world_name(prompts.source):
+        generate = world(prompts.source).generate_problems
+        train = generate(prompts.n, seed=prompts.seed, split=prompts.split)
+        held = generate(prompts.monitor_n, seed=prompts.seed + 1000, split="test")
         return train, held
     from prmkit.core.errors import InputError, Issue
     from prmkit.formats.inputs import read_problems
@@ -46,13 +46,13 @@ def load_prompts(prompts: PromptSet) -> tuple[list[Problem], list[Problem]]:
 
 
 def is_world(problem: Problem) -> bool:
-    """Whether the world's checker can judge traces of ``problem`` (it carries its computation graph)."""
-    return "graph" in (problem.metadata or {})
+    """Whether an embedded world's checker can judge traces of ``problem`` (it carries the checker's data)."""
+    return world_of(problem) is not None
 
 
 class WorldGold:
-    """The world's checker as a StepScorer over the run's problems (1.0 up to the first error, then 0.0,
-    as ``world-oracle``), for traces whose problem is known only by its text."""
+    """Each problem's world checker as a StepScorer over the run's problems (1.0 up to the first error,
+    then 0.0, as ``NAME-oracle``), for traces whose problem is known only by its text."""
 
     name = "world-gold"
 
@@ -60,13 +60,20 @@ class WorldGold:
         self.by_text = {p.text.strip(): p for p in problems}
 
     def score(self, traces: Sequence[Trace]) -> list[list[float]]:
-        from prmkit.world import OracleScorer
-
         known = [
             t.model_copy(update={"problem": self.by_text.get(t.problem.text.strip(), t.problem)})
             for t in traces
         ]
-        return OracleScorer().score(known)
+        scores: list[list[float]] = [[] for _ in known]
+        by_world: dict[str, list[int]] = {}
+        for i, t in enumerate(known):
+            w = world_of(t.problem)
+            by_world.setdefault(w.name if w else "", []).append(i)
+        for name, rows in by_world.items():  # a problem no world owns: its oracle says so in one line
+            scored = (world(name) if name else world(DEFAULT_WORLD)).oracle().score([known[i] for i in rows])
+            for i, s in zip(rows, scored, strict=True):
+                scores[i] = s
+        return scores
 
 
 def fast_rollout(step_format: StepFormat, max_steps: int | None = None) -> Callable[[list[Any], Any], dict]:

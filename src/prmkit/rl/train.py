@@ -25,6 +25,7 @@ from prmkit.rl.config import RlConfig
 from prmkit.rl.monitors import Monitor, MonitorCallback, PaidForm
 from prmkit.rl.rewards import ProcessReward, outcome_reward, scorer_for, trl_reward
 from prmkit.rl.rollout import WorldGold, fast_rollout, load_prompts
+from prmkit.scoring.forms import oracle_world
 
 log = logging.getLogger(__name__)
 TRAINER_DIR = "trainer"
@@ -168,7 +169,7 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     train, held = load_prompts(config.prompts)
-    # the world's checker pays the steps: a gold_process run, or world-oracle named as the PRM (it needs
+    # a world's checker pays the steps: a gold_process run, or NAME-oracle named as the PRM (it needs
     # the problems' graphs, which a trace rebuilt from prompt text lacks, so they are looked up by text)
     gold = _Counting(WorldGold(train + held), out / "gold_labels_read.json") if uses_gold(config) else None
     tokenizer = AutoTokenizer.from_pretrained(config.policy)
@@ -177,7 +178,7 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     dataset = Dataset.from_dict(
         {"prompt": [fmt.prompt(p, []) for p in train], "answer": [p.answer for p in train]}
     )
-    checker = config.prm == "world-oracle" or config.reward == "gold_process"  # monitoring uses no gold
+    checker = oracle_world(config.prm) is not None or config.reward == "gold_process"  # no gold to monitor
     proxy = (
         WorldGold(train + held)
         if checker

@@ -59,7 +59,7 @@ class DenseGRPOTrainer(GRPOTrainer):
     Takes every ``GRPOTrainer`` argument, plus:
 
     - ``process_reward``: a :class:`~prmkit.rl.rewards.ProcessReward` (a PRM, a server, or
-      ``world-oracle``) paying each completion's steps (nothing for an unfinished one by default).
+      ``arithmetic-oracle``) paying each completion's steps (nothing for an unfinished one by default).
     - ``process_weight``: ``w`` in ``advantage = (1 - w) * outcome + w * process``; the outcome part is
       TRL's own advantage from ``reward_funcs`` (e.g. :func:`prmkit.rl.rewards.outcome_reward`). 1.0
       (default) trains on step rewards alone (``reward_funcs`` are then only logged).

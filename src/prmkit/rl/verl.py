@@ -1,4 +1,4 @@
-"""verl adapters that score in this process (any prmkit scorer: a checkpoint, ``world-oracle``, a URL).
+"""verl adapters that score in this process (any prmkit scorer: a checkpoint, ``arithmetic-oracle``, a URL).
 
 These score in the verl process itself (a checkpoint there would load a second copy of the PRM beside
 the policy). **From verl, use** :mod:`prmkit.rl.verl_client` (its ``PrmkitRewardManager`` is verl's

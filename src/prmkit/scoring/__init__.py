@@ -1,7 +1,7 @@
 """Scoring: every step of every trace in one forward pass, then one number per trace.
 
 Contract: :func:`load_scorer` returns a :class:`~prmkit.core.protocols.StepScorer` for any scorer spec
-(a checkpoint folder, ``world-oracle``, ``http(s)://HOST:PORT``, ``labels:SOURCE``: the SCORER_FORMS
+(a checkpoint folder, ``arithmetic-oracle``, ``http(s)://HOST:PORT``, ``labels:SOURCE``: the SCORER_FORMS
 registry, help text :data:`SCORER_HELP`); :func:`score` writes the scores into traces as Labels with
 provenance ``model``; :func:`aggregate` turns step scores into one number by a registered name.
 

@@ -6,7 +6,8 @@ Every command that takes a scorer (``score``, ``bon``, ``vote``, ``beam``, ``res
 
 - ``[CONVENTION:]PATH``    a checkpoint folder (or Hugging Face Hub id) read by the PRM convention it
                            declares, or the one named (``qwen:Qwen/Qwen2.5-Math-PRM-7B``, ``likelihood:LM``)
-- ``world-oracle``         the world's exact checker (:mod:`prmkit.world.oracle`)
+- ``WORLD-oracle``         an embedded world's exact checker (``arithmetic-oracle``, ``agent-oracle``;
+                           one per world of :mod:`prmkit.worlds.registry`)
 - ``http(s)://HOST:PORT``  a prmkit reward server (:mod:`prmkit.scoring.remote`)
 - ``labels:SOURCE``        scores already stored on the traces (:mod:`prmkit.scoring.labels`)
 
@@ -22,6 +23,7 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from prmkit.core.errors import InputError, Issue
 from prmkit.core.protocols import StepScorer
 from prmkit.core.registry import Registry, resolve, suggest
 from prmkit.modeling.loading import LoadOptions
+from prmkit.worlds.registry import WORLDS, oracle_name, world_oracle
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 
@@ -56,8 +59,8 @@ class ScorerForm:
         return resolve(self.load) if isinstance(self.load, str) else self.load  # type: ignore[return-value]
 
     def spellings(self) -> list[str]:
-        """The names and ``scheme:`` prefixes a spec is compared with (for "Did you mean")."""
-        return [*self.names, *(f"{s}:" for s in self.schemes)]
+        """The name and ``scheme:`` prefixes "Did you mean" offers (an old name it still reads is not one)."""
+        return [*self.names[:1], *(f"{s}:" for s in self.schemes)]
 
 
 SCORER_FORMS: Registry[ScorerForm] = Registry("scorer form", entry_points="prmkit.scorers")
@@ -69,18 +72,6 @@ _BUILT_IN = {
         "Skywork-PRM) or the one named before it: math-shepherd:, rlhflow:, implicit:, or likelihood: for "
         "any causal LM as a zero-shot verifier",
         "prmkit.scoring.scorer:load_checkpoint",
-    ),
-    "world-oracle": ScorerForm(
-        "world-oracle",
-        "the world's exact checker, 1 up to the first wrong step and 0 from there (world problems only)",
-        "prmkit.world.oracle:load_oracle",
-        names=("world-oracle",),
-    ),
-    "agentworld-oracle": ScorerForm(
-        "agentworld-oracle",
-        "the agent world's exact checker, 1 up to the first wrong step and 0 from there (agent-world tasks only)",
-        "prmkit.agentworld.oracle:load_oracle",
-        names=("agentworld-oracle",),
     ),
     "http": ScorerForm(
         "http(s)://HOST:PORT",
@@ -98,21 +89,42 @@ _BUILT_IN = {
 for _name, _form in _BUILT_IN.items():
     SCORER_FORMS.register(_name, _form)
 
+
+def _oracle_form(world_name: str) -> ScorerForm:
+    """The scorer form of a world's checker, with the old name of a renamed world as a spelling."""
+    old = [oracle_name(o) for o, new in WORLDS.aliases().items() if new == world_name]
+    names = (oracle_name(world_name), *old)
+    return ScorerForm(
+        names[0],
+        f"the {world_name} world's exact checker, 1 up to the first wrong step and 0 from there",
+        partial(world_oracle, world_name),
+        names=names,
+    )
+
+
+SCORER_FORMS.derive(WORLDS, oracle_name, _oracle_form)
+_ORACLES = ScorerForm(
+    "WORLD-oracle",
+    "an embedded world's exact checker, 1 up to the first wrong step and 0 from there ("
+    + ", ".join(oracle_name(n) for n in WORLDS.names())
+    + ")",
+    "",
+)
+_HELPED = [_BUILT_IN["checkpoint"], _ORACLES, *(f for k, f in _BUILT_IN.items() if k != "checkpoint")]
+
 SCORER_HELP = (
-    "A scorer: "
-    + "; ".join(f"{f.syntax}: {f.summary}" for f in _BUILT_IN.values())
-    + " (docs/models.md#scorer-forms)."
+    "A scorer: " + "; ".join(f"{f.syntax}: {f.summary}" for f in _HELPED) + " (docs/models.md#scorer-forms)."
 )
 """The help text of every scorer option and argument: the built-in forms, written once."""
 
 
 def _issue(spec: str, found: str, fix: str = "") -> InputError:
-    expected = "a scorer (" + ", ".join(f.syntax for f in _BUILT_IN.values()) + ")"
+    expected = "a scorer (" + ", ".join(f.syntax for f in _HELPED) + ")"
     return InputError([Issue(spec, None, "(scorer)", expected, found, "scorer", fix)], skippable=False)
 
 
 def scorer_form(spec: str | Path) -> str:
-    """The name of the form ``spec`` is written in (``checkpoint``, ``world-oracle``, ``http`` ...).
+    """The name of the form ``spec`` is written in (``checkpoint``, ``arithmetic-oracle``, ``http`` ...).
 
     A scheme no form has is refused with the closest ones, unless a local path of that name exists."""
     text = str(spec)
@@ -135,6 +147,13 @@ def scorer_form(spec: str | Path) -> str:
                 keys += [f"{c}:" for c in CONVENTIONS.names()]
             raise _issue(text, f"unknown scheme {scheme[0]!r}", suggest(scheme[0], keys, "").strip())
     return "checkpoint"
+
+
+def oracle_world(spec: object) -> str | None:
+    """The world whose exact checker ``spec`` names (``arithmetic-oracle`` -> ``arithmetic``), or None."""
+    if not isinstance(spec, str | Path):
+        return None
+    return next((n for n in WORLDS.names() if str(spec) in _oracle_form(n).names), None)
 
 
 def load_scorer(

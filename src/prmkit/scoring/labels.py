@@ -49,7 +49,7 @@ def _missing(source: str, trace_id: str, step: int) -> Issue:
         "none",
         "missing",
         f"{PREFIX}SOURCE scores only traces read from a file that carries SOURCE's labels (not the ones a "
-        "search samples); pass a checkpoint folder, world-oracle or a server URL instead",
+        "search samples); pass a checkpoint folder, arithmetic-oracle or a server URL instead",
     )
 
 

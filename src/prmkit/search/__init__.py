@@ -4,8 +4,8 @@ Contract: every method takes problems, a policy and a scorer and returns one
 :class:`~prmkit.search.common.SearchResult` per problem: the chosen trace and answer, whether it is
 right, and what it cost (steps and tokens generated, steps scored), so methods compare at equal compute.
 Aggregations come from ``prmkit.scoring.aggregate`` (min, prod, last, mean, geomean); the scorer a
-command names is read by ``prmkit.scoring.load_scorer`` (the world's exact checker is
-``prmkit.world.oracle.OracleScorer``, scorer ``world-oracle``).
+command names is read by ``prmkit.scoring.load_scorer`` (an embedded world's exact
+checker is the scorer ``NAME-oracle``, e.g. ``arithmetic-oracle``).
 
 - ``common.py``    SearchResult, Compute accounting, sampling and checked scoring helpers
 - ``bon.py``       best-of-N (``best_of_n``, ``select_best``)

@@ -29,6 +29,7 @@ from prmkit.core.model import Continuation, Problem
 from prmkit.core.protocols import Judge, JudgeVerdict, Policy
 from prmkit.core.steps import StepFormat
 from prmkit.policies.critic import read_critic_prompt
+from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS
 
 
 class CompletionRequest(BaseModel):
@@ -201,14 +202,15 @@ class ServePolicyConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    policy: str = "world"
+    policy: str = DEFAULT_WORLD
     """Policy backend answering /v1/completions (a name registered in prmkit.policies.POLICIES)."""
-    judge: str | None = "world"
+    judge: str | None = DEFAULT_WORLD
     """Judge backend answering /v1/chat/completions in the critic format; none disables the route."""
     problems: list[Path] = Field(default_factory=list)
     """Problem or trace files (JSONL) whose problems the server can continue and judge."""
     world_problems: int = 0
-    """Also serve this many generated world problems (with --world-seed and --world-split)."""
+    """Also serve this many generated problems of the policy's world (with --world-seed and --world-split;
+    the policy must be an embedded world's)."""
     world_seed: int = 0
     """Seed of the generated world problems."""
     world_split: str = "train"
@@ -232,9 +234,10 @@ def build_service(config: ServePolicyConfig) -> PolicyService:
 
     problems: list[Problem] = [p for path in config.problems for p in read_problems(path)]
     if config.world_problems:
-        from prmkit.world import generate_problems
+        from prmkit.worlds.registry import world
 
-        problems += generate_problems(config.world_problems, seed=config.world_seed, split=config.world_split)
+        generate = world(config.policy if config.policy in WORLDS else DEFAULT_WORLD).generate_problems
+        problems += generate(config.world_problems, seed=config.world_seed, split=config.world_split)
     if not problems:
         raise ValueError("serve-policy: no problems to serve; pass --problems FILE or --world-problems N")
     judge = None if config.judge in (None, "", "none") else load_judge(config.judge)

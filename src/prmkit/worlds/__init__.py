@@ -1,4 +1,9 @@
-"""What every embedded world shares, written once: the skeleton ``world/`` and ``agentworld/`` fill in.
+"""The embedded worlds: each a package of its own parts, the skeleton they share, and one registry.
+
+- ``arithmetic/``   seeded arithmetic word problems (docs/world.md)
+- ``agent/``        tool-using agent tasks with a knowledge base and a calculator (docs/agentworld.md)
+- ``registry.py``   ``World``, the one record of a world, and ``WORLDS``: the policies, judges, oracle
+                    scorers, CLI groups, recipes, evaluation and RL prompts all follow from it
 
 Each world keeps what is its own (its problems, its policy's errors, how its checker reads a step, what
 its judge is lenient about, the measures only it reports) and hands those parts to the code here, which

@@ -28,6 +28,9 @@ Advance = Callable[[int], None]
 class Jobs:
     """One world's file jobs, built from its parts."""
 
+    world: str
+    """The world's name (its registration, and the messages that name it)."""
+
     generate_problem: Callable[[int, int, Any, str], Problem]
     """``(index, seed, config, split)``: problem ``index`` of a split (config None: the defaults)."""
     policy: Callable[[Any], Any]
@@ -42,7 +45,7 @@ class Jobs:
     key: str
     """The ``Problem.metadata`` key every problem of the world carries (what its policy and checker read)."""
     expected: str
-    """What ``key`` holds, in the message naming a record without it."""
+    """What ``key`` holds, in the message naming a record without it (or a judge handed another's)."""
     per_problem: int = 16
     """Traces per problem ``sample`` writes unless told."""
 

@@ -18,16 +18,30 @@ import random
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from prmkit.core.model import Problem, Step
 from prmkit.core.protocols import JudgeVerdict
 from prmkit.core.seeds import derive_seed
+from prmkit.worlds.jobs import Jobs
 
 
 def require_probability(field: str, value: float, what: str = "a probability") -> None:
     """Fail, naming ``field``, when ``value`` is not in [0, 1]."""
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"{field}: expected {what} in [0, 1], found {value!r}")
+
+
+class NotAWorldProblemError(ValueError):
+    """A world's simulated judge was handed a problem that world did not generate (nothing to check
+    against): one line for the user that names the judge to use instead."""
+
+    def __init__(self, problem: Problem, key: str, expected: str, world: str):
+        super().__init__(
+            f"problem {problem.id}: metadata.{key}: expected {expected}, found none; the judge {world!r} "
+            "checks only that world's problems. For other traces use an LLM judge: --judge endpoint "
+            "--judge-url URL --judge-model NAME (an OpenAI-compatible chat server)"
+        )
 
 
 @dataclass(eq=False, kw_only=True)
@@ -59,8 +73,15 @@ class NoisyJudge:
         """The steps as one text, for the seed of the draws."""
         raise NotImplementedError
 
+    jobs: ClassVar[Jobs]
+    """Its world's parts: which ``Problem.metadata`` key its gold is read from (and the world's name and
+    what the key holds, for the message when it is handed another world's problem)."""
+
     def judge(self, problem: Problem, steps: Sequence[Step]) -> JudgeVerdict:
         """Per-step ratings (+1 / 0 / -1) and the first step rated -1 (or -1)."""
+        key = self.jobs.key
+        if not isinstance((problem.metadata or {}).get(key), dict):
+            raise NotAWorldProblemError(problem, key, self.jobs.expected, self.jobs.world)
         gold = self.gold(problem, steps)
         crc = zlib.crc32(self.text(steps).encode())
         rng = random.Random(derive_seed("judge", self.seed, problem.id, crc))

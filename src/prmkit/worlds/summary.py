@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from prmkit.core.model import Trace
 from prmkit.worlds.checks import GoldCheck
 
@@ -56,11 +58,37 @@ class Tally:
             "oracle_accuracy": sum(self.correct_by_problem.values()) / max(1, len(self.correct_by_problem)),
             "process_correct": self.error_free / n,
             "mean_steps": self.steps / n,
+            "lucky": self.lucky / n,
             "lucky_share_of_correct": self.lucky / max(1, self.correct),
             "first_error_kinds": {k: v / n_errors for k, v in self.first_kinds.most_common()},
             "first_error_classes": {k: v / n_errors for k, v in self.first_classes.most_common()},
             "step_status": {k: v / n_steps for k, v in self.status.most_common()},
         }
+
+
+class Stats(BaseModel):
+    """What every world reports of a set of checked traces (fractions are of traces unless named
+    otherwise); a world's statistics add what only it measures."""
+
+    traces: int
+    problems: int
+    accuracy: float
+    """Share of traces whose final answer is right (single-sample accuracy)."""
+    oracle_accuracy: float
+    """Share of problems with at least one right trace (best-of-N with a perfect verifier)."""
+    process_correct: float
+    """Share of traces with no error at all."""
+    mean_steps: float
+    lucky: float
+    """Share of traces with a right answer and an error (a right answer by a wrong process)."""
+    lucky_share_of_correct: float
+    """Share of right-answer traces that are lucky: how often outcome labels reward a wrong process."""
+    first_error_kinds: dict[str, float] = Field(default_factory=dict)
+    """Share of traces with an error whose first error has each kind."""
+    first_error_classes: dict[str, float] = Field(default_factory=dict)
+    """Share of traces with an error whose first error has each class."""
+    step_status: dict[str, float] = Field(default_factory=dict)
+    """Share of all steps that are valid, neutral, or each error kind."""
 
 
 def tally(traces: Sequence[Trace], checks: Sequence[GoldCheck]) -> Tally:

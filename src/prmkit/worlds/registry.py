@@ -1,0 +1,198 @@
+"""The embedded worlds, by name: the one record from which everything else about a world follows.
+
+A world is a generator of problems whose every step can be checked exactly, a simulated policy (and
+judge) that writes and reads its traces, and a gold checker. Two are built in:
+
+    "arithmetic"  seeded arithmetic word problems (:mod:`prmkit.worlds.arithmetic`, docs/world.md)
+    "agent"       tool-using agent tasks with a knowledge base and a calculator
+                  (:mod:`prmkit.worlds.agent`, docs/agentworld.md)
+
+Registering a world here (one line, or a plugin's ``prmkit.worlds`` entry point naming its ``World``)
+is all it takes: the policy and judge of that name (``prmkit.policies``), its oracle scorer
+``NAME-oracle`` (``prmkit.scoring``), its CLI group ``prmkit NAME``, the pipeline's ``problems.source``,
+the evaluation suite, process cards and the RL loop's prompts all read this record, and nothing outside
+``prmkit.worlds`` names a world. docs/world.md#a-third-world shows a third world end to end.
+
+The names the two worlds had before they were named for what they are (``world``, ``agentworld``, and
+their oracles ``arithmetic-oracle``, ``agent-oracle``) are still read, as aliases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from prmkit.core.model import Problem, Trace
+from prmkit.core.protocols import Judge, Policy, StepScorer
+from prmkit.core.registry import Registry
+from prmkit.worlds.checks import GoldCheck, label_all
+from prmkit.worlds.jobs import Jobs
+
+
+@dataclass(frozen=True)
+class World:
+    """One embedded world: its parts (as its file jobs hold them), its configs, judge and oracle, and what
+    reports say about it."""
+
+    jobs: Jobs
+    """The world's generator, policy, sampling loop, checker and summary, and the file jobs over them."""
+    version: str
+    """The version string its problems and provenance records carry (how a card finds its world)."""
+    config: type[BaseModel]
+    """The generator's knobs (``prmkit NAME generate``)."""
+    policy_config: type[BaseModel]
+    """The simulated policy's knobs (error rates)."""
+    judge: Callable[..., Judge]
+    """The simulated judge (its own keyword options)."""
+    oracle: Callable[[], StepScorer]
+    """The checker as a StepScorer (scorer form ``NAME-oracle``: 1 up to the first error, then 0)."""
+    error_classes: tuple[str, ...]
+    """The classes of gold errors (label metadata ``class``), in the order reports show them."""
+    class_legend: str
+    """One paragraph saying what each error class is, for reports."""
+    step_definition: str
+    """What one step of this world's traces is, for process cards ("what process was supervised")."""
+    summary: str
+    """What the world is, in one phrase (CLI help, reports)."""
+    rl: bool = False
+    """Whether ``prmkit rl`` trains on its problems: a causal LM writes its steps as plain text and the
+    checker reads them back (an agent's steps call tools, which the RL loop does not run)."""
+
+    @property
+    def name(self) -> str:
+        """The name it is registered under (its jobs carry it, for their messages)."""
+        return self.jobs.world
+
+    @property
+    def problem_key(self) -> str:
+        """The key of ``Problem.metadata`` that holds what the checker reads (the problems it owns)."""
+        return self.jobs.key
+
+    def generate_problems(
+        self, n: int, seed: int = 0, split: str = "train", config: BaseModel | None = None
+    ) -> list[Problem]:
+        """Problems ``0 .. n-1`` of a split (train / test / heldout), deterministic."""
+        return [self.jobs.generate_problem(i, seed, config, split) for i in range(n)]
+
+    def policy(self, config: BaseModel | None = None) -> Policy:
+        """The simulated policy for a ``policy_config`` (None: the defaults)."""
+        return self.jobs.policy(config)
+
+    @property
+    def sample_traces(self) -> Callable[..., list[Trace]]:
+        """``(problems, per_problem, seed=, policy=)``: traces the policy writes."""
+        return self.jobs.sample_traces
+
+    def check_trace(self, trace: Trace) -> GoldCheck:
+        """The gold verdict of one trace of this world's problems."""
+        return self.jobs.check_trace(trace)
+
+    def gold_label(self, traces: list[Trace]) -> list[Trace]:
+        """Adds gold labels (and outcomes) to traces of this world's problems, in place."""
+        return label_all(traces, self.jobs.check_trace, self.jobs.apply_gold)
+
+    @property
+    def generate(self) -> Callable[..., Any]:
+        """File job: ``(n, output, seed=, split=, config=)``."""
+        return self.jobs.generate
+
+    @property
+    def sample(self) -> Callable[..., Any]:
+        """File job: ``(problems, output, per_problem=, seed=, policy_config=)``."""
+        return self.jobs.sample
+
+    @property
+    def check(self) -> Callable[..., Any]:
+        """File job: ``(traces, output)`` -> the world's statistics (a pydantic model)."""
+        return self.jobs.check
+
+    @property
+    def stats(self) -> Callable[..., Any]:
+        """``(n, per_problem, seed, split, config, policy_config)`` -> statistics of fresh samples."""
+        return self.jobs.stats
+
+    @property
+    def oracle_name(self) -> str:
+        """The scorer form of the checker (``prmkit.scoring.load_scorer``)."""
+        return oracle_name(self.name)
+
+    def owns(self, problem: Problem) -> bool:
+        """Whether this world's checker can judge traces of ``problem`` (it carries the checker's data)."""
+        return self.problem_key in (problem.metadata or {})
+
+    def make_policy(self, **options: Any) -> Policy:
+        """The simulated policy; ``options`` are fields of ``policy_config`` (none: the defaults)."""
+        return self.jobs.policy(self.policy_config(**options) if options else None)
+
+    def traces(
+        self, problems: int, per_problem: int, seed: int, split: str, policy_config: Any = None
+    ) -> list[Trace]:
+        """Fresh gold-labelled traces of ``split`` written by the default policy (ids unique per split)."""
+        items = self.generate_problems(problems, seed=seed, split=split)
+        policy = self.policy(policy_config)
+        traces = self.gold_label(self.sample_traces(items, per_problem, seed=seed, policy=policy))
+        for t in traces:
+            t.id = f"{split}/{t.id}"
+        return traces
+
+
+WORLDS: Registry[World] = Registry("world", entry_points="prmkit.worlds")
+WORLDS.register("arithmetic", "prmkit.worlds.arithmetic:WORLD")
+WORLDS.register("agent", "prmkit.worlds.agent:WORLD")
+WORLDS.alias("world", "arithmetic")
+WORLDS.alias("agentworld", "agent")
+
+DEFAULT_WORLD = "arithmetic"
+"""The world a recipe, the evaluation suite and the policy server use when none is named (the demo's)."""
+
+
+def world(name: str) -> World:
+    """The world registered as ``name`` (an unknown name: one line naming the known ones)."""
+    return WORLDS.get(name)
+
+
+def oracle_name(world_name: str) -> str:
+    """The scorer form of a world's checker: ``NAME-oracle``."""
+    return f"{world_name}-oracle"
+
+
+def is_world_name(value: object) -> bool:
+    """Whether ``value`` names a registered world (a recipe's ``problems.source`` may be a path)."""
+    return isinstance(value, str) and not isinstance(value, Path) and value in WORLDS
+
+
+def world_in(text: str) -> World | None:
+    """The world whose version a serialised record names (a card, a provenance), or None."""
+    for name in WORLDS.names():
+        w = world(name)
+        if f'"{w.version}"' in text:
+            return w
+    return None
+
+
+def world_of(problem: Problem) -> World | None:
+    """The world whose checker can judge traces of ``problem``, or None (a problem from a file)."""
+    for name in WORLDS.names():
+        w = world(name)
+        if w.owns(problem):
+            return w
+    return None
+
+
+def world_policy(name: str, **options: Any) -> Policy:
+    """The simulated policy of world ``name`` (``POLICIES`` holds this under each world's name)."""
+    return world(name).make_policy(**options)
+
+
+def world_judge(name: str, **options: Any) -> Judge:
+    """The simulated judge of world ``name``; ``options`` go to its constructor (``JUDGES``)."""
+    return world(name).judge(**options)
+
+
+def world_oracle(name: str, spec: str) -> StepScorer:
+    """The oracle scorer of world ``name`` (scorer form ``NAME-oracle``)."""
+    return world(name).oracle()
