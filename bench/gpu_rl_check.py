@@ -247,7 +247,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--batch-size", type=int, help="completions per optimiser step (16; --smoke 8)")
     ap.add_argument("--generations", type=int, help="completions per prompt (8; --smoke 4)")
     ap.add_argument("--completion-tokens", type=int, help="max_completion_length (128; --smoke 32)")
-    ap.add_argument("--prm", default="random", help="random | arithmetic-oracle | a PRM folder | a server URL")
+    ap.add_argument(
+        "--prm", default="random", help="random | arithmetic-oracle | a PRM folder | a server URL"
+    )
     ap.add_argument("--tokenizer", choices=("qwen", "bpe"), help="qwen (default) or bpe (--smoke)")
     ap.add_argument("--credit", choices=("min", "sum"), default="min", help="DenseGRPOTrainer's credit")
     ap.add_argument("--lr", type=float, default=1e-6)
