@@ -7,7 +7,7 @@ that lets a single low step through (``mean``) can win on accuracy by picking lo
 ``loophole_pick_share`` (measured for the model's own aggregation) does not show. Gold is read only here,
 to evaluate.
 
-``python experiments/agent_bon_picks.py --model STAGE/eval-prm-gold-*/model [--model ...] [--zero-shot
+``python experiments/agent_bon_picks.py --model STAGE/prm-gold-*/model [--model ...] [--zero-shot
 STAGE/pretrain-*/model]`` scores the evaluation's test trajectories (48 tasks x 32, seed 1234, the recipe's
 ``systematic`` agent) and prints one line per model and aggregation, then the pool and majority vote.
 """

@@ -206,8 +206,9 @@ def test_card_config_reads_the_policy_as_its_worlds_config(tmp_path):
 
 def test_card_scores_processbench_files_at_the_world_tuned_threshold(tmp_path):
     """``prmkit card --processbench`` (and a recipe's ``evaluate.processbench``): the checkpoint scores the
-    real files at the threshold the world evaluation tuned, and a file it cannot read is said on the card."""
-    from prmkit.cards.card import _processbench
+    real files at the threshold the world evaluation tuned, and a file it cannot read is said on the card;
+    either lands in the evaluation's summary file, which the card reads."""
+    from prmkit.evaluation.suite import SUMMARY_FILE, processbench_at_threshold
     from prmkit.testing import make_random_prm
 
     real = Path(__file__).resolve().parents[3] / "shared" / "data" / "real" / "processbench" / "gsm8k.json"
@@ -219,11 +220,12 @@ def test_card_scores_processbench_files_at_the_world_tuned_threshold(tmp_path):
     short.write_text(json.dumps(records))
     prm = make_random_prm(tmp_path / "prm")
     evaluation = {"first_error": {"threshold": 0.25}}
-    measured = _processbench(prm, [short], evaluation, tmp_path / "card", None)["processbench"]
+    measured = processbench_at_threshold(prm, [short], evaluation, tmp_path / "card")["processbench"]
     assert measured["threshold"] == 0.25 and measured["threshold_from"] == "given"
     assert [s["name"] for s in measured["subsets"]] == ["gsm8k"]
     assert (tmp_path / "card" / "processbench_real" / "processbench.json").exists()
     broken = tmp_path / "broken.json"
     broken.write_text("[{}]")
-    said = _processbench(prm, [broken], evaluation, tmp_path / "card", None)
-    assert set(said) == {"processbench_error"} and said["processbench_error"]
+    said = processbench_at_threshold(prm, [broken], evaluation, tmp_path / "card")
+    assert set(said) == {"first_error", "processbench_error"} and said["processbench_error"]
+    assert json.loads((tmp_path / "card" / SUMMARY_FILE).read_text()) == said

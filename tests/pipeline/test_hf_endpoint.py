@@ -68,7 +68,7 @@ def test_hf_endpoint_recipe_with_local_backbone_and_loopback_endpoint(tmp_path):
     judged = [lab for t in labelled for s in t.steps for lab in s.labels if lab.provenance.method == "judge"]
     assert mc and all(lab.provenance.actor == "endpoint:world" for lab in mc)
     assert judged and all("endpoint" in (lab.provenance.actor or "") for lab in judged)
-    card = next((tmp_path / "run" / "stages").glob("eval-prm-mc_hard-*/model/process_card.json")).read_text()
+    card = next((tmp_path / "run" / "stages").glob("card-prm-mc_hard-*/model/process_card.json")).read_text()
     assert str(backbone) in card  # the card names the backbone the head was put on
     report = result.report_md.read_text()
     assert "Problems and traces from `" in report and "the backbones the recipe names" in report

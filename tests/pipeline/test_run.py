@@ -71,7 +71,7 @@ def test_cut_down_recipe_survives_a_kill(tmp_path):
     ):
         assert f"## {section}" in report
     assert (tmp_path / "ref" / "report.html").exists()
-    card = next((tmp_path / "ref" / "stages").glob("eval-prm-gold-*/model/README.md"))
+    card = next((tmp_path / "ref" / "stages").glob("card-prm-gold-*/model/README.md"))
     assert "first-error" in card.read_text().lower()
     kept = result.stages["consensus"]["summary"]["kept"]  # a random subset of MC's traces, as many
     assert result.stages["prm-mc-subset"]["summary"]["subset"] == {"traces": kept, "of": 64}

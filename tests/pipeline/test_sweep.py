@@ -53,7 +53,7 @@ def test_a_recipe_with_seeds_runs_once_per_seed_and_reports_intervals(tmp_path) 
     numbers = json.loads((out / "study.json").read_text())
     assert numbers["tuning"]["evaluate_seed"] == 1234 and numbers["claims"]["evaluate_seed"] == 99
     claims_dir = next((out / "seed-0" / "stages").glob("claims-prm-gold-*")) / "claims"
-    tuning_dir = next((out / "seed-0" / "stages").glob("eval-prm-gold-*")) / "model" / "card"
+    tuning_dir = next((out / "seed-0" / "stages").glob("eval-prm-gold-*")) / "eval"
     problems = [
         {json.loads(x)["problem"] for x in (d / "predictions.jsonl").read_text().splitlines()}
         for d in (claims_dir, tuning_dir)

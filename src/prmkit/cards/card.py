@@ -139,51 +139,22 @@ def _plots(evaluation: dict[str, Any] | None, eval_dir: str) -> dict[str, str]:
 
 
 def write_card(
-    model_dir: str | Path,
-    evaluation: dict[str, Any] | None,
-    out: str | Path | None = None,
-    processbench: list[str | Path] | None = None,
-    load: LoadOptions | None = None,
+    model_dir: str | Path, evaluation: dict[str, Any] | None, out: str | Path | None = None
 ) -> Path:
     """Complete the training card of ``model_dir`` with ``evaluation`` (:func:`evaluate_world`'s summary,
-    written under ``OUT/card``) and write it as JSON and README.md in ``out`` (default: ``model_dir``);
-    returns the README path. ``processbench`` files add a real first-error evaluation at the
-    world-tuned threshold, with the checkpoint loaded by ``load``. The card measures nothing else: it
-    reads the evaluation it is given."""
+    written under ``OUT/card``, with ProcessBench at the world-tuned threshold when it was measured) and
+    write it as JSON and README.md in ``out`` (default: ``model_dir``); returns the README path. The
+    card measures nothing: it reads the evaluation it is given."""
     from prmkit.cards.render import head_usage, render_markdown
 
     base = read_process_card(model_dir)
     out = Path(out or model_dir)
-    if processbench and evaluation is not None:
-        evaluation = evaluation | _processbench(model_dir, processbench, evaluation, out / EVAL_DIR, load)
     card = full_card(base, evaluation)
     write_process_card(out, card)
     readme = out / "README.md"
     with atomic_write(readme) as fh:  # the usage sections training's README had, from the head table
         fh.write(render_markdown(card, head_usage(card, model_dir)))
     return readme
-
-
-def _processbench(
-    model_dir: str | Path,
-    files: list[str | Path],
-    evaluation: dict[str, Any],
-    eval_dir: Path,
-    load: LoadOptions | None,
-) -> dict[str, Any]:
-    """ProcessBench files scored by the checkpoint at the world-tuned threshold, for the card."""
-    from prmkit.evaluation.config import ProcessBenchConfig
-    from prmkit.evaluation.processbench import run_processbench
-
-    try:
-        config = ProcessBenchConfig(
-            files=[Path(f) for f in files], model=str(model_dir), out=eval_dir / "processbench_real",
-            threshold=evaluation["first_error"]["threshold"], load=load or LoadOptions(),
-        )  # fmt: skip
-        result = run_processbench(config)
-        return {"processbench": result.to_dict()}
-    except ValueError as err:  # e.g. a text longer than the model takes: say so on the card
-        return {"processbench_error": str(err).splitlines()[0]}
 
 
 class CardConfig(WorldEvalSettings):
@@ -221,7 +192,7 @@ class CardConfig(WorldEvalSettings):
 def run_card(c: CardConfig) -> Path:
     """``prmkit card``: measure the checkpoint on fresh world data as ``c`` says (results already in
     ``OUT/card/`` are reused unless ``refresh``), then write the full card; returns the README path."""
-    from prmkit.evaluation.suite import evaluation_of
+    from prmkit.evaluation.suite import evaluation_of, processbench_at_threshold
     from prmkit.scoring import load_scorer
 
     scorer = load_scorer(c.model, load=c.load)
@@ -230,4 +201,8 @@ def run_card(c: CardConfig) -> Path:
     evaluation = evaluation_of(
         scorer, out / EVAL_DIR, c, refresh=c.refresh, orm=orm, policy_config=c.policy_config()
     )
-    return write_card(c.model, evaluation, out, c.processbench or None, c.load)
+    if c.processbench:
+        evaluation = processbench_at_threshold(
+            c.model, c.processbench, evaluation, out / EVAL_DIR, load=c.load
+        )
+    return write_card(c.model, evaluation, out)

@@ -364,3 +364,35 @@ def evaluation_of(
     if stored.exists() and not refresh:
         return json.loads(stored.read_text(encoding="utf-8"))
     return evaluate_world(scorer, out_dir, settings, orm=orm, policy_config=policy_config)
+
+
+def processbench_at_threshold(
+    model: str | Path,
+    files: Sequence[str | Path],
+    evaluation: dict[str, Any],
+    out_dir: str | Path,
+    convention: str | None = None,
+    load: Any | None = None,
+) -> dict[str, Any]:
+    """``evaluation`` with ProcessBench files scored by the checkpoint ``model`` at the threshold tuned on
+    the world (``processbench``), or the one-line reason it could not be (``processbench_error``: e.g. a
+    text longer than the model takes); the result is written back to ``out_dir``'s summary, which a card
+    reads. ``load``: the checkpoint's :class:`~prmkit.modeling.loading.LoadOptions`."""
+    from prmkit.evaluation.config import ProcessBenchConfig
+    from prmkit.evaluation.processbench import run_processbench
+    from prmkit.modeling.loading import LoadOptions
+
+    spec = f"{convention}:{model}" if convention else str(model)
+    try:
+        config = ProcessBenchConfig(
+            files=[Path(f) for f in files], model=spec, out=Path(out_dir) / "processbench_real",
+            threshold=evaluation["first_error"]["threshold"], load=load or LoadOptions(),
+        )  # fmt: skip
+        measured = {"processbench": run_processbench(config).to_dict()}
+    except ValueError as err:
+        measured = {"processbench_error": str(err).splitlines()[0]}
+    evaluation = {k: v for k, v in evaluation.items() if k not in ("processbench", "processbench_error")}
+    evaluation |= measured
+    with atomic_write(Path(out_dir) / SUMMARY_FILE) as fh:
+        fh.write(json.dumps(evaluation, indent=2, default=str))
+    return evaluation

@@ -2,7 +2,8 @@
 
 - ``recipe.py``   the typed recipe (each section nests the config of the command it drives)
 - ``yamlconf.py`` YAML -> typed config, with every mistake reported at its line before work starts
-- ``stages.py``   the stages, each calling one public prmkit function, passing files
+- ``stages.py``   the stages, each calling one public prmkit function, passing the files it declares
+                  (a model's ``eval-`` stage measures, its ``card-`` stage writes the card from that)
 - ``cache.py``    stage folders keyed by a hash of settings and inputs; DONE markers
 - ``runner.py``   run the stages in order, skip finished ones, resume after a crash
 - ``sweep.py``    seeds: the whole recipe once per seed, then intervals over seeds and problems

@@ -60,6 +60,11 @@ def _wait_for(sd: StageDir) -> dict[str, Any]:
     return sd.summary()
 
 
+def _outputs(st: Stage, sd: StageDir) -> dict[str, list[str]]:
+    """The paths of what the stage declares it writes, for the readers of its results (the report)."""
+    return {"outputs": [str(sd.path / o) for o in st.outputs]}
+
+
 def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict[str, Any]]:
     from prmkit import __version__
 
@@ -69,19 +74,22 @@ def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict
         key = stage_key(st.name, st.settings, {d: dirs[d].key for d in st.deps}, __version__)
         sd = dirs[st.name] = stage_dir(out, st.name, key)
         head = f"[{i}/{len(stages)}] {st.name}"
-        if sd.is_done():
+        if sd.is_done() and all((sd.path / o).exists() for o in st.outputs):  # else made before it wrote them
             done = sd.summary()
             log(f"[green]{head}[/green]: cached ({sd.path.name}, took {done['seconds']:.0f}s when run)")
-            results[st.name] = {"key": key, "dir": str(sd.path), "cached": True, **done}
+            results[st.name] = {"key": key, "dir": str(sd.path), "cached": True, **done, **_outputs(st, sd)}
             continue
         if not is_main_process() and st.kind not in EVERY_PROCESS:
             done = _wait_for(sd)
-            results[st.name] = {"key": key, "dir": str(sd.path), "cached": False, **done}
+            results[st.name] = {"key": key, "dir": str(sd.path), "cached": False, **done, **_outputs(st, sd)}
             continue
         log(f"[bold]{head}[/bold] -> {sd.path}")
         start = time.perf_counter()
         summary = st.run(recipe, sd.path, {d: dirs[d].path for d in st.deps})
         seconds = time.perf_counter() - start
+        missing = [o for o in st.outputs if not (sd.path / o).exists()]
+        if missing and is_main_process():
+            raise RuntimeError(f"stage {st.name} finished without writing {', '.join(missing)} in {sd.path}")
         summary = json.loads(json.dumps(summary, default=str))
         if is_main_process():
             sd.mark_done(summary, seconds)
@@ -92,6 +100,7 @@ def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict
             "cached": False,
             "seconds": seconds,
             "summary": summary,
+            **_outputs(st, sd),
         }
     return results
 

@@ -1,7 +1,11 @@
 """The stages of ``prmkit run``: each calls the public function of one prmkit command.
 
 A stage gets the recipe, its own folder and the folders of the stages it reads, and returns a summary
-(JSON-able) that the report reads. Stages never reach into each other's internals: they pass files.
+(JSON-able) that the report reads. Stages never reach into each other's internals: they pass files, and
+each declares the files it writes (``Stage.outputs``; the runner checks them), so a stage reads another's
+output by that declaration. A model is measured by its ``eval-`` stage (the evaluation, nothing else)
+and its ``card-`` stage writes the process card beside a copy of the checkpoint from what that
+evaluation wrote: the card measures nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from prmkit.pipeline.recipe import Recipe
 TRACES = "traces.jsonl"
 LABELS = "labels.jsonl"
 MODEL = "model"
+EVAL = "eval"
+"""The evaluation's folder (its summary, per-trace predictions, plots: :func:`evaluate_world`'s files)."""
 
 Run = Callable[[Recipe, Path, dict[str, Path]], dict[str, Any]]
 
@@ -30,6 +36,12 @@ class Stage:
     run: Run
     kind: str = "data"
     extra: dict[str, Any] = field(default_factory=dict)
+    outputs: tuple[str, ...] = ()
+    """The files and folders it writes in its own folder (checked when it is done)."""
+
+    def output(self, folder: Path) -> Path:
+        """Its main output in ``folder`` (the first it declares): what a stage reading it opens."""
+        return folder / self.outputs[0]
 
 
 def _problems(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
@@ -129,8 +141,8 @@ def _base(deps: dict[str, Path]) -> dict[str, str]:
 
 
 def data_file(stage: str, folder: Path) -> Path:
-    """The traces a data stage wrote, by the stage's name (never its folder's): the problems stage's
-    sampled traces, a labeller's labelled ones."""
+    """The traces a data stage wrote, by what the stage declares (never its folder's name): the problems
+    stage's sampled traces, a labeller's labelled ones."""
     return folder / (TRACES if stage == "problems" else LABELS)
 
 
@@ -184,24 +196,44 @@ def _orm(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
 
 
 def _evaluate(model_stage: str) -> Run:
+    """The model measured on the tuning set (``evaluate.seed``), and on ProcessBench files at the
+    threshold tuned there; everything it measured lands in ``eval/``."""
+
+    def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
+        from prmkit.evaluation.suite import evaluate_world, processbench_at_threshold
+        from prmkit.scoring import load_scorer
+
+        model = deps[model_stage] / MODEL
+        orm = load_scorer(deps["orm"] / MODEL) if "orm" in deps and model_stage != "orm" else None
+        # the pretrained LM declares no PRM convention: read it zero-shot, by its own likelihood
+        convention = "likelihood" if model_stage == "pretrain" else None
+        e = r.evaluate
+        evaluation = evaluate_world(
+            load_scorer(model, convention), out / EVAL, e, orm=orm, policy_config=e.policy
+        )
+        if e.processbench:
+            evaluation = processbench_at_threshold(model, e.processbench, evaluation, out / EVAL, convention)
+        return evaluation
+
+    return run
+
+
+def _card(model_stage: str) -> Run:
+    """The process card beside a copy of the checkpoint, from what its ``eval-`` stage wrote."""
+
     def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
         import json
 
         from prmkit.cards.card import EVAL_DIR, write_card
-        from prmkit.evaluation.suite import SUMMARY_FILE, evaluate_world
-        from prmkit.scoring import load_scorer
+        from prmkit.evaluation.suite import SUMMARY_FILE
 
         model_dir = out / MODEL
         if model_dir.exists():
             shutil.rmtree(model_dir)
-        shutil.copytree(deps[model_stage] / MODEL, model_dir)  # the card is written beside its checkpoint
-        orm = load_scorer(deps["orm"] / MODEL) if "orm" in deps and model_stage != "orm" else None
-        # the pretrained LM declares no PRM convention: read it zero-shot, by its own likelihood
-        scorer = load_scorer(model_dir, "likelihood" if model_stage == "pretrain" else None)
-        e = r.evaluate
-        evaluation = evaluate_world(scorer, model_dir / EVAL_DIR, e, orm=orm, policy_config=e.policy)
-        write_card(model_dir, evaluation, processbench=[str(p) for p in e.processbench] or None)
-        return json.loads((model_dir / EVAL_DIR / SUMMARY_FILE).read_text())
+        shutil.copytree(deps[model_stage] / MODEL, model_dir)
+        shutil.copytree(deps[f"eval-{model_stage}"] / EVAL, model_dir / EVAL_DIR)
+        evaluation = json.loads((model_dir / EVAL_DIR / SUMMARY_FILE).read_text())
+        return {"card": str(write_card(model_dir, evaluation))}
 
     return run
 
@@ -238,61 +270,88 @@ def _rl(reward: str) -> Run:
 
 def plan(r: Recipe) -> list[Stage]:
     """The stages this recipe runs, in order, with what each reads."""
-    stages = [Stage("problems", [], r.problems.model_dump(mode="json"), _problems)]
+    stages = _data_stages(r)
+    models = _model_stages(r, stages)
+    if r.train.pretrain is not None and r.evaluate.zero_shot:
+        models.insert(0, "pretrain")
+    stages += _measure_stages(r, models)
+    if r.rl is not None:
+        prm = "prm-" + r.rl.prm_source.replace(":", "-")
+        reads = ["pretrain", *([prm] if prm in models else [])]
+        for reward in r.rl.rewards:
+            settings = r.rl.model_dump(mode="json", exclude={"rewards"}) | {"reward": reward}
+            run, extra = _rl(reward), {"reward": reward}
+            stages.append(Stage(f"rl-{reward}", reads, settings, run, "rl", extra, outputs=("policy",)))
+    return stages
+
+
+def _data_stages(r: Recipe) -> list[Stage]:
+    """Problems and traces, each labeller, and the labels' report against gold (a world's traces)."""
     from prmkit.labeling.labellers import labeller
 
+    stages = [Stage("problems", [], r.problems.model_dump(mode="json"), _problems, outputs=(TRACES,))]
     methods = r.labels.methods
     label_settings = r.labels.model_dump(mode="json", exclude={"methods"})
     for name in methods:
         reads = [m for m in labeller(name).reads if m in methods][:1] or ["problems"]
-        stages.append(Stage(name, reads, label_settings, _label(name), "label"))
+        stages.append(Stage(name, reads, label_settings, _label(name), "label", outputs=(LABELS,)))
     labelled = [s.name for s in stages if s.kind == "label"]
     if r.problems.world_name and labelled:
-        stages.append(Stage("label_report", ["problems", *labelled], {}, _label_report, "report"))
+        reads = ["problems", *labelled]
+        stages.append(
+            Stage("label_report", reads, {}, _label_report, "report", outputs=("label_quality.png",))
+        )
+    return stages
+
+
+def _model_stages(r: Recipe, stages: list[Stage]) -> list[str]:
+    """Appends the training stages (pretraining, every PRM, the ORM) to ``stages``; returns the models."""
     backbone: list[str] = []
     if r.train.pretrain is not None:
-        pretrain_settings = r.train.pretrain.model_dump(mode="json")
-        stages.append(Stage("pretrain", ["problems"], pretrain_settings, _pretrain, "train"))
+        settings = r.train.pretrain.model_dump(mode="json")
+        stages.append(Stage("pretrain", ["problems"], settings, _pretrain, "train", outputs=(MODEL,)))
         backbone = ["pretrain"]
     available = [s.name for s in stages]
     models = []
     for source in r.train.prm_sources:
         name = "prm-" + source.replace(":", "-")
         settings = r.train.prm.model_dump(mode="json") | {"label_source": source}
-        stages.append(Stage(name, [*backbone, data_for(source, available)], settings, _prm(source), "train"))
+        data = data_for(source, available)
+        stages.append(Stage(name, [*backbone, data], settings, _prm(source), "train", outputs=(MODEL,)))
         models.append(name)
     for i, spec in enumerate(r.train.prm_runs):
         name = "prm-" + spec.name
         data = data_for(spec.source, available)
         other_source = spec.size_of or spec.traces_of
         sized = data_for(other_source, available) if other_source else None
-        reads = [data] + ([sized] if sized and sized != data else [])
+        reads = [*backbone, data] + ([sized] if sized and sized != data else [])
         settings = {"prm": r.train.prm_config(spec).model_dump(mode="json"), "size_of": spec.size_of}
         if spec.traces_of:  # only when set: the keys of the runs made before it existed stay the same
             settings["traces_of"] = spec.traces_of
-        stages.append(Stage(name, [*backbone, *reads], settings, _prm_run(i, data, sized), "train"))
+        stages.append(Stage(name, reads, settings, _prm_run(i, data, sized), "train", outputs=(MODEL,)))
         models.append(name)
     if r.train.orm is not None:
-        stages.append(
-            Stage("orm", [*backbone, "problems"], r.train.orm.model_dump(mode="json"), _orm, "train")
-        )
+        settings = r.train.orm.model_dump(mode="json")
+        stages.append(Stage("orm", [*backbone, "problems"], settings, _orm, "train", outputs=(MODEL,)))
         models.append("orm")
+    return models
+
+
+def _measure_stages(r: Recipe, models: list[str]) -> list[Stage]:
+    """Each model's evaluation on the tuning set, its card, then its evaluation on the claims set."""
     # claims_seed is left out of the evaluation stages' keys: adding a claims set reruns nothing
     ev = r.evaluate.model_dump(mode="json", exclude={"claims_seed"})
-    if backbone and r.evaluate.zero_shot:
-        models.insert(0, "pretrain")
+    stages = []
     for m in models:
         deps = [m, "orm"] if r.train.orm is not None and m != "orm" else [m]
-        stages.append(Stage(f"eval-{m}", deps, ev, _evaluate(m), "eval", {"model": m}))
+        stages.append(Stage(f"eval-{m}", deps, ev, _evaluate(m), "eval", {"model": m}, outputs=(EVAL,)))
+    for m in models:
+        reads = [m, f"eval-{m}"]
+        stages.append(Stage(f"card-{m}", reads, {}, _card(m), "card", {"model": m}, outputs=(MODEL,)))
     if r.evaluate.claims_seed is not None:
         claims = ev | {"seed": r.evaluate.claims_seed, "processbench": []}
         for m in models:
             deps = [m, "orm"] if r.train.orm is not None and m != "orm" else [m]
-            stages.append(Stage(f"claims-{m}", deps, claims, _claims(m), "claims", {"model": m}))
-    if r.rl is not None:
-        prm = "prm-" + r.rl.prm_source.replace(":", "-")
-        reads = ["pretrain", *([prm] if prm in models else [])]
-        for reward in r.rl.rewards:
-            settings = r.rl.model_dump(mode="json", exclude={"rewards"}) | {"reward": reward}
-            stages.append(Stage(f"rl-{reward}", reads, settings, _rl(reward), "rl", {"reward": reward}))
+            run, extra = _claims(m), {"model": m}
+            stages.append(Stage(f"claims-{m}", deps, claims, run, "claims", extra, outputs=("claims",)))
     return stages

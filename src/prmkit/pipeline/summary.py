@@ -281,7 +281,7 @@ def build_report(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path, 
         _headline_section(recipe, evals, out),
         _labels_section(results, out),
         _audits_section(evals, out),
-        _cards_section(evals, out),
+        _cards_section(results, out),
         _training_section(trained),
         _gold_section(trained),
         _rl_section(recipe, results, out),
@@ -339,7 +339,7 @@ def _add_best_of_n(head: Section, evals: dict[str, dict[str, Any]], out: Path) -
     main = next((m for m in evals if m != LM), next(iter(evals)))
     summary = evals[main]["summary"]
     head.tables.append(Table(_bon_rows(summary), f"Best-of-N accuracy (%) with {main}, [95 % band]"))
-    bon_png = Path(evals[main]["dir"]) / "model" / "card" / summary["files"]["bon_plot"]
+    bon_png = Path(evals[main]["outputs"][0]) / summary["files"]["bon_plot"]
     head.images.append((relpath(bon_png, out), f"Best-of-N curves, {main}"))
 
 
@@ -374,22 +374,21 @@ def _audits_section(evals: dict[str, dict[str, Any]], out: Path) -> Section | No
         plots = r["summary"]["files"].get("audit_plots", {})
         for name, caption in AUDIT_PLOTS.items():
             if name in plots:
-                sec.images.append(
-                    (relpath(Path(r["dir"]) / "model" / "card" / plots[name], out), f"{model}: {caption}")
-                )
+                sec.images.append((relpath(Path(r["outputs"][0]) / plots[name], out), f"{model}: {caption}"))
     return sec
 
 
-def _cards_section(evals: dict[str, dict[str, Any]], out: Path) -> Section | None:
+def _cards_section(results: dict[str, dict[str, Any]], out: Path) -> Section | None:
     """Where each evaluated model's process card is, for the details this report leaves out."""
-    if not evals:
+    cards = {_name(n.removeprefix("card-")): r for n, r in results.items() if n.startswith("card-")}
+    if not cards:
         return None
-    cards = Section("Process cards")
-    for model, r in evals.items():
-        cards.text.append(
-            f"{model}: {relpath(Path(r['dir']) / 'model' / 'README.md', out)} (and process_card.json)"
+    sec = Section("Process cards")
+    for model, r in cards.items():
+        sec.text.append(
+            f"{model}: {relpath(Path(r['outputs'][0]) / 'README.md', out)} (and process_card.json)"
         )
-    return cards
+    return sec
 
 
 def _training_section(trained: dict[str, dict[str, Any]]) -> Section | None:

@@ -132,8 +132,8 @@ STUDY_SETS = {"eval": "tuning", "claims": "claims"}
 
 
 def _eval_folder(stage: dict[str, Any], prefix: str) -> Path:
-    """Where a stage's evaluation files are: the card beside the model, or the claims folder."""
-    return Path(stage["dir"]) / ("model/card" if prefix == "eval" else "claims")
+    """Where a stage's evaluation files are: the folder it declares (``eval/``, or ``claims/``)."""
+    return Path(stage["outputs"][0])
 
 
 def study(
