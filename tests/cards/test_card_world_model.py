@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prmkit.cli import app
-from prmkit.evaluation.audits import broadcast_last, run_audits
+from prmkit.evaluation.audits import audit_scores, broadcast_last
 from prmkit.evaluation.suite import world_traces
 
 from .test_card import check_filled
@@ -47,7 +47,7 @@ def test_audits_run_on_real_prm_and_orm(world_models):
     orm_scores = broadcast_last(load_scorer(world_models / "orm").score(traces))
     assert all(len(set(row)) == 1 for row in orm_scores)  # one verdict per trace, on every step
     for name, scores in (("prm", load_scorer(world_models / "prm").score(traces)), ("orm", orm_scores)):
-        report = run_audits(traces, scores, max_n=8, draws=4)
+        report = audit_scores(traces, scores, max_n=8, draws=4)
         print(name, json.dumps(report["collapse"]))
         assert report["collapse"]["verdict"] in ("process", "collapsed", "undecided")
         assert 0.0 <= report["collapse"]["process_fidelity"] <= 1.0

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from prmkit.evaluation.audits import run_audits, summary
+from prmkit.evaluation.audits import audit_scores, summary
 from prmkit.evaluation.calibration import calibration, length_bias, reliability_bins
 from prmkit.evaluation.collapse import lucky_answers, process_collapse, rank_auc
 from prmkit.evaluation.gaming import gaming_from_selections, min_on_final, outcome_shift, verifier_gaming
@@ -84,7 +84,7 @@ def test_calibration_and_length_hand_computed():
 
 
 def test_run_audits_writes_json_and_plots(world_traces, tmp_path):
-    report = run_audits(
+    report = audit_scores(
         world_traces, orm_like(world_traces), max_n=8, draws=4, out_dir=tmp_path, scorer_name="orm"
     )
     saved = json.loads((tmp_path / "audit.json").read_text())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prmkit.core.model import Label, Problem, Provenance, Step, Trace
-from prmkit.evaluation.audits import run_audits, summary
+from prmkit.evaluation.audits import audit_scores, summary
 from prmkit.evaluation.loophole import loophole_audit, loophole_step
 
 GOLD = Provenance(method="gold", actor="test")
@@ -60,13 +60,13 @@ def test_no_loophole_means_no_audit_and_no_summary_keys(tmp_path) -> None:
     traces = [t for t in _pool() if "loop" not in t.id]
     scores = _process_scores(traces)
     assert loophole_audit(traces, scores) is None
-    report = run_audits(traces, scores, max_n=2, draws=2, out_dir=tmp_path)
+    report = audit_scores(traces, scores, max_n=2, draws=2, out_dir=tmp_path)
     assert report["loophole"] is None and "loophole" not in report["plots"]
     assert not any(k.startswith("loophole") for k in summary(report))
 
 
 def test_the_audit_runs_with_the_others_and_draws_its_plot(tmp_path) -> None:
     traces = _pool()
-    report = run_audits(traces, _outcome_scores(traces), max_n=3, draws=4, out_dir=tmp_path)
+    report = audit_scores(traces, _outcome_scores(traces), max_n=3, draws=4, out_dir=tmp_path)
     assert (tmp_path / report["plots"]["loophole"]).stat().st_size > 0
     assert summary(report)["loophole_rewarded_rate"] == 1.0

@@ -21,7 +21,7 @@ def test_chat_markers_are_cut_but_offsets_stay_in_the_raw_text() -> None:
     parsed = parse_completion(text)
     assert parsed.steps == ["ab", "cd"]
     assert [text[:e] for e in parsed.char_ends] == ["ab", "ab<|im_end|>\ncd"]
-    pattern = parse_completion("Step 1: a\n\nStep 2: b", StepSplit(pattern=r"\n\n+"))
+    pattern = parse_completion("Step 1: a\n\nStep 2: b", StepSplit(step_pattern=r"\n\n+"))
     assert pattern.steps == ["Step 1: a", "Step 2: b"] and pattern.char_ends == [9, 20]
 
 

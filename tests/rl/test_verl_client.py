@@ -46,10 +46,12 @@ TEXTS = [
 
 @pytest.mark.parametrize("text", TEXTS)
 @pytest.mark.parametrize(
-    "split", [StepSplit(), StepSplit(separator="\n\n"), StepSplit(pattern=r"\n\n+|(?=Step \d+:)")]
+    "split", [StepSplit(), StepSplit(step_separator="\n\n"), StepSplit(step_pattern=r"\n\n+|(?=Step \d+:)")]
 )
 def test_settings_cut_prmkits_steps(text: str, split: StepSplit) -> None:
-    settings = vc.Settings(url="http://x", step_separator=split.separator, step_pattern=split.pattern)
+    settings = vc.Settings(
+        url="http://x", step_separator=split.step_separator, step_pattern=split.step_pattern
+    )
     assert settings.split() == split
     assert vc.parse_steps(text, settings) == parse_completion(text, split)
 

@@ -5,13 +5,13 @@ the CLI and the API mirror each other. Heavy imports (torch, transformers) happe
 so ``prmkit --help`` stays fast.
 
     data.py      convert, inspect, validate                  -> prmkit.formats / prmkit.core
-    world.py     world | agentworld generate | sample | check | stats -> each registered world's jobs
+    world.py     <world> generate | sample | check | stats       -> each registered world's jobs (prmkit.worlds)
     label.py     label mc | binary_search | judge | consensus | report | merge -> prmkit.labeling
     annotate.py  annotate serve | assign | export | agreement -> prmkit.annotate
     models.py    train prm | orm, score, pretrain             -> prmkit.training / prmkit.scoring
     search.py    bon, vote, beam, resample                    -> prmkit.search
     serve.py     serve, serve-policy                          -> prmkit.serving
-    evaluate.py  eval processbench | bon, audit, card         -> prmkit.evaluation / prmkit.cards
+    evaluate.py  eval processbench | agentprocessbench | bon, audit, card -> prmkit.evaluation / prmkit.cards
     rl.py        rl                                            -> prmkit.rl
     run.py       run RECIPE.yaml                               -> prmkit.pipeline
     __main__.py  ``python -m prmkit.cli``: the same app as the ``prmkit`` script

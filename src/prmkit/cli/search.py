@@ -34,7 +34,7 @@ SEARCH_LAYOUT = Layout(
 """The flags the search commands have always had; the policy's other options read ``--policy-...``."""
 
 SERVE_LAYOUT = Layout(
-    flags={"split.separator": "--step-separator", "split.pattern": "--step-pattern"},
+    flags={"split.step_separator": "--step-separator", "split.step_pattern": "--step-pattern"},
     envvars={"api_key": "PRMKIT_API_KEY"},
     hidden=("split.strip_special", "split.max_chars"),
     flat=("load",),

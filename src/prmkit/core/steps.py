@@ -101,7 +101,7 @@ class StepFormat(BaseModel):
         :func:`parse_completion`'s with this format's separator and nothing stripped: one parser for
         the policy's words and for the completions RL trainers send.
         """
-        cut = parse_completion(text, StepSplit(separator=self.step_separator, strip_special=None), self)
+        cut = parse_completion(text, StepSplit(step_separator=self.step_separator, strip_special=None), self)
         steps, answer = cut.steps, cut.answer
         if max_steps is not None and len(steps) > max_steps:
             steps, answer = steps[:max_steps], None  # the answer step was past the budget
@@ -131,10 +131,11 @@ class StepSplit(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    separator: str = "\n"
-    """Literal text between steps (prmkit's world and policies write one step per line)."""
-    pattern: str | None = None
-    """A regex to split on instead of ``separator`` (e.g. ``"\\n\\n+|(?=Step \\d+:)"``)."""
+    step_separator: str = "\n"
+    """Literal text between steps (prmkit's worlds and policies write one step per line); the same name as
+    :attr:`StepFormat.step_separator`, the ``--step-separator`` flag and verl's ``step_separator``."""
+    step_pattern: str | None = None
+    """A regex to split on instead of ``step_separator`` (e.g. ``"\\n\\n+|(?=Step \\d+:)"``)."""
     strip_special: str | None = DEFAULT_SPECIAL
     """Regex of chat-template special tokens to delete first; None keeps the text as sent."""
     max_chars: int = Field(default=100_000, gt=0)
@@ -146,7 +147,7 @@ class StepSplit(BaseModel):
     def split(self, text: str) -> list[str]:
         """Non-empty, stripped steps of ``text``."""
         text = self.clean(text)
-        parts = re.split(self.pattern, text) if self.pattern else text.split(self.separator)
+        parts = re.split(self.step_pattern, text) if self.step_pattern else text.split(self.step_separator)
         return [p.strip() for p in parts if p and p.strip()]
 
 
@@ -233,7 +234,7 @@ def parse_completion(
     split = split or StepSplit()
     step_format = step_format or StepFormat()
     cleaned, origin = _cleaned(text, split)
-    boundary = re.compile(split.pattern if split.pattern else re.escape(split.separator))
+    boundary = re.compile(split.step_pattern if split.step_pattern else re.escape(split.step_separator))
     steps: list[str] = []
     ends: list[int] = []
     start = 0

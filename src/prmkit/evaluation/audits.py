@@ -1,6 +1,6 @@
 """Failure-mode audits on gold-labelled traces: each audit is a number and a plot.
 
-:func:`run_audits` takes per-step scores (``list[list[float]]``, one list per trace, from any
+:func:`audit_scores` takes per-step scores (``list[list[float]]``, one list per trace, from any
 :class:`~prmkit.core.protocols.StepScorer`) and traces carrying gold labels, so the same audits read a
 PRM, an ORM (its trace score broadcast to every step, or on the last step) or any other scorer:
 
@@ -38,7 +38,7 @@ from prmkit.evaluation.scored import broadcast_last, score_with
 AUDITS = ("gaming", "shift", "collapse", "lucky", "calibration", "length", "loophole")
 
 
-def run_audits(
+def audit_scores(
     traces: Sequence[Trace],
     scores: Sequence[Sequence[float]],
     aggregation: str = "min",
@@ -152,7 +152,7 @@ def _loophole_summary(loophole: dict[str, Any] | None) -> dict[str, Any]:
 
 def run_audit(config: AuditConfig) -> dict[str, Any]:
     """``prmkit audit``: score the config's gold-labelled trace file with its ``model`` (an ORM's trace score
-    broadcast to every step as ``broadcast`` says) and :func:`run_audits` on it, at the given threshold or
+    broadcast to every step as ``broadcast`` says) and :func:`audit_scores` on it, at the given threshold or
     the checkpoint's own; written to ``out``. The fields are documented on
     :class:`~prmkit.evaluation.config.AuditConfig`."""
     from prmkit.formats.inputs import read_traces
@@ -166,7 +166,7 @@ def run_audit(config: AuditConfig) -> dict[str, Any]:
         scores = broadcast_last(scores)
         name = f"{name} (last-step score broadcast)"
     used, origin = pick_threshold(c.threshold, scored)
-    return run_audits(
+    return audit_scores(
         items, scores, c.aggregation, used, c.max_n, c.draws, c.seed, c.source, out_dir=c.out,
         scorer_name=name, threshold_from=origin,
     )  # fmt: skip

@@ -22,7 +22,7 @@ from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.core.protocols import StepScorer
 from prmkit.evaluation import plots
-from prmkit.evaluation.audits import run_audits, summary
+from prmkit.evaluation.audits import audit_scores, summary
 from prmkit.evaluation.bon_curves import bon_curves
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.evaluation.gaming import beam_gaming
@@ -320,9 +320,9 @@ def _failure_audits(
 ) -> _Audits:
     """The failure-mode audits at the first-error threshold; an ORM's one score is spread over every
     step first, since the audits read step scores."""
-    audit_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores
-    report = run_audits(
-        test, audit_scores, aggregation, threshold, pool, seed=seed, out_dir=out, scorer_name=scorer.name
+    step_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores
+    report = audit_scores(
+        test, step_scores, aggregation, threshold, pool, seed=seed, out_dir=out, scorer_name=scorer.name
     )
     return _Audits(summary(report), report["plots"])
 

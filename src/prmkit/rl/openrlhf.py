@@ -75,7 +75,7 @@ def reward_func(
     model = os.environ.get("PRMKIT_REWARD_MODEL")
     if not model:
         raise ValueError("reward_func: set PRMKIT_REWARD_MODEL to a prmkit checkpoint folder or server URL")
-    split = StepSplit(separator=os.environ.get("PRMKIT_STEP_SEPARATOR", "\n"))
+    split = StepSplit(step_separator=os.environ.get("PRMKIT_STEP_SEPARATOR", "\n"))
     body = openrlhf_rewards(
         queries, prompts, model, os.environ.get("PRMKIT_AGGREGATION", "min"), split,
         api_key=os.environ.get(API_KEY_ENV) or None, unfinished_reward=_unfinished_from_env(),

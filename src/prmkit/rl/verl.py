@@ -56,7 +56,10 @@ def compute_score(
         raise ValueError("compute_score: set reward_kwargs.model (checkpoint or URL) or PRMKIT_REWARD_MODEL")
     problem = problem_of(extra_info)
     process = ProcessReward(
-        model, split=StepSplit(separator=step_separator), unfinished_reward=unfinished_reward, api_key=api_key
+        model,
+        split=StepSplit(step_separator=step_separator),
+        unfinished_reward=unfinished_reward,
+        api_key=api_key,
     )
     (paid,) = process.score([problem], [solution_str])
     finished = paid.parsed.finished
@@ -114,7 +117,7 @@ class PrmkitRewardManager:
         self.tokenizer = tokenizer
         self.process = ProcessReward(
             model,
-            split=StepSplit(separator=step_separator),
+            split=StepSplit(step_separator=step_separator),
             unfinished_reward=unfinished_reward,
             api_key=api_key,
         )

@@ -102,7 +102,9 @@ class Settings:
     def split(self) -> StepSplit:
         """The step split these settings name (the one the PRM was trained with)."""
         return StepSplit(
-            separator=self.step_separator, pattern=self.step_pattern, strip_special=self.strip_special
+            step_separator=self.step_separator,
+            step_pattern=self.step_pattern,
+            strip_special=self.strip_special,
         )
 
     def step_format(self) -> StepFormat:
