@@ -60,9 +60,9 @@ def test_eval_processbench_uses_the_checkpoint_threshold(tuned_prm):
 def test_resample_uses_the_checkpoint_threshold(tuned_prm, tmp_path):
     from prmkit.search.config import ResampleConfig
     from prmkit.search.resample import run_resample
-    from prmkit.worlds.arithmetic import generate
+    from prmkit.worlds.arithmetic import WORLD
 
-    generate(2, tmp_path / "problems.jsonl", seed=7, split="test")
+    WORLD.generate(2, tmp_path / "problems.jsonl", seed=7, split="test")
     config = ResampleConfig(
         problems=tmp_path / "problems.jsonl", scorer=tuned_prm, out=tmp_path / "out.jsonl", budget=8
     )

@@ -13,12 +13,13 @@ from prmkit.core.errors import InputError
 from prmkit.core.model import Problem, Trace
 from prmkit.formats.inputs import read_traces
 from prmkit.worlds.jobs import Jobs
+from prmkit.worlds.registry import world
 from tests.worlds.conftest import WORLD_NAMES
 
 
 @pytest.mark.parametrize("name", WORLD_NAMES)
 def test_functions_mirror_the_commands(name: str, tmp_path: Path) -> None:
-    w = importlib.import_module(f"prmkit.worlds.{name}")
+    w = world(name)
     assert w.generate(10, tmp_path / "p.jsonl", seed=2) == 10
     assert w.sample(tmp_path / "p.jsonl", tmp_path / "t.jsonl", per_problem=2) == 20
     summary = w.check(tmp_path / "t.jsonl", tmp_path / "g.jsonl")
@@ -31,7 +32,7 @@ def test_functions_mirror_the_commands(name: str, tmp_path: Path) -> None:
 def test_sample_writes_the_worlds_default_number_of_traces(
     name: str, per_problem: int, tmp_path: Path
 ) -> None:
-    w = importlib.import_module(f"prmkit.worlds.{name}")
+    w = world(name)
     w.generate(2, tmp_path / "p.jsonl")
     assert w.sample(tmp_path / "p.jsonl", tmp_path / "t.jsonl") == 2 * per_problem
 
@@ -44,7 +45,7 @@ def test_sample_writes_the_worlds_default_number_of_traces(
 def test_check_and_sample_name_records_that_are_not_the_worlds(
     name: str, expected: str, tmp_path: Path
 ) -> None:
-    w = importlib.import_module(f"prmkit.worlds.{name}")
+    w = world(name)
     other = Problem(id="p", text="1 + 1?", answer="2")
     write_jsonl(tmp_path / "other.jsonl", [Trace(id="a", problem=other)])
     with pytest.raises(InputError, match=r"other\.jsonl:1: " + re.escape(expected)):
@@ -54,17 +55,10 @@ def test_check_and_sample_name_records_that_are_not_the_worlds(
         w.sample(tmp_path / "problems.jsonl", tmp_path / "out.jsonl")
 
 
-def test_each_world_exports_its_jobs_bound_to_its_own_parts() -> None:
-    import prmkit.worlds.agent as a
-    import prmkit.worlds.arithmetic as w
-
-    for pkg, jobs in ((w, w.jobs.JOBS), (a, a.jobs.JOBS)):
-        assert isinstance(jobs, Jobs)
-        assert (pkg.generate, pkg.sample, pkg.check, pkg.stats) == (
-            jobs.generate,
-            jobs.sample,
-            jobs.check,
-            jobs.stats,
-        )
-    assert (w.WORLD.stats, a.WORLD.stats) == (w.stats, a.stats)
-    assert w.jobs.JOBS.check_trace is w.check_trace and a.jobs.JOBS.check_trace is a.check_trace
+@pytest.mark.parametrize("name", WORLD_NAMES)
+def test_each_world_record_holds_its_jobs_bound_to_its_own_parts(name: str) -> None:
+    pkg = importlib.import_module(f"prmkit.worlds.{name}")
+    w, jobs = world(name), pkg.jobs.JOBS
+    assert w is pkg.WORLD and w.jobs is jobs and isinstance(jobs, Jobs) and w.name == jobs.world == name
+    assert (w.generate, w.sample, w.check, w.stats) == (jobs.generate, jobs.sample, jobs.check, jobs.stats)
+    assert jobs.check_trace is pkg.check_trace and w.sample_traces is pkg.sample_traces

@@ -33,7 +33,7 @@ from prmkit.worlds.agent.checker import (
 )
 from prmkit.worlds.agent.config import AGENT_WORLD_VERSION, AgentConfig, AgentWorldConfig
 from prmkit.worlds.agent.generator import generate_problem, generate_problems
-from prmkit.worlds.agent.jobs import JOBS, check, generate, sample, stats
+from prmkit.worlds.agent.jobs import JOBS
 from prmkit.worlds.agent.judge import AgentJudge
 from prmkit.worlds.agent.oracle import AgentOracleScorer, load_oracle
 from prmkit.worlds.agent.summary import AgentWorldStats, summarize
@@ -55,17 +55,13 @@ __all__ = [
     "StepCheck",
     "TrajectoryCheck",
     "apply_gold",
-    "check",
     "check_trace",
     "execute",
-    "generate",
     "generate_problem",
     "generate_problems",
     "gold_label",
     "load_oracle",
-    "sample",
     "sample_traces",
-    "stats",
     "summarize",
 ]
 

@@ -30,7 +30,7 @@ from prmkit.worlds.arithmetic.checker import (
 )
 from prmkit.worlds.arithmetic.config import WORLD_VERSION, PolicyConfig, WorldConfig
 from prmkit.worlds.arithmetic.generator import generate_problem, generate_problems
-from prmkit.worlds.arithmetic.jobs import JOBS, check, generate, sample, stats
+from prmkit.worlds.arithmetic.jobs import JOBS
 from prmkit.worlds.arithmetic.judge import SimulatedJudge
 from prmkit.worlds.arithmetic.misconceptions import CATALOGUE, ERROR_CLASSES, Misconception
 from prmkit.worlds.arithmetic.oracle import OracleScorer
@@ -54,15 +54,11 @@ __all__ = [
     "WorldPolicy",
     "WorldStats",
     "apply_gold",
-    "check",
     "check_trace",
-    "generate",
     "generate_problem",
     "generate_problems",
     "gold_label",
-    "sample",
     "sample_traces",
-    "stats",
     "summarize",
 ]
 
