@@ -104,14 +104,16 @@ STEPS_RECIPE = """
 name: same numbers anywhere
 output_dir: {out}
 problems: {{n: 16, per_problem: 4}}
-labels: {{methods: [mc, judge, consensus], rollouts: 2}}
+labels: {{methods: [mc], rollouts: 2}}
 train:
   pretrain: {{max_steps: 12, threads: 2, batch_size: 8, tiny: {{width: 32, heads: 2}}}}
   prm: {{max_steps: 8, eval_every: 4, threads: 2, head: likelihood}}
   prm_sources: [gold, mc_hard]
   orm: {{max_steps: 6, threads: 2}}
-evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0}}
+evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0, zero_shot: false}}
 """
+# Every trainer (pretraining, a PRM from gold and one from labels, the ORM) and every measurement of the
+# models they made; the labellers' own determinism under load is the labelling tests' (judge, consensus).
 
 _SPIN = "import time\nend = time.monotonic() + 600\nwhile time.monotonic() < end: pass\n"
 
