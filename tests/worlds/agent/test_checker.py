@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prmkit.core.dataset import read_native_traces, write_traces
-from prmkit.worlds.agent import ERROR_CLASSES, ERROR_KINDS, check_trace, gold_label
+from prmkit.worlds.agent import CLASS_OF_KIND, ERROR_KINDS, check_trace, gold_label
 from tests.worlds.agent.conftest import CORRECT, calc, lookup
 
 
@@ -38,7 +38,7 @@ def test_each_error_kind_is_named(make_trace) -> None:
         expected = "wrong_tool" if kind == "unknown tool" else kind
         assert check.first_error == len(steps) - 1, (kind, check.steps)
         assert check.first_error_kind == expected, (kind, check.steps)
-        assert check.first_error_class == ERROR_CLASSES[expected]
+        assert check.first_error_class == CLASS_OF_KIND[expected]
 
 
 def test_repeating_a_failed_call_is_its_own_error(make_trace) -> None:

@@ -32,7 +32,7 @@ from prmkit.worlds.summary import Stats, tally
 VERSION = "sums-v1"
 ADD = re.compile(r"^(-?\d+) \+ (-?\d+) = (-?\d+)$")
 ANSWER = re.compile(r"^The answer is (-?\d+)\.$")
-CLASSES = {"slip": "slip", "wrong_term": "other", "early_answer": "other", "unreadable": "other"}
+CLASS_OF_KIND = {"slip": "slip", "wrong_term": "other", "early_answer": "other", "unreadable": "other"}
 
 
 class SumsConfig(Config):
@@ -127,7 +127,7 @@ sample_traces = SampleTraces(default=SumsPolicy, generator=f"sums-policy {VERSIO
 class SumsStep(GoldStep):
     @property
     def error_class(self) -> str | None:
-        return CLASSES.get(self.kind) if self.kind else None
+        return CLASS_OF_KIND.get(self.kind) if self.kind else None
 
 
 def check_trace(trace: Trace) -> GoldCheck:

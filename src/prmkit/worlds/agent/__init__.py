@@ -22,7 +22,7 @@ CPU with gold labels to measure against. It imports only ``prmkit.core``, ``prmk
 
 from prmkit.worlds.agent.agent import SimulatedAgent, sample_traces
 from prmkit.worlds.agent.checker import (
-    CLASSES,
+    CLASS_OF_KIND,
     ERROR_CLASSES,
     ERROR_KINDS,
     StepCheck,
@@ -41,7 +41,7 @@ from prmkit.worlds.agent.tools import TOOLS, execute
 
 __all__ = [
     "AGENT_WORLD_VERSION",
-    "CLASSES",
+    "CLASS_OF_KIND",
     "ERROR_CLASSES",
     "ERROR_KINDS",
     "TOOLS",
@@ -74,7 +74,7 @@ WORLD = World(
     AgentConfig,
     judge=AgentJudge,
     oracle=AgentOracleScorer,
-    error_classes=tuple(CLASSES),
+    error_classes=ERROR_CLASSES,
     class_legend=(
         "Split by the class of the gold first error: *call* (wrong tool, wrong or malformed arguments, a "
         "failed call repeated unchanged), *observation* (a tool result misread or ignored), *fact* (a value "

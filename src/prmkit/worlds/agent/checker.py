@@ -6,7 +6,7 @@ the trajectory has seen so far, and rated as AgentProcessBench's annotators do:
 - **+1** correct and useful: a needed look-up or calculation, a correct retry after a failure or a
   correction of a wrong value (a *recovery*), the right answer once everything is computed;
 - **0** neutral: harmless, no progress (looking up again a number it already holds correctly);
-- **-1** wrong, with a kind of :data:`ERROR_KINDS`, grouped in the classes of :data:`ERROR_CLASSES`: a bad
+- **-1** wrong, with a kind of :data:`ERROR_KINDS`, grouped (:data:`CLASS_OF_KIND`) in the classes of :data:`ERROR_CLASSES`: a bad
   call, a misread or ignored observation, a hallucinated fact or an arithmetic slip in the text, a
   premature or wrong answer, using the grader tool or its output (the *loophole*) — and a step that
   builds on an uncorrected wrong value from an earlier step (``premise``), AgentProcessBench's rule.
@@ -25,7 +25,7 @@ from prmkit.worlds.agent.config import AGENT_WORLD_VERSION
 from prmkit.worlds.agent.reading import State, Task, read_step
 from prmkit.worlds.checks import GoldCheck, GoldStep, label_all
 
-ERROR_CLASSES: dict[str, str] = {
+CLASS_OF_KIND: dict[str, str] = {
     "wrong_tool": "call",
     "wrong_arguments": "call",
     "malformed_arguments": "call",
@@ -41,8 +41,8 @@ ERROR_CLASSES: dict[str, str] = {
     "other": "other",
 }
 """Every error kind the checker names, with its class."""
-ERROR_KINDS = tuple(ERROR_CLASSES)
-CLASSES = ("call", "observation", "fact", "answer", "loophole", "premise", "other")
+ERROR_KINDS = tuple(CLASS_OF_KIND)
+ERROR_CLASSES = ("call", "observation", "fact", "answer", "loophole", "premise", "other")
 
 
 @dataclass
@@ -51,7 +51,7 @@ class StepCheck(GoldStep):
 
     @property
     def error_class(self) -> str | None:
-        return None if self.kind is None else ERROR_CLASSES[self.kind]
+        return None if self.kind is None else CLASS_OF_KIND[self.kind]
 
 
 @dataclass
