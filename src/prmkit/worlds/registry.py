@@ -33,6 +33,11 @@ from prmkit.worlds.checks import GoldCheck, label_all
 from prmkit.worlds.jobs import Jobs
 
 
+def _of_jobs(name: str, doc: str) -> Any:
+    """A read-only attribute of a :class:`World` that is its jobs' ``name`` (the file jobs, the sampler)."""
+    return property(lambda world: getattr(world.jobs, name), doc=doc)
+
+
 @dataclass(frozen=True)
 class World:
     """One embedded world: its parts (as its file jobs hold them), its configs, judge and oracle, and what
@@ -82,11 +87,6 @@ class World:
         """The simulated policy for a ``policy_config`` (None: the defaults)."""
         return self.jobs.policy(config)
 
-    @property
-    def sample_traces(self) -> Callable[..., list[Trace]]:
-        """``(problems, per_problem, seed=, policy=)``: traces the policy writes."""
-        return self.jobs.sample_traces
-
     def check_trace(self, trace: Trace) -> GoldCheck:
         """The gold verdict of one trace of this world's problems."""
         return self.jobs.check_trace(trace)
@@ -95,25 +95,15 @@ class World:
         """Adds gold labels (and outcomes) to traces of this world's problems, in place."""
         return label_all(traces, self.jobs.check_trace, self.jobs.apply_gold)
 
-    @property
-    def generate(self) -> Callable[..., Any]:
-        """File job: ``(n, output, seed=, split=, config=)``."""
-        return self.jobs.generate
-
-    @property
-    def sample(self) -> Callable[..., Any]:
-        """File job: ``(problems, output, per_problem=, seed=, policy_config=)``."""
-        return self.jobs.sample
-
-    @property
-    def check(self) -> Callable[..., Any]:
-        """File job: ``(traces, output)`` -> the world's statistics (a pydantic model)."""
-        return self.jobs.check
-
-    @property
-    def stats(self) -> Callable[..., Any]:
-        """``(n, per_problem, seed, split, config, policy_config)`` -> statistics of fresh samples."""
-        return self.jobs.stats
+    sample_traces = _of_jobs(
+        "sample_traces", "``(problems, per_problem, seed=, policy=)``: traces the policy writes."
+    )
+    generate = _of_jobs("generate", "File job: ``(n, output, seed=, split=, config=)``.")
+    sample = _of_jobs("sample", "File job: ``(problems, output, per_problem=, seed=, policy_config=)``.")
+    check = _of_jobs("check", "File job: ``(traces, output)`` -> the world's statistics (a pydantic model).")
+    stats = _of_jobs(
+        "stats", "``(n, per_problem, seed, split, config, policy_config)`` -> statistics of fresh samples."
+    )
 
     @property
     def oracle_name(self) -> str:
