@@ -24,6 +24,29 @@ def test_lazy_targets_load_when_used_and_unknown_names_get_suggestions() -> None
         reg.get("paht")
 
 
+def test_an_alias_reads_as_its_new_name_and_derived_entries_follow_their_source() -> None:
+    """A renamed backend's old name still loads (not listed); a registry derived from another holds an
+    entry per name of the source, its aliases included, and a derived name that clashes is refused."""
+    kinds: Registry[object] = Registry("kind")
+    kinds.register("new", "pathlib:Path")
+    kinds.alias("old", "new")
+    assert kinds.get("old") is Path and "old" in kinds and kinds.names() == ["new"]
+    assert kinds.canonical("old") == "new" and kinds.canonical("other") == "other"
+    with pytest.raises(DuplicateNameError):
+        kinds.alias("new", "other")
+    tools: Registry[object] = Registry("tool")
+    tools.derive(kinds, lambda n: f"{n}-tool", lambda n: ("made for", n))
+    assert tools.names() == ["new-tool"] and tools.get("old-tool") == ("made for", "new")
+    kinds.register("more", "pathlib:PurePath")
+    tools.refresh()
+    assert tools.names() == ["more-tool", "new-tool"]
+    clash: Registry[object] = Registry("tool")
+    clash.register("new-tool", "os:sep")
+    clash.derive(kinds, lambda n: f"{n}-tool", lambda n: (n,))
+    with pytest.raises(DuplicateNameError, match="registered twice: by prmkit and by the kind 'new'"):
+        clash.names()
+
+
 def test_a_name_registered_twice_is_refused() -> None:
     reg: Registry[object] = Registry("widget")
     reg.register("a", "pathlib:Path")
