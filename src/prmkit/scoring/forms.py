@@ -103,23 +103,29 @@ def _oracle_form(world_name: str) -> ScorerForm:
 
 
 SCORER_FORMS.derive(WORLDS, oracle_name, _oracle_form)
-_ORACLES = ScorerForm(
+_ORACLES = (
     "WORLD-oracle",
     "an embedded world's exact checker, 1 up to the first wrong step and 0 from there ("
     + ", ".join(oracle_name(n) for n in WORLDS.names())
     + ")",
-    "",
 )
-_HELPED = [_BUILT_IN["checkpoint"], _ORACLES, *(f for k, f in _BUILT_IN.items() if k != "checkpoint")]
+"""How the derived oracle forms read in help texts: one line for all of them (they load by their names)."""
+_HELPED = [
+    (f.syntax, f.summary)
+    for f in (_BUILT_IN["checkpoint"], *(f for k, f in _BUILT_IN.items() if k != "checkpoint"))
+]
+_HELPED.insert(1, _ORACLES)
 
 SCORER_HELP = (
-    "A scorer: " + "; ".join(f"{f.syntax}: {f.summary}" for f in _HELPED) + " (docs/models.md#scorer-forms)."
+    "A scorer: "
+    + "; ".join(f"{syntax}: {summary}" for syntax, summary in _HELPED)
+    + " (docs/models.md#scorer-forms)."
 )
 """The help text of every scorer option and argument: the built-in forms, written once."""
 
 
 def _issue(spec: str, found: str, fix: str = "") -> InputError:
-    expected = "a scorer (" + ", ".join(f.syntax for f in _HELPED) + ")"
+    expected = "a scorer (" + ", ".join(syntax for syntax, _ in _HELPED) + ")"
     return InputError([Issue(spec, None, "(scorer)", expected, found, "scorer", fix)], skippable=False)
 
 

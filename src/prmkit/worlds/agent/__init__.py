@@ -35,7 +35,7 @@ from prmkit.worlds.agent.config import AGENT_WORLD_VERSION, AgentConfig, AgentWo
 from prmkit.worlds.agent.generator import generate_problem, generate_problems
 from prmkit.worlds.agent.jobs import JOBS
 from prmkit.worlds.agent.judge import AgentJudge
-from prmkit.worlds.agent.oracle import AgentOracleScorer, load_oracle
+from prmkit.worlds.agent.oracle import AgentOracleScorer
 from prmkit.worlds.agent.summary import AgentWorldStats, summarize
 from prmkit.worlds.agent.tools import TOOLS, execute
 
@@ -60,7 +60,6 @@ __all__ = [
     "generate_problem",
     "generate_problems",
     "gold_label",
-    "load_oracle",
     "sample_traces",
     "summarize",
 ]

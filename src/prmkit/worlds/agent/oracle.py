@@ -17,8 +17,3 @@ class AgentOracleScorer(GoldOracle):
     name = "agent-oracle"
     expected = "a trajectory of an agent-world task"
     check = staticmethod(check_trace)
-
-
-def load_oracle(spec: str) -> AgentOracleScorer:
-    """The ``agent-oracle`` scorer form (for ``prmkit.scoring.load_scorer``)."""
-    return AgentOracleScorer()

@@ -23,8 +23,3 @@ class OracleScorer(GoldOracle):
     name = "arithmetic-oracle"
     expected = EXPECTED
     check = staticmethod(check_trace)
-
-
-def load_oracle(spec: str) -> OracleScorer:
-    """The ``arithmetic-oracle`` scorer form (``prmkit.scoring.load_scorer("arithmetic-oracle")``)."""
-    return OracleScorer()
