@@ -15,6 +15,7 @@ from prmkit.core.stats import (
     item_weights,
     mean_stat,
     multiplicity,
+    nested_bootstrap,
     paired,
     ratio_stat,
     single_run_range,
@@ -202,3 +203,57 @@ def test_multiplicity_and_single_run_range() -> None:
     assert "about 5 would" in multiplicity(100) and "99.95 % interval" in multiplicity(100)
     assert multiplicity(1).startswith("1 interval at 95 %: a 0.05 chance")
     assert single_run_range([0.71, 0.64, 0.8]) == (0.64, 0.8)
+
+
+def _width(est) -> float:
+    return est.high - est.low
+
+
+def test_nested_bootstrap_widens_when_draws_disagree() -> None:
+    """Two draws x 3 runs, one problem each: the same run spread, the draws' means 0 apart or 20 apart."""
+    runs = [0.01, 0.02, 0.03]
+    for shift, wider in ((0.0, False), (0.2, True)):
+        values = runs + [v + shift for v in runs]
+        est = nested_bootstrap(lambda i, w, v=values: np.full(len(w), v[i]), [([0, 1, 2], 1), ([3, 4, 5], 1)])
+        assert est.mean == pytest.approx(np.mean(values))
+        assert (_width(est) > 0.1) is wider, (shift, est)
+    one = nested_bootstrap(lambda i, w: np.full(len(w), runs[i]), [([0, 1, 2], 1)])
+    assert one.low >= 0.01 and one.high <= 0.03 and one.draws == {"draw": 1, "run": 3}
+
+
+def test_nested_bootstrap_pairs_statistics_on_shared_problems() -> None:
+    """Problems dominate: each of 40 problems moves by its own amount (±30 points) under both rewards, B
+    gains 5 points more. On the same problems the paired difference sees only the 5 points; on separate
+    problem sets (the unpaired design) the problems' spread comes back."""
+    gen = np.random.default_rng(3)
+    moves = gen.uniform(-0.3, 0.3, size=40)
+    a = [moves + gen.normal(0, 0.01, 40) for _ in range(6)]
+    b = [moves + 0.05 + gen.normal(0, 0.01, 40) for _ in range(6)]
+    mean = lambda table: lambda i, w: (w @ table[i]) / w.sum(axis=1)  # noqa: E731
+    draws = [([0, 1, 2], 40), ([3, 4, 5], 40)]
+    shared = nested_bootstrap(paired(mean(b), mean(a)), draws)
+    assert shared.mean == pytest.approx(0.05, abs=0.01) and shared.excludes(0.0)
+    # unpaired: B on problems 0-39, A on 40-79 of one 80-problem draw, so each side has its own problems
+    pad = np.zeros(40)
+    b_own, a_own = [np.r_[x, pad] for x in b], [np.r_[pad, x] for x in a]
+    half = lambda table, part: lambda i, w: (w @ table[i]) / w[:, part].sum(axis=1)  # noqa: E731
+    unpaired = nested_bootstrap(
+        paired(half(b_own, slice(0, 40)), half(a_own, slice(40, 80))), [([0, 1, 2], 80), ([3, 4, 5], 80)]
+    )
+    assert unpaired.mean == pytest.approx(shared.mean)
+    assert _width(unpaired) > 5 * _width(shared), (shared, unpaired)
+
+
+def test_nested_bootstrap_of_one_draw_is_the_crossed_bootstrap_of_core_stats() -> None:
+    """With one draw there is nothing above the runs: seeds crossed with problems, as the labels study's
+    intervals are made (same resamples for the same generator seed)."""
+    gen = np.random.default_rng(0)
+    stat = mean_stat([gen.binomial(4, gen.uniform(0, 1, 60)) / 4 for _ in range(5)])
+    mine = nested_bootstrap(stat, [(list(range(5)), 60)], resamples=500)
+    theirs = crossed_bootstrap(stat, 5, 60, resamples=500)
+    assert (mine.mean, mine.low, mine.high) == pytest.approx((theirs.mean, theirs.low, theirs.high))
+
+
+def test_nested_bootstrap_refuses_an_empty_draw() -> None:
+    with pytest.raises(ValueError, match="draws"):
+        nested_bootstrap(lambda i, w: np.zeros(len(w)), [([], 10)])

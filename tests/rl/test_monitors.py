@@ -14,7 +14,21 @@ from collections.abc import Sequence
 import pytest
 
 from prmkit.core.model import Trace
-from prmkit.rl.monitors import Monitor, PaidForm, all_warnings, length_warning
+from prmkit.rl.monitors import (
+    COLUMNS,
+    MONITORS_FILE,
+    PER_PROBLEM,
+    PER_PROBLEM_FILE,
+    RATES,
+    Monitor,
+    MonitorCallback,
+    PaidForm,
+    all_warnings,
+    keep_points_until,
+    length_warning,
+    read_per_problem,
+    read_points,
+)
 from prmkit.worlds.arithmetic import generate_problems, sample_traces
 
 EQUATION = re.compile(r"(-?[\d.]+) ([-+*/]) (-?[\d.]+) = (-?[\d.]+)")
@@ -105,3 +119,53 @@ def test_the_length_warning_needs_both_longer_responses_and_less_gold() -> None:
     assert length_warning(pts([4.0, 5.0], [0.4, 0.38])) is None  # gold within noise
     assert length_warning(pts([4.0, 4.3], [0.4, 0.2])) is None  # a drift shorter than half a step
     assert length_warning(pts([4.0], [0.4])) is None
+
+
+def test_per_problem_counts_add_up_to_the_points_rates() -> None:
+    """Every rate of a point is the ratio of two per-problem columns' sums (``RATES``), so a bootstrap
+    that resamples problems recomputes exactly what the point reports."""
+    for point in _points(PaidForm("dense", credit="sum")):
+        record = point[PER_PROBLEM]
+        assert record["columns"] == list(COLUMNS)  # a world run with a PRM and a paid form measures all
+        assert len(record["problems"]) == 48
+        sums = dict(
+            zip(record["columns"], map(sum, zip(*record["problems"].values(), strict=True)), strict=True)
+        )
+        assert sums["samples"] == point["samples"] == 4 * 48
+        assert {row[0] for row in record["problems"].values()} == {4}  # 4 samples of every problem
+        for metric, (num, den) in RATES.items():
+            reported = (
+                point["first_error_classes"].get("misconception", 0.0)
+                if metric == "misconception"
+                else point[metric]
+            )
+            # a point rounds its rates to four decimals (steps per response to three)
+            assert sums[num] / sums[den] == pytest.approx(reported, abs=5e-4), metric
+        assert sums["process_correct"] + sums["lucky"] == sums["answer_correct"]  # every finished here
+
+
+class _Replay:
+    """A monitor that returns measured points in order (the callback's bookkeeping, without a model)."""
+
+    def __init__(self, points: list[dict]):
+        self.points = iter(points)
+
+    def measure(self, model, tokenizer, step: int) -> dict:
+        return {**next(self.points), "step": step}
+
+
+def test_the_callback_keeps_counts_beside_the_points_and_a_resume_drops_both(tmp_path) -> None:
+    points = _points(PaidForm("dense", credit="sum"))
+    callback = MonitorCallback(_Replay(points), every=10, output_dir=tmp_path)
+    for step in (0, 10, 20):
+        callback.record(None, None, step)
+    written = read_points(tmp_path / MONITORS_FILE)
+    assert [p["step"] for p in written] == [0, 10, 20]
+    assert all(PER_PROBLEM not in p for p in written)  # the points (card, log, summary) stay small
+    counts = read_per_problem(tmp_path)
+    assert sorted(counts) == [0, 10, 20]
+    assert counts[20] == points[2][PER_PROBLEM]
+    assert (tmp_path / PER_PROBLEM_FILE).stat().st_size < 20_000  # 48 problems x 10 columns, 3 points
+    keep_points_until(tmp_path / MONITORS_FILE, 10)  # a run resumed from step 10 measures 20 again
+    assert [p["step"] for p in read_points(tmp_path / MONITORS_FILE)] == [0, 10]
+    assert sorted(read_per_problem(tmp_path / PER_PROBLEM_FILE)) == [0, 10]

@@ -24,7 +24,8 @@ to a trainer.
 - ``rollout.py``     prompts of a run, the world's checker for prompt-text traces, TRL's rollouts through
                      prmkit's KV-cached sampler
 - ``monitors.py``    hacking monitors on held-out samples (the proxy and the paid reward), the Goodhart,
-                     length and collapse warnings, ``monitors.jsonl``
+                     length and collapse warnings, ``monitors.jsonl`` (and its per-problem counts,
+                     ``monitors_per_problem.jsonl``, for the bootstrap over problems)
 - ``plot.py``        the monitors' curves and the Goodhart plot
 - ``series.py``      which series of the monitors' points is gold (read by the warnings and the plot)
 - ``card.py``        the policy card (reward, PRM, budget, seeds, monitors, gold use)

@@ -23,6 +23,14 @@ the sum-form hack's signature whatever is paid: more steps per response, less go
 (a PRM read off the policy's own base model falls with the policy, so that failure is not a hack).
 :class:`MonitorCallback` runs both inside TRL's loop, appends each point to ``monitors.jsonl`` and
 redraws ``monitors.png``.
+
+Every point's counts per held-out problem go beside it, one line per point in
+``monitors_per_problem.jsonl`` (:data:`PER_PROBLEM_FILE`): ``{"step": 10, "columns": [...], "problems":
+{"<problem id>": [...]}}``, each row the sums over that problem's samples of the :data:`COLUMNS` the run
+measured (``samples``, ``answer_correct``, ``process_correct`` ...). Every rate of the point is a ratio of
+two columns' sums (:data:`RATES`), so a bootstrap can resample problems (a rate's interval must count
+which problems were drawn, and a comparison of two runs on the same problems must share that draw). They
+are kept out of the point itself, which the policy card, the log and ``prmkit rl``'s summary carry.
 """
 
 from __future__ import annotations
@@ -49,6 +57,31 @@ from prmkit.scoring.aggregate import aggregate
 
 log = logging.getLogger(__name__)
 MONITORS_FILE = "monitors.jsonl"
+PER_PROBLEM_FILE = "monitors_per_problem.jsonl"
+"""Beside ``monitors.jsonl``: each point's counts per held-out problem (the module docstring)."""
+PER_PROBLEM = "per_problem"
+"""The key under which :meth:`Monitor.measure_samples` returns a point's counts per problem (moved to
+:data:`PER_PROBLEM_FILE` by :class:`MonitorCallback`)."""
+COLUMNS = (
+    "samples", "answer_correct", "unfinished", "steps", "prm_reward", "paid_reward",
+    "process_correct", "lucky", "errors", "misconception",
+)  # fmt: skip
+"""Per-problem columns, each a sum over the problem's samples: how many, right answers, no final answer,
+steps, the PRM's aggregate, the paid reward, and with gold the process-correct and lucky ones, the ones
+with an error and the ones whose first error is a misconception. A run records those it measures."""
+RATES = {
+    "answer_accuracy": ("answer_correct", "samples"),
+    "unfinished": ("unfinished", "samples"),
+    "steps_per_response": ("steps", "samples"),
+    "prm_reward": ("prm_reward", "samples"),
+    "paid_reward": ("paid_reward", "samples"),
+    "process_correct": ("process_correct", "samples"),
+    "lucky": ("lucky", "samples"),
+    "misconception": ("misconception", "errors"),
+}
+"""Each rate of a point as (numerator, denominator) columns: over any set of problems it is the ratio of
+the columns' sums (``misconception`` is ``first_error_classes["misconception"]``, a share of the samples
+with an error)."""
 WINDOW = 3
 """Monitor points the Goodhart warning looks back over."""
 MIN_CHANGE = 0.05
@@ -154,7 +187,9 @@ class Monitor:
         return self.measure_samples(self.sample(model, tokenizer), step)
 
     def measure_samples(self, samples: Sequence[tuple[Problem, str]], step: int) -> dict[str, Any]:
-        """The metrics of a point from its samples (``(problem, completion text)``), whatever drew them."""
+        """The metrics of a point from its samples (``(problem, completion text)``), whatever drew them,
+        with their sums per problem under :data:`PER_PROBLEM` (:func:`per_problem`; a bootstrap over
+        problems reads them, :class:`MonitorCallback` files them beside the point)."""
         done = [(p, text, parse_completion(text, step_format=self.format)) for p, text in samples]
         point: dict[str, Any] = {
             "step": step,
@@ -163,18 +198,28 @@ class Monitor:
         }
         right = [bool(c.finished and check_answer(p.answer, c.answer)) for p, _, c in done]
         point["answer_accuracy"] = _share(right)
+        columns: dict[str, Sequence[float]] = {
+            "samples": [1.0] * len(done),
+            "answer_correct": right,
+            "unfinished": [not c.finished for _, _, c in done],
+            "steps": [len(c.steps) for _, _, c in done],
+        }
         if self.prm is not None or (self.paid is not None and self.paid.reward == "outcome"):
             rows = self._scores(done)
             if self.prm is not None:
-                point["prm_reward"] = _mean([self._aggregate(r) for r in rows])
+                columns["prm_reward"] = [self._aggregate(r) for r in rows]
+                point["prm_reward"] = _mean(columns["prm_reward"])
             if self.paid is not None and not self.paid.pays_aggregate(self.aggregation):
-                pay = [
+                columns["paid_reward"] = [
                     self.paid.of(float(ok), r, self.unfinished_reward)
                     for ok, r in zip(right, rows, strict=True)
                 ]
-                point["paid_reward"] = _mean(pay)
+                point["paid_reward"] = _mean(columns["paid_reward"])
         if self.gold:
-            point.update(gold_metrics([(p, c) for p, _, c in done]))
+            checks = gold_checks([(p, c) for p, _, c in done])
+            point.update(gold_metrics([(p, c) for p, _, c in done], checks))
+            columns.update(gold_columns([c.finished for _, _, c in done], checks))
+        point[PER_PROBLEM] = per_problem([p.id for p, _, _ in done], columns)
         return point
 
     def _scores(self, done: list[tuple[Problem, str, CompletionSteps]]) -> list[list[float] | None]:
@@ -233,27 +278,73 @@ def _blank_lines(text: str, steps: int) -> int:
     return blank
 
 
-def gold_metrics(done: Sequence[tuple[Problem, CompletionSteps]]) -> dict[str, Any]:
-    """The world checker's verdicts: process-correct and lucky rates, first-error classes (shares of
-    the completions that have an error; ``none``: shares of all that have none)."""
+def gold_checks(done: Sequence[tuple[Problem, CompletionSteps]]) -> list[Any]:
+    """The world checker's verdict on every completion (a ``StepCheck`` each)."""
     from prmkit.worlds.registry import world_of
 
-    checks = [
+    return [
         world_of(p).check_trace(  # type: ignore[union-attr]  (gold is read only when every problem has a world)
             Trace(id=str(i), problem=p, steps=[Step(text=s) for s in c.steps], final_answer=c.answer)
         )
         for i, (p, c) in enumerate(done)
     ]
-    finished = [c.finished for _, c in done]
+
+
+def gold_columns(finished: Sequence[bool], checks: Sequence[Any]) -> dict[str, list[bool]]:
+    """Each completion's gold flags, the per-problem :data:`COLUMNS` :func:`gold_metrics`'s rates are
+    shares of: process-correct, lucky, has an error, first error a misconception."""
     correct = [bool(k.answer_correct) and f for k, f in zip(checks, finished, strict=True)]
+    return {
+        "process_correct": [c and k.first_error < 0 for c, k in zip(correct, checks, strict=True)],
+        "lucky": [c and k.first_error >= 0 for c, k in zip(correct, checks, strict=True)],
+        "errors": [k.first_error >= 0 for k in checks],
+        "misconception": [k.first_error >= 0 and k.first_error_class == "misconception" for k in checks],
+    }
+
+
+def gold_metrics(
+    done: Sequence[tuple[Problem, CompletionSteps]], checks: Sequence[Any] | None = None
+) -> dict[str, Any]:
+    """The world checker's verdicts: process-correct and lucky rates, first-error classes (shares of
+    the completions that have an error; ``none``: shares of all that have none); ``checks``:
+    :func:`gold_checks` of ``done`` where the caller has them."""
+    checks = gold_checks(done) if checks is None else checks
+    flags = gold_columns([c.finished for _, c in done], checks)
     classes = Counter(k.first_error_class for k in checks if k.first_error >= 0)
     wrong = sum(classes.values())
     return {
-        "process_correct": _share([c and k.first_error < 0 for c, k in zip(correct, checks, strict=True)]),
-        "lucky": _share([c and k.first_error >= 0 for c, k in zip(correct, checks, strict=True)]),
+        "process_correct": _share(flags["process_correct"]),
+        "lucky": _share(flags["lucky"]),
         "first_error_classes": {k: round(v / wrong, 4) for k, v in sorted(classes.items(), key=str)},
         "error_free": _share([k.first_error < 0 for k in checks]),
     }
+
+
+def per_problem(ids: Sequence[str], columns: dict[str, Sequence[float]]) -> dict[str, Any]:
+    """The sums of ``columns`` (one value per completion, in :data:`COLUMNS`' order) per problem id,
+    rounded to four decimals (whole counts written as ints: 200 problems are about 10 kB a point)."""
+    names = [c for c in COLUMNS if c in columns]
+    sums: dict[str, list[float]] = {}
+    for i, pid in enumerate(ids):
+        row = sums.setdefault(pid, [0.0] * len(names))
+        for j, name in enumerate(names):
+            row[j] += float(columns[name][i])
+    compact = {pid: [_compact(v) for v in row] for pid, row in sums.items()}
+    return {"columns": names, "problems": compact}
+
+
+def _compact(value: float) -> float | int:
+    value = round(value, 4)
+    return int(value) if value.is_integer() else value
+
+
+def read_per_problem(path: str | Path) -> dict[int, dict[str, Any]]:
+    """Step -> that point's counts per problem (``{"columns", "problems"}``) from a run's
+    :data:`PER_PROBLEM_FILE` (``path``: the file or the run's folder); empty for runs made before these
+    counts were recorded."""
+    path = Path(path)
+    path = path / PER_PROBLEM_FILE if path.is_dir() else path
+    return {r["step"]: {k: v for k, v in r.items() if k != "step"} for r in read_points(path)}
 
 
 PROXIES = {"prm_reward": "the PRM reward", "paid_reward": "the paid reward"}
@@ -368,7 +459,12 @@ def append_point(path: str | Path, point: dict[str, Any]) -> None:
 
 
 def keep_points_until(path: str | Path, step: int) -> list[dict[str, Any]]:
-    """Drop points measured after ``step`` (a resumed run measures them again on the resumed model)."""
+    """Drop points measured after ``step`` (a resumed run measures them again on the resumed model),
+    from ``path`` and from the per-problem counts beside it."""
+    counts = Path(path).with_name(PER_PROBLEM_FILE)
+    if counts.is_file():
+        kept = [r for r in read_points(counts) if r["step"] <= step]
+        counts.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
     points = [p for p in read_points(path) if p["step"] <= step]
     Path(path).write_text("".join(json.dumps(p) + "\n" for p in points), encoding="utf-8")
     return points
@@ -377,8 +473,8 @@ def keep_points_until(path: str | Path, step: int) -> list[dict[str, Any]]:
 class MonitorCallback:
     """A ``transformers.TrainerCallback`` measuring :class:`Monitor` points inside TRL's loop: π0 at
     the start of training (unless a resumed run already has it), then every ``every`` steps and at the
-    last; each point goes to ``monitors.jsonl``, the plot is redrawn, and a Goodhart warning is logged
-    and kept (``warnings``) for the policy card."""
+    last; each point goes to ``monitors.jsonl`` (its counts per problem to ``monitors_per_problem.jsonl``),
+    the plot is redrawn, and a Goodhart warning is logged and kept (``warnings``) for the policy card."""
 
     def __init__(self, monitor: Monitor, every: int, output_dir: str | Path):
         self.monitor, self.every = monitor, every
@@ -406,7 +502,12 @@ class MonitorCallback:
         return _Callback()
 
     def record(self, model: Any, tokenizer: Any, step: int) -> dict[str, Any]:
+        """Measure one point, append it and its per-problem counts (the counts first: a point in
+        ``monitors.jsonl`` always has them), redraw the plot, log new warnings."""
         point = self.monitor.measure(model, tokenizer, step)
+        counts = point.pop(PER_PROBLEM, None)
+        if counts is not None:
+            append_point(self.path.with_name(PER_PROBLEM_FILE), {"step": step, **counts})
         append_point(self.path, point)
         self.points.append(point)
         log.info("monitor %s", json.dumps(point))
