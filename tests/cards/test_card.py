@@ -14,6 +14,7 @@ import numpy as np
 from prmkit.cards.card import full_card, write_card
 from prmkit.cards.process_card import ProcessCard, read_process_card, summarize_sources, write_process_card
 from prmkit.cards.render import render_markdown
+from prmkit.cards.roles import trace_roles
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.evaluation.suite import evaluation_of, world_traces
 from prmkit.worlds.arithmetic import gold_label
@@ -21,6 +22,7 @@ from prmkit.worlds.arithmetic import gold_label
 SECTIONS = (
     "## What process was supervised",
     "## How the labels were made",
+    "## Roles: who made the traces, the labels and the gate",
     "## Base model, training data and split",
     "## Where it was tested",
     "## What failures remain",
@@ -64,6 +66,7 @@ def training_card(tmp_path):
             "aggregation": "min",
         },
         labels=summarize_sources(train, ["gold:world:prefix"]),
+        roles=trace_roles(train, ["gold:world:prefix"]),
         data={
             "file": "train.jsonl",
             "traces": len(train),

@@ -70,6 +70,10 @@ def test_card_cli_for_world_prm(world_models):
         "--heldout-problems",
         "3",
     ]
+    gate = world_models / "gate.json"
+    rule = "flag a trace whose min step score is below the threshold"
+    gate.write_text(json.dumps({"rule": rule, "aggregation": "min", "threshold": 0.5, "action": "flag"}))
+    args += ["--monitor", str(gate)]
     result = CliRunner().invoke(app, [*args, "--beam-problems", "2", "--bootstrap", "200"])
     assert result.exit_code == 0, result.output
     readme = (prm / "README.md").read_text()
@@ -80,3 +84,7 @@ def test_card_cli_for_world_prm(world_models):
     assert saved["evaluation"]["bon"]["orm"] is not None and "| orm |" in readme
     assert saved["labels"][0]["source"] == "gold" and saved["labels"][0]["steps"] > 0
     assert saved["base"]["from_scratch"] is True and saved["base"]["architecture"]["layers"] == 1
+    roles = saved["roles"]  # training recorded who wrote its traces; the card linked the ORM and the gate
+    assert roles["policy"][0]["sampling"][0]["seed"] == 11 and roles["traces"] > 0
+    assert roles["orm"]["link"] == str(orm) and roles["prm"]["link"] == str(prm)
+    assert roles["monitor"]["rule"] == rule and f"| deployment monitor | {rule}" in readme

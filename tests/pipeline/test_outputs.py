@@ -21,7 +21,8 @@ def test_every_stage_declares_its_outputs_and_each_card_reads_its_models_evaluat
     assert models and all(stages[f"eval-{m}"].outputs == (EVAL,) for m in models)
     for m in models:
         card = stages[f"card-{m}"]
-        assert card.deps == [m, f"eval-{m}"] and card.outputs == (MODEL,) and card.settings == {}
+        orm = ["orm"] if m != "orm" else []  # the card links the ORM beside the model (its roles)
+        assert card.deps == [m, f"eval-{m}", *orm] and card.outputs == (MODEL,) and card.settings == {}
         assert list(stages).index(card.name) > list(stages).index(f"eval-{m}")
 
 

@@ -13,7 +13,8 @@ Files:
 - ``work.py``         what annotators do: queue, rate, flag, rewrite, undo, finish (ownership checked)
 - ``assign.py``       building queues: overlap for agreement, gold at a set rate, screening first
 - ``qc.py``           per-annotator gold accuracy, time, flagged steps; world gold items
-- ``agreement.py``    Cohen's and Fleiss' kappa, first-error agreement
+- ``agreement.py``    the app's agreement: its ratings read into ``prmkit.labeling.agreement`` (Cohen's
+                      and Fleiss' kappa, first-error agreement)
 - ``export.py``       to core traces (provenance ``human``) and PRM800K (through ``prmkit.formats``)
 - ``labelstudio.py``  Label Studio tasks out (model scores as predictions), annotations back in
 - ``auth.py``         scrypt passwords (OWASP cost, upgraded on login), hashed tokens, expiring sessions

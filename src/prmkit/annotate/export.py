@@ -52,6 +52,7 @@ def _rows(
 
 
 def _label(a: Any, r: Any) -> Label:
+    # every key is per label (one rating's time, its assignment): listed in core.model.PER_LABEL_PARAMS
     params = {
         "time_ms": r.time_ms,
         "assignment": a.id,

@@ -9,6 +9,8 @@ the ``prmkit card MODEL`` command, measures and then writes):
 - ``evaluation``   first-error F1 per subset (threshold and its origin), best-of-N with bands
 - ``audits``       gaming gap, outcome shift, process fidelity / collapse, lucky answers, ECE, length
 - ``not_tested``   what the measurements did not cover, derived from what they did
+- ``roles``        base model, policy, ORM, PRM, judge, human labels, tool scaffold and deployment monitor
+                   (training's record completed with the models and ``--monitor``; cards/roles.py)
 - ``plots``        the PNGs, relative to the card
 
 and writes it back as JSON (new sections added, training's left as they were) and as Markdown
@@ -25,6 +27,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from prmkit.cards.process_card import ProcessCard, read_process_card, write_process_card
+from prmkit.cards.roles import DeploymentMonitor, Roles, card_roles, read_monitor
 from prmkit.core.files import atomic_write
 from prmkit.core.yamlconf import validate_at
 from prmkit.evaluation.config import WorldEvalSettings
@@ -110,9 +113,13 @@ def not_tested(base: ProcessCard, evaluation: dict[str, Any] | None) -> list[str
     return out
 
 
-def full_card(base: ProcessCard, evaluation: dict[str, Any] | None, eval_dir: str = EVAL_DIR) -> ProcessCard:
-    """The training card plus the measured sections (a new object; ``base`` is not changed)."""
+def full_card(
+    base: ProcessCard, evaluation: dict[str, Any] | None, eval_dir: str = EVAL_DIR, roles: Roles | None = None
+) -> ProcessCard:
+    """The training card plus the measured sections (a new object; ``base`` is not changed); ``roles``
+    default to training's completed with the base model and this model (no ORM, no monitor)."""
     card = base.model_copy(deep=True)
+    card.roles = roles or card_roles(base.roles, kind=base.kind, base_model=base.base_model)
     extra: dict[str, Any] = {
         "process": process_section(base),
         "base": base_section(base),
@@ -139,17 +146,26 @@ def _plots(evaluation: dict[str, Any] | None, eval_dir: str) -> dict[str, str]:
 
 
 def write_card(
-    model_dir: str | Path, evaluation: dict[str, Any] | None, out: str | Path | None = None
+    model_dir: str | Path,
+    evaluation: dict[str, Any] | None,
+    out: str | Path | None = None,
+    *,
+    orm: str | Path | None = None,
+    monitor: DeploymentMonitor | None = None,
 ) -> Path:
     """Complete the training card of ``model_dir`` with ``evaluation`` (:func:`evaluate_world`'s summary,
     written under ``OUT/card``, with ProcessBench at the world-tuned threshold when it was measured) and
-    write it as JSON and README.md in ``out`` (default: ``model_dir``); returns the README path. The
-    card measures nothing: it reads the evaluation it is given."""
+    the roles (the ``orm`` checkpoint beside it, the ``monitor`` it is deployed behind) and write it as
+    JSON and README.md in ``out`` (default: ``model_dir``); returns the README path. The card measures
+    nothing: it reads the evaluation it is given."""
     from prmkit.cards.render import head_usage, render_markdown
 
     base = read_process_card(model_dir)
     out = Path(out or model_dir)
-    card = full_card(base, evaluation)
+    roles = card_roles(
+        base.roles, kind=base.kind, base_model=base.base_model, model=model_dir, orm=orm, monitor=monitor
+    )
+    card = full_card(base, evaluation, roles=roles)
     write_process_card(out, card)
     readme = out / "README.md"
     with atomic_write(readme) as fh:  # the usage sections training's README had, from the head table
@@ -167,7 +183,11 @@ class CardConfig(WorldEvalSettings):
     refresh: bool = False
     """Measure again even if MODEL/card/ holds results."""
     orm: Path | None = None
-    """ORM checkpoint: the best-of-N baseline."""
+    """ORM checkpoint: the best-of-N baseline, linked in the card's roles."""
+    monitor: Path | None = None
+    """JSON of the gate the model is deployed behind (rule, aggregation, threshold, action, and the TPR /
+    TNR measured on a labelled set: ``prmkit.cards.roles.DeploymentMonitor``), shown as the card's monitor
+    role (without it: none declared)."""
     processbench: list[Path] | None = None
     """ProcessBench files to evaluate too (repeat)."""
     load: LoadOptions = Field(default_factory=LoadOptions)
@@ -195,6 +215,7 @@ def run_card(c: CardConfig) -> Path:
     from prmkit.evaluation.suite import evaluation_of, processbench_at_threshold
     from prmkit.scoring import load_scorer
 
+    monitor = read_monitor(c.monitor) if c.monitor is not None else None  # a bad file fails before measuring
     scorer = load_scorer(c.model, load=c.load)
     orm = load_scorer(c.orm, load=c.load) if c.orm is not None else None
     out = c.out or c.model
@@ -205,4 +226,4 @@ def run_card(c: CardConfig) -> Path:
         evaluation = processbench_at_threshold(
             c.model, c.processbench, evaluation, out / EVAL_DIR, load=c.load
         )
-    return write_card(c.model, evaluation, out)
+    return write_card(c.model, evaluation, out, orm=c.orm, monitor=monitor)

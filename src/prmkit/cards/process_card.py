@@ -11,8 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prmkit.cards.roles import Roles
 from prmkit.core.files import atomic_write
-from prmkit.core.model import Trace
+from prmkit.core.model import Provenance, Trace, matches
 
 CARD_FILE = "process_card.json"
 CARD_VERSION = "card-1"
@@ -30,7 +31,10 @@ class LabelSourceSummary(BaseModel):
     soft: int = 0
     """Labels that carry a soft score."""
     provenance: list[dict[str, Any]] = Field(default_factory=list)
-    """The distinct (method, actor, version, params) seen, so the labeller can be rerun."""
+    """The distinct (method, actor, version, params) seen, so the labeller can be rerun: one entry per
+    source identity (:meth:`~prmkit.core.model.Provenance.identity`, per-label params dropped), with
+    ``labels``, how many labels it made on these steps (a step two annotators rated counts for each), and
+    ``per_label``, the params dropped (when any were)."""
 
 
 def is_gold(source: str) -> bool:
@@ -111,6 +115,10 @@ class ProcessCard(BaseModel):
     """What the run did: its config, optimiser steps taken and planned, what stopped it, threads, clocks."""
     gold_use: list[GoldUse] = Field(default_factory=list)
     """Every way gold labels reached this model (empty: none did). Written by training from what it read."""
+    roles: Roles | None = None
+    """Who made what (:class:`~prmkit.cards.roles.Roles`): training records what its traces show (their
+    generators, judges, annotators, tools), ``prmkit card`` adds the models and the deployment gate. None:
+    a card written before roles."""
 
     def warnings(self) -> list[str]:
         """What a reader must know before trusting this model's numbers (see :func:`training_warnings`)."""
@@ -148,7 +156,9 @@ def training_warnings(training: dict[str, Any], metrics: dict[str, Any] | None =
 
 
 def summarize_sources(traces: Sequence[Trace], sources: Sequence[str]) -> list[LabelSourceSummary]:
-    """Count each selected source's labels and collect its distinct provenances."""
+    """Count each selected source's labels and group their provenances by source identity: a judge's raw
+    answers or an annotator's per-rating times (:data:`~prmkit.core.model.PER_LABEL_PARAMS`) do not make
+    one entry per label."""
     out = []
     for source in sources:
         ratings: Counter[str] = Counter()
@@ -163,14 +173,25 @@ def summarize_sources(traces: Sequence[Trace], sources: Sequence[str]) -> list[L
                 if lab.rating is not None:
                     ratings[str(lab.rating)] += 1
                 soft += lab.score is not None
-                prov = lab.provenance.model_dump(mode="json", exclude={"created_at"})
-                seen.setdefault(json.dumps(prov, sort_keys=True), prov)
+                for each in step.labels:  # every label of the source: two annotators of a step both count
+                    if matches(each.provenance, source):
+                        _count(seen, each.provenance)
         out.append(
             LabelSourceSummary(
                 source=source, steps=steps, ratings=dict(ratings), soft=soft, provenance=list(seen.values())
             )
         )
     return out
+
+
+def _count(seen: dict[str, dict[str, Any]], provenance: Provenance) -> None:
+    """Count one label under its source identity in ``seen``, noting the per-label params it dropped."""
+    prov = provenance.identity()
+    entry = seen.setdefault(json.dumps(prov, sort_keys=True), {**prov, "labels": 0})
+    entry["labels"] += 1
+    dropped = set(provenance.params) - set(prov["params"])
+    if dropped:
+        entry["per_label"] = sorted({*entry.get("per_label", ()), *dropped})
 
 
 def write_process_card(directory: str | Path, card: ProcessCard) -> Path:

@@ -2,7 +2,8 @@
 
 Front matter follows the Hub's model-card metadata (``library_name``, ``pipeline_tag``, ``tags``,
 ``base_model`` when it is a Hub id); the body has one section per question a user of a PRM asks,
-in the order of the issue: what process, which labels, which model and data, where tested, what still
+in the order of the issue: what process, which labels, who played each role (base model, policy, ORM, PRM,
+judge, human labels, tool scaffold, deployment monitor), which model and data, where tested, what still
 fails, what was not tested, how to use it.
 """
 
@@ -13,6 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from prmkit.cards.process_card import ProcessCard
+from prmkit.cards.roles import (
+    NONE_DECLARED,
+    Accuracy,
+    DeploymentMonitor,
+    HumanRole,
+    ModelRole,
+    Roles,
+    ToolScaffold,
+    tool_name,
+)
 from prmkit.core.files import atomic_write
 from prmkit.modeling.heads import card_fields, head
 from prmkit.modeling.spec import PrmSpec
@@ -111,6 +122,8 @@ def labels_md(card: ProcessCard) -> str:
             f"{p.get('method')} by {p.get('actor') or '?'}"
             + (f" ({_params(p.get('params'))})" if p.get("params") else "")
             + (f", v{p['version']}" if p.get("version") else "")
+            + (f": {p['labels']:,} labels" if "labels" in p else "")
+            + (f" (each with its own {', '.join(p['per_label'])})" if p.get("per_label") else "")
             for p in lab.provenance
         )
         lines.append(
@@ -389,6 +402,7 @@ def render_markdown(card: ProcessCard, usage: str | None = None) -> str:
         process_md(card),
         labels_md(card),
         gold_md(card),
+        roles_md(card),
         model_md(card),
         tested_md(card),
         audits_md(card),
@@ -396,3 +410,123 @@ def render_markdown(card: ProcessCard, usage: str | None = None) -> str:
         usage_md(card, usage),
     ]
     return front_matter(card) + "\n" + "\n\n".join(sections) + "\n"
+
+
+UNKNOWN_ROLE = "unknown: training did not summarise its traces (a card written before roles)"
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _model_role(role: ModelRole | None) -> str:
+    if role is None:
+        return NONE_DECLARED
+    link = f" ([checkpoint]({role.link}))" if role.link else ""
+    card = "" if role.card in (None, role.link) else f", card: {role.card}"
+    return f"`{role.name}`{link}{card}"
+
+
+def _accuracy(acc: Accuracy | None, missing: str) -> str:
+    if acc is None:
+        return missing
+    return (
+        f"against {acc.reference} on {acc.traces:,} traces: first-error accuracy {_pct(acc.first_error_accuracy)} %, "
+        f"ProcessBench F1 {_pct(acc.processbench_f1)}, step-error F1 {_pct(acc.step_error_f1)}"
+    )
+
+
+def _settings(d: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in d.items())
+
+
+def _trace_roles(roles: Roles) -> list[tuple[str, str]]:
+    """The rows of the roles the training traces show (policy, judge, human labels, tool scaffold)."""
+    names = ("policy (wrote the training traces)", "automated judge", "human labels", "tool scaffold")
+    if roles.traces is None:
+        return [(name, UNKNOWN_ROLE) for name in names]
+    policy = "; ".join(
+        f"`{p.name}`: {p.traces:,} traces, "
+        + (
+            "; ".join(f"sampled with {_settings(s)}" for s in p.sampling)
+            or "sampling settings not on the traces"
+        )
+        for p in roles.policy
+    )
+    judge = "; ".join(
+        f"`{j.source}`: {j.labels:,} labels on {j.traces:,} traces"
+        + (f" ({j.version})" if j.version else "")
+        + "; "
+        + _accuracy(j.accuracy, "accuracy not measured: no gold or human labels on its traces")
+        for j in roles.judge
+    )
+    shown = (
+        policy or NONE_DECLARED,
+        judge or NONE_DECLARED,
+        _human(roles.human),
+        _tools(roles.tool_scaffold),
+    )
+    return list(zip(names, shown, strict=True))
+
+
+def _human(human: HumanRole | None) -> str:
+    if human is None:
+        return NONE_DECLARED
+    people = "; ".join(
+        f"`{a.name}`: {a.labels:,} labels on {a.traces:,} traces, "
+        + _accuracy(a.gold_accuracy, "no gold to compare")
+        for a in human.annotators
+    )
+    text = f"{len(human.annotators)} annotator(s) ({people})"
+    if human.made_with:
+        text += f", made with {', '.join(human.made_with)}"
+    ag = human.agreement
+    if ag:
+        text += (
+            f"; agreement over {ag['steps_double_labelled']:,} steps rated twice or more: Fleiss' kappa "
+            f"{_num(ag['fleiss_kappa'])}, raw {_pct(ag['raw_step_agreement'])} %, first-error agreement "
+            f"{_pct(ag['first_error_agreement'])} % over {ag['first_error_pairs']} pairs"
+        )
+    return text + "".join(f"; not measured: {u}" for u in human.unmeasured)
+
+
+def _tools(tools: ToolScaffold | None) -> str:
+    if tools is None:
+        return "none: plain reasoning steps, no tool calls"
+    names = dict.fromkeys([*(tool_name(t) for t in tools.tools), *tools.calls])
+    listed = ", ".join(f"`{n}` ({tools.calls.get(n, 0):,} calls)" for n in names)
+    return f"tools {listed}; layout: {tools.layout} (the schemas are in process_card.json)"
+
+
+def _monitor(m: DeploymentMonitor | None) -> str:
+    if m is None:
+        return NONE_DECLARED
+    text = f"{m.rule}: {m.aggregation} step score below {_num(m.threshold, 4)} → {m.action}"
+    if m.measured_on is None:
+        return text + "; its rates were not measured"
+    counts = [f"{m.traces:,} traces"] if m.traces is not None else []
+    counts += [f"{m.positives:,} with an error"] if m.positives is not None else []
+    return text + (
+        f"; on {m.measured_on} ({', '.join(counts) or 'traces not counted'}): TPR {_num(m.tpr)}, TNR {_num(m.tnr)}, g-mean² {_num(m.g_mean2)}"
+    )
+
+
+def roles_md(card: ProcessCard) -> str:
+    """Every role of the card (``none declared`` where there is none), then an agent step as the model
+    reads it when the traces had tools."""
+    roles = card.roles or Roles()
+    rows = [
+        ("base model", _model_role(roles.base_model)),
+        *_trace_roles(roles)[:1],
+        ("ORM", _model_role(roles.orm)),
+        ("PRM", _model_role(roles.prm)),
+        *_trace_roles(roles)[1:],
+        ("deployment monitor", _monitor(roles.monitor)),
+    ]
+    lines = ["## Roles: who made the traces, the labels and the gate", "", "| role | |", "|---|---|"]
+    lines += [f"| {name} | {_cell(text)} |" for name, text in rows]
+    example = roles.tool_scaffold.example if roles.tool_scaffold else None
+    if example:
+        lines += ["", "One tool-calling step as the model reads it:", "", "```text", example, "```"]
+    return "\n".join(lines)

@@ -56,6 +56,17 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
 
+PER_LABEL_PARAMS: dict[str, frozenset[str]] = {
+    "judge": frozenset({"raw"}),
+    "human": frozenset({"time_ms", "assignment", "status", "finish_reason", "total_time_ms"}),
+}
+"""Per method, the provenance params that differ label by label (what one judgement said or cost), not
+settings of the source: ``judge``'s raw answer (``labeling/judge.py``), the annotation app's time on the
+step and its assignment (``annotate/export.py``). The one list of them: a writer adding such a param adds
+it here, and :meth:`Provenance.identity` drops them, so a summary groups labels by the source that made
+them, not one entry per label."""
+
+
 class Provenance(_Model):
     """Where a label came from, so every number can be traced back to the process that made it."""
 
@@ -89,6 +100,15 @@ class Provenance(_Model):
     def source(self) -> str:
         """The selector naming this source: ``method`` or ``method:actor``."""
         return self.method if self.actor is None else f"{self.method}:{self.actor}"
+
+    def identity(self) -> dict[str, Any]:
+        """The source that made the label, as JSON: method, actor, version and the params that are its
+        settings (``created_at`` and :data:`PER_LABEL_PARAMS` dropped). Labels of one source made the same
+        way have equal identities."""
+        per_label = PER_LABEL_PARAMS.get(self.method, frozenset())
+        data = self.model_dump(mode="json", exclude={"created_at"})
+        data["params"] = {k: v for k, v in data["params"].items() if k not in per_label}
+        return data
 
 
 class Label(_Model):
@@ -218,6 +238,8 @@ class Trace(_Model):
     generator: str | None = None
     """The policy or model that wrote the trace."""
     metadata: Metadata = Field(default_factory=dict)
+    """Free-form; ``metadata["sampling"]`` holds the settings the generator sampled it with (seed, samples
+    per problem, the policy's knobs), which the process card summarises per generator."""
 
     def sources(self) -> list[str]:
         """Every label source present on this trace, in first-seen order."""

@@ -13,6 +13,8 @@ command's typed config.
 - ``consensus.py``      keep traces where MC and judge agree (``consensus``) — ``label consensus``
 - ``merge.py``          join the outputs of a job run in shards (``--shard I/N``) — ``label merge``
 - ``report.py``         precision / recall / F1, first-error accuracy, calibration, PNG — ``label report``
+- ``agreement.py``      annotators' agreement: Cohen's and Fleiss' kappa, first-error agreement (the
+                        annotation app's and the process card's)
 - ``jobs.py``           the job store: append-only records, content keys, derived seeds, thread pool
 - ``rollouts.py``       drawing rollouts and scoring them (``unparseable`` kept apart from ``wrong``)
 - ``common.py``         shared file options, input checks, result writing

@@ -2,8 +2,9 @@
 
 Steps before the judge's first error are labelled +1, the first error -1, later steps keep whatever
 per-step verdicts the judge gave (a critic that only names an index leaves them unlabelled). The raw
-response is kept in every label's provenance (``params["raw"]``) for audit. A response the reader cannot
-parse labels nothing and is counted under ``unparseable`` in the summary, never read as "no error".
+response is kept in every label's provenance (``params["raw"]``, a per-label param listed in
+:data:`prmkit.core.model.PER_LABEL_PARAMS`) for audit. A response the reader cannot parse labels nothing
+and is counted under ``unparseable`` in the summary, never read as "no error".
 """
 
 from __future__ import annotations

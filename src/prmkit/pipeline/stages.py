@@ -233,7 +233,8 @@ def _card(model_stage: str) -> Run:
         shutil.copytree(deps[model_stage] / MODEL, model_dir)
         shutil.copytree(deps[f"eval-{model_stage}"] / EVAL, model_dir / EVAL_DIR)
         evaluation = json.loads((model_dir / EVAL_DIR / SUMMARY_FILE).read_text())
-        return {"card": str(write_card(model_dir, evaluation))}
+        orm = deps["orm"] / MODEL if "orm" in deps and model_stage != "orm" else None  # the card's ORM role
+        return {"card": str(write_card(model_dir, evaluation, orm=orm))}
 
     return run
 
@@ -346,7 +347,7 @@ def _measure_stages(r: Recipe, models: list[str]) -> list[Stage]:
         deps = [m, "orm"] if r.train.orm is not None and m != "orm" else [m]
         stages.append(Stage(f"eval-{m}", deps, ev, _evaluate(m), "eval", {"model": m}, outputs=(EVAL,)))
     for m in models:
-        reads = [m, f"eval-{m}"]
+        reads = [m, f"eval-{m}", *(["orm"] if r.train.orm is not None and m != "orm" else [])]
         stages.append(Stage(f"card-{m}", reads, {}, _card(m), "card", {"model": m}, outputs=(MODEL,)))
     if r.evaluate.claims_seed is not None:
         claims = ev | {"seed": r.evaluate.claims_seed, "processbench": []}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prmkit.cards import ProcessCard, summarize_sources, write_process_card
+from prmkit.cards import ProcessCard, summarize_sources, trace_roles, write_process_card
 from prmkit.cards.process_card import gold_use, inherited_gold_use
 from prmkit.core.files import atomic_write, remove_partial_writes
 from prmkit.core.model import Trace
@@ -356,6 +356,7 @@ def _process_card(
         base_model=config.base_model,
         model=fitted.spec.model_dump(mode="json"),
         labels=summarize_sources(train, sources),
+        roles=trace_roles(train, sources),
         data={
             "path": setup.data_name,
             "traces": len(traces),

@@ -4,7 +4,8 @@ A world's policy subclasses :class:`SimulatedPolicy` and supplies its own parts:
 (:meth:`~SimulatedPolicy.read`: its beliefs after the steps, whoever wrote them), the answer a prefix
 already gave, the text of steps its seeds hash, one continuation from a read prefix, and one complete
 sample with what it meant to do. The rest is here, once: ``continue_from`` (the core Policy protocol) and
-:class:`SampleTraces`, a world's ``sample_traces``.
+:class:`SampleTraces`, a world's ``sample_traces``, which records how it sampled in every trace's
+``metadata["sampling"]``.
 
 Seeds: ``continue_from`` draws from one ``random.Random`` per call seeded from (the policy's
 ``seed_offset``, the call's seed, the problem id, the prefix's length and a CRC of its text); a call
@@ -117,6 +118,7 @@ class SampleTraces:
         """``per_problem`` complete traces of each problem; a trace's draws depend only on (seed, problem
         id, its index). ``progress(1)`` is called after each problem."""
         policy = policy or self.default()
+        sampling = sampling_settings(policy, seed, per_problem)
         out: list[Trace] = []
         with paused_gc():
             for problem in problems:
@@ -131,12 +133,23 @@ class SampleTraces:
                             steps=s.steps,
                             final_answer=s.final_answer,
                             generator=self.generator,
-                            metadata=s.metadata,
+                            metadata={**s.metadata, "sampling": dict(sampling)},
                         )
                     )
                 if progress is not None:
                     progress(1)
         return out
+
+
+def sampling_settings(policy: SimulatedPolicy, seed: int, per_problem: int) -> dict[str, Any]:
+    """What ``Trace.metadata["sampling"]`` records of a sample: the policy, the seed, samples per problem
+    and the policy's knobs that differ from their defaults (its temperature always), so a reader (the
+    process card) can say how the traces were drawn."""
+    config = getattr(policy, "config", None)
+    knobs = {} if config is None else config.model_dump(mode="json", exclude_defaults=True)
+    if config is not None and hasattr(config, "temperature"):
+        knobs = {"temperature": config.temperature, **knobs}
+    return {"policy": policy.name, "seed": seed, "per_problem": per_problem, **knobs}
 
 
 def continuation_rng(seed_offset: int, seed: int, problem: Problem, prefix: Sequence[str]) -> random.Random:

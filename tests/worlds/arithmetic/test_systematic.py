@@ -32,7 +32,10 @@ WORLD_1 = PolicyConfig(misconceptions=0.0)
 
 
 def _digest(traces) -> str:
-    rows = [[t.id, [s.text for s in t.steps], t.final_answer, t.metadata] for t in traces]
+    """The draws: ids, steps, answers and what the policy meant to do (not ``metadata["sampling"]``, the
+    record of the settings, which differs between two configs that draw alike)."""
+    meta = [{k: v for k, v in t.metadata.items() if k != "sampling"} for t in traces]
+    rows = [[t.id, [s.text for s in t.steps], t.final_answer, m] for t, m in zip(traces, meta, strict=True)]
     return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 
 
