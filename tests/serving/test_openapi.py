@@ -5,7 +5,8 @@ matches its declared schema (the refusals the server writes itself included: 401
 schema-invalid requests are refused. Left out: ``positive_data_acceptance``, because three rules of the
 API are not JSON Schema: a trace gives exactly one of ``steps`` and ``completion``, ``prompts`` has as
 many items as ``query``, and ``aggregation`` names a registered aggregation (the registry can grow at
-run time); each is refused with a 422 that says so.
+run time); each is refused with a 422 that says so. The server has a gate (``flag``), so ``/verify`` is
+tested with the others.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from prmkit.serving.config import GateOptions
 from prmkit.serving.reward_server import ServerConfig, create_app
 from tests.serving.conftest import HashScorer, run_server
 
@@ -32,7 +34,12 @@ CHECKS = [
 @pytest.mark.slow
 def test_schemathesis_finds_no_server_error_and_the_schema_matches(tmp_path: Path) -> None:
     st = Path(sys.executable).with_name("st")
-    config = ServerConfig(max_body_bytes=100_000, max_step_chars=2_000, max_traces_per_request=8)
+    config = ServerConfig(
+        max_body_bytes=100_000,
+        max_step_chars=2_000,
+        max_traces_per_request=8,
+        gate=GateOptions(threshold=0.5),
+    )
     with run_server(create_app(HashScorer(), config)) as url:
         run = subprocess.run(
             [
@@ -55,4 +62,4 @@ def test_schemathesis_finds_no_server_error_and_the_schema_matches(tmp_path: Pat
             timeout=500,
         )
     assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-2000:]
-    assert "5 selected / 5 total" in run.stdout, run.stdout[-3000:]  # every operation was tested
+    assert "6 selected / 6 total" in run.stdout, run.stdout[-3000:]  # every operation was tested

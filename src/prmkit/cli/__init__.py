@@ -9,8 +9,8 @@ so ``prmkit --help`` stays fast.
     label.py     label mc | binary_search | judge | consensus | report | merge -> prmkit.labeling
     annotate.py  annotate serve | assign | export | agreement -> prmkit.annotate
     models.py    train prm | orm, score, pretrain             -> prmkit.training / prmkit.scoring
-    search.py    bon, vote, beam, resample                    -> prmkit.search
-    serve.py     serve, serve-policy                          -> prmkit.serving
+    search.py    bon, vote, beam, resample, serve             -> prmkit.search / prmkit.serving
+    serve.py     serve-policy, gate measure                   -> prmkit.serving
     evaluate.py  eval processbench | agentprocessbench | bon, audit, card -> prmkit.evaluation / prmkit.cards
     rl.py        rl                                            -> prmkit.rl
     run.py       run RECIPE.yaml                               -> prmkit.pipeline

@@ -1,12 +1,17 @@
 """Serving over HTTP: the reward server and an OpenAI-compatible policy server.
 
 - ``reward_server.py``  ``prmkit serve MODEL`` (any scorer spec ``prmkit.scoring.load_scorer`` reads):
-  ``/score``, ``/get_reward`` (OpenRLHF), ``/pooling`` (vLLM shape), ``/health``, ``/metrics``, ``/docs``;
-  ``create_app``, ``serve``
+  ``/score``, ``/get_reward`` (OpenRLHF), ``/pooling`` (vLLM shape), ``/verify``, ``/health``,
+  ``/metrics``, ``/docs``; ``create_app``, ``serve``
 - ``routes.py``         the reward server's endpoints: one ``APIRouter`` of plain functions
+- ``verify.py``         ``POST /verify``, the deployment gate's router: accept, flag at the first doubtful
+  step, or resample through a policy endpoint
+- ``gate.py``           the gate's rule (threshold, aggregation, action), its policy endpoint, and
+  ``prmkit gate measure``: its TPR / TNR on gold-labelled traces, written as the card's monitor
 - ``limits.py``         request limits that need no tokenizer (traces, steps, characters, estimated cost),
   checked before a request costs any work
-- ``config.py``         ``ServerConfig``: the server's options (kept free of fastapi for a fast CLI)
+- ``config.py``         ``ServerConfig`` (with the gate's ``GateOptions``) and ``GateMeasureConfig``: the
+  commands' options (kept free of fastapi for a fast CLI)
 - ``guard.py``          ASGI middleware before FastAPI: body size, API key, strict JSON (NaN, surrogates,
   huge integers, depth -> 422), request metrics by route template
 - ``batching.py``       ``DynamicBatcher``: requests arriving together share one forward pass; a queue

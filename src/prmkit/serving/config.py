@@ -1,15 +1,68 @@
-"""The reward server's options, in a module light enough for ``prmkit --help`` to import.
+"""The serving commands' options, in a module light enough for ``prmkit --help`` to import.
 
-Each option is documented once, in its docstring; the CLI's ``--help`` is generated from here.
+``ServerConfig`` is ``prmkit serve``'s (its ``gate`` section, :class:`GateOptions`, the ``--gate-*``
+flags of ``/verify``); ``GateMeasureConfig`` is ``prmkit gate measure``'s. Each option is documented
+once, in its docstring; the CLI's ``--help`` is generated from here.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from prmkit.core.http_limits import parse_networks
 from prmkit.core.steps import StepSplit
 from prmkit.modeling.loading import LoadOptions
+
+GateAction = Literal["flag", "resample"]
+
+
+class GateOptions(BaseModel):
+    """The deployment gate behind ``POST /verify`` (flags ``--gate-*``; docs/serving.md). Without a
+    threshold (here or in ``monitor``) the server has no gate and ``/verify`` answers 404."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    threshold: float | None = None
+    """The gate's threshold: a trace whose aggregated step score is below it is doubtful. None (and no
+    ``--gate-monitor``): no gate, ``/verify`` answers 404."""
+    monitor: Path | None = None
+    """A deployment-monitor JSON written by ``prmkit gate measure`` (the card's monitor role): its
+    threshold, aggregation and action configure the gate, so what was measured is what is served. Give
+    it or ``--gate-threshold``, not both; ``--gate-aggregation`` and ``--gate-action`` may not contradict it."""
+    aggregation: str | None = None
+    """How the gate turns step scores into one number (min, prod, last, mean, ...); default the
+    monitor's, else ``min``."""
+    action: GateAction | None = None
+    """What ``/verify`` does with a doubtful trace: ``flag`` it (with its first doubtful step), or
+    ``resample`` it from the steps before that step through ``--gate-policy-url``; default the
+    monitor's, else ``flag``."""
+    policy_url: str | None = None
+    """OpenAI-compatible server (vLLM, SGLang, ``prmkit serve-policy``) that continues a doubtful trace;
+    needed by ``--gate-action resample``."""
+    policy_model: str | None = None
+    """Model name sent to the policy endpoint; default the first one its ``/v1/models`` lists."""
+    policy_chat: bool = False
+    """Continue through ``/v1/chat/completions`` (the steps so far open the assistant's message, vLLM's
+    ``continue_final_message``) instead of ``/v1/completions``."""
+    policy_timeout_s: float = Field(default=30.0, gt=0)
+    """Seconds one continuation may take (one retry on a connection error or 5xx); a policy endpoint
+    that fails makes ``/verify`` answer 502."""
+    max_resamples: int = Field(default=4, ge=1, le=32)
+    """Most continuations asked for one doubtful trace; the first that passes the gate is returned, else
+    the best one with decision ``flag``. Bounds a request's work at this many continuations and scorings."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> GateOptions:
+        if self.monitor is not None and self.threshold is not None:
+            raise ValueError(
+                "give the gate's threshold once: --gate-threshold or the one --gate-monitor records"
+            )
+        if self.action == "resample" and not self.policy_url:
+            raise ValueError("--gate-action resample continues through a policy: set --gate-policy-url")
+        return self
 
 
 class ServerConfig(BaseModel):
@@ -93,9 +146,39 @@ class ServerConfig(BaseModel):
     default. The reward server reads no forwarded header, so nothing else changes."""
     max_json_depth: int = Field(default=32, ge=4, le=500)
     """Deepest nesting of lists and objects in a request body (422 beyond); the API's own bodies need 4."""
+    gate: GateOptions = Field(default_factory=GateOptions)
+    """The deployment gate of ``POST /verify`` (none by default)."""
 
     @field_validator("trusted_proxies")
     @classmethod
     def _networks(cls, value: list[str]) -> list[str]:
         parse_networks(value)  # a ValueError naming each entry that is no address or network
         return value
+
+
+class GateMeasureConfig(BaseModel):
+    """``prmkit gate measure``: a gate's TPR and TNR on gold-labelled traces, as the card's monitor.
+
+    The JSON written is :class:`prmkit.cards.roles.DeploymentMonitor`, read by ``prmkit card --monitor``
+    and ``prmkit serve --gate-monitor``."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    model: str
+    """The scorer the gate runs (any scorer spec: a checkpoint folder, a reward server URL,
+    ``arithmetic-oracle``...)."""
+    traces: Path
+    """Gold-labelled traces (e.g. ``prmkit arithmetic sample`` then ``check``): a trace with a gold first
+    error is one the gate should flag, an error-free one one it should accept."""
+    out: Path
+    """The monitor JSON to write (``prmkit.cards.roles.DeploymentMonitor``)."""
+    threshold: float
+    """The gate's threshold: a trace whose aggregated score is below it is doubtful (flagged)."""
+    aggregation: str = "min"
+    """How step scores become the gate's one number (min, prod, last, mean, ...)."""
+    action: GateAction = "flag"
+    """What the deployed gate does with a doubtful trace (recorded; the rates count its flags either way)."""
+    source: str = "gold"
+    """The label source whose first error is the truth (``gold`` on the world)."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""

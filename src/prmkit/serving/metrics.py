@@ -53,8 +53,8 @@ class _BatcherCollector(Collector):
 
 class Metrics:
     """Request counts by route template and status, a latency histogram, the over-long responses paid by
-    the unfinished rule (a policy drifting into runaway generations shows here first), and the batcher's
-    counters."""
+    the unfinished rule (a policy drifting into runaway generations shows here first), the gate's
+    decisions, continuations and policy failures, and the batcher's counters."""
 
     def __init__(self, batcher: DynamicBatcher):
         self.registry = CollectorRegistry()
@@ -70,6 +70,22 @@ class Metrics:
         self.overlong = Counter(
             "prmkit_overlong_responses",
             "/get_reward responses with more steps than --max-steps-per-trace, paid by the unfinished rule.",
+            registry=self.registry,
+        )
+        self.gate_decisions = Counter(
+            "prmkit_gate_decisions",
+            "/verify answers by decision: accept, flag, resampled.",
+            ["decision"],
+            registry=self.registry,
+        )
+        self.gate_resamples = Counter(
+            "prmkit_gate_resamples",
+            "Continuations /verify asked of the gate's policy endpoint.",
+            registry=self.registry,
+        )
+        self.gate_policy_errors = Counter(
+            "prmkit_gate_policy_errors",
+            "/verify requests answered 502 because the gate's policy endpoint failed.",
             registry=self.registry,
         )
         self.registry.register(_BatcherCollector(batcher))

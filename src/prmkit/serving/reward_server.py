@@ -5,6 +5,8 @@ Endpoints (OpenAPI page at ``/docs``):
 - ``POST /score``      prmkit's own: per-step scores and the aggregate for a batch of traces
 - ``POST /get_reward`` OpenRLHF's remote reward shape: ``{query, prompts, labels}`` -> ``{rewards, scores, extra_logs}``
 - ``POST /pooling``    vLLM's (``serving.pooling``): STEP pooling on the request's tokens, one row per step tag
+- ``POST /verify``     the deployment gate (``serving.verify``): accept, flag at the first doubtful step, or
+  resample through a policy endpoint; 404 unless the server was started with a gate (``--gate-threshold``)
 - ``GET /health`` (with ``max_steps_per_trace``), ``GET /metrics`` (Prometheus text)
 
 ``/get_reward`` is a reward, so it always answers a number per query: an empty batch gets empty lists,
@@ -18,7 +20,8 @@ strict JSON, API key), then every limit that needs no tokenizer (traces, steps, 
 and per trace, queue cost) is checked by :mod:`~prmkit.serving.limits`. Each answers with a message
 naming the place, the limit and the option that sets it (docs/serving.md lists them).
 
-This module builds the app and runs it; the endpoints themselves are :mod:`~prmkit.serving.routes`.
+This module builds the app and runs it; the endpoints themselves are :mod:`~prmkit.serving.routes` and
+:mod:`~prmkit.serving.verify`.
 """
 
 from __future__ import annotations
@@ -32,20 +35,24 @@ from fastapi.responses import JSONResponse
 
 from prmkit.core.http_limits import bounded_config
 from prmkit.core.protocols import StepScorer
+from prmkit.core.steps import StepFormat
 from prmkit.serving.batching import DynamicBatcher, QueueFull
 from prmkit.serving.config import ServerConfig
+from prmkit.serving.gate import build_gate
 from prmkit.serving.guard import Guard
 from prmkit.serving.metrics import Metrics
 from prmkit.serving.pooling import PoolingError, PoolingScorer, step_pooling
 from prmkit.serving.routes import ServerState, router
+from prmkit.serving.verify import router as verify_router
 
 
 def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAPI:
     """A FastAPI app serving ``scorer``; run it with uvicorn (see :func:`serve`).
 
-    The endpoints are :mod:`~prmkit.serving.routes`' router; this only builds the state they read from
-    ``app.state.server``, the guard before them and the 503 answer of a full queue, so one process can
-    hold several apps, each with its own scorer, queue and metrics.
+    The endpoints are the routers of :mod:`~prmkit.serving.routes` and :mod:`~prmkit.serving.verify`;
+    this only builds the state they read from ``app.state.server``, the guard before them and the 503
+    answer of a full queue, so one process can hold several apps, each with its own scorer, queue and
+    metrics.
     """
     config = config or ServerConfig()
     server = _server_state(scorer, config)
@@ -55,17 +62,19 @@ def create_app(scorer: StepScorer, config: ServerConfig | None = None) -> FastAP
     app.state.config = config
     # The guard labels requests by route template, so it gets the routes themselves: FastAPI includes a
     # router as one entry of app.router.routes, which has no path of its own (every request: <other>).
-    routes = [*app.router.routes, *router.routes]  # /docs and /openapi.json first, as FastAPI matches
+    routes = [*app.router.routes, *router.routes, *verify_router.routes]  # /docs first, as FastAPI matches
     app.add_middleware(Guard, config=config, metrics=server.metrics, routes=routes)
     app.add_exception_handler(QueueFull, _busy)
     app.include_router(router)
+    app.include_router(verify_router)
     return app
 
 
 def _server_state(scorer: StepScorer, config: ServerConfig) -> ServerState:
     """What the endpoints need from ``scorer``, read once: STEP pooling where the scorer has step-tag
     classes (else why not, so every other endpoint still works), the batcher every request shares, and
-    the name, threshold and step tag the answers report."""
+    the name, threshold and step tag the answers report, and the gate of ``/verify`` (its monitor file
+    read now, so a bad one stops the server before it listens)."""
     pooler, not_pooled = None, None
     try:
         pooling_spec = step_pooling(scorer, config.step_tag)
@@ -95,6 +104,7 @@ def _server_state(scorer: StepScorer, config: ServerConfig) -> ServerState:
         model_name=getattr(scorer, "name", "prmkit"),
         threshold=stored if isinstance(stored, float) else None,
         step_tag=config.step_tag or getattr(template, "tag", None) or "<extra_0>",
+        gate=build_gate(config.gate, StepFormat(step_separator=config.split.step_separator)),
     )
 
 

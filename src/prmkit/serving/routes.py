@@ -27,6 +27,7 @@ from prmkit.core.steps import make_trace, parse_completion, problem_text, split_
 from prmkit.scoring.aggregate import aggregate
 from prmkit.serving.batching import TRACE_COST, DynamicBatcher, trace_cost
 from prmkit.serving.config import ServerConfig
+from prmkit.serving.gate import Gate
 from prmkit.serving.limits import check_count, check_raw, check_sizes, raw_text
 from prmkit.serving.metrics import Metrics
 from prmkit.serving.pooling import (
@@ -84,6 +85,8 @@ class ServerState:
     """The checkpoint's stored threshold, for ``/health`` (None where the scorer has none)."""
     step_tag: str
     """Where ``/pooling`` splits text into steps for a scorer with no tokens."""
+    gate: Gate | None = None
+    """``/verify``'s gate (:mod:`~prmkit.serving.gate`); None: not configured, ``/verify`` answers 404."""
 
 
 def server_state(request: Request) -> ServerState:
@@ -123,23 +126,8 @@ async def score(req: ScoreRequest, server: Server) -> ScoreResponse:
     how = req.aggregation or config.aggregation
     _check_aggregation(how)
     check_raw([raw_text(item) for item in req.traces], config)
-    traces = []
-    for i, item in enumerate(req.traces):
-        given = [k for k in ("steps", "completion", "messages") if getattr(item, k) is not None]
-        if len(given) != 1:
-            raise HTTPException(
-                422,
-                f"traces[{i}]: give exactly one of 'steps' (a list), 'completion' (a string) or "
-                f"'messages' (an agent's chat messages); found {' and '.join(given) or 'none'}",
-            )
-        if item.messages is not None:
-            traces.append(_trajectory(item, i))
-            continue
-        if item.tools is not None:
-            raise HTTPException(422, f"traces[{i}]: 'tools' go with 'messages'")
-        steps = item.steps if item.steps is not None else config.split.split(item.completion or "")
-        traces.append(make_trace(item.problem, steps, trace_id=str(i)))
-    rows = await _score_all(server, traces)
+    traces = [read_trace(item, f"traces[{i}]", config, str(i)) for i, item in enumerate(req.traces)]
+    rows = await score_all(server, traces)
     results = [TraceScore(step_scores=r, score=aggregate(r, how) if r else None) for r in rows]
     return ScoreResponse(model=server.model_name, aggregation=how, results=results)
 
@@ -164,7 +152,7 @@ async def get_reward(req: RewardRequest, server: Server) -> RewardResponse:
     overlong = [len(p.steps) > config.max_steps_per_trace for p in parsed]
     unfinished = [not p.finished and config.unfinished_reward is not None for p in parsed]
     paid = [i for i, p in enumerate(parsed) if p.steps and not (overlong[i] or unfinished[i])]
-    scored = await _score_all(server, [make_trace(heads[i], parsed[i].steps, trace_id=str(i)) for i in paid])
+    scored = await score_all(server, [make_trace(heads[i], parsed[i].steps, trace_id=str(i)) for i in paid])
     rows: list[list[float]] = [[] for _ in parsed]
     for i, row in zip(paid, scored, strict=True):
         rows[i] = row
@@ -207,8 +195,8 @@ async def pooling(req: PoolingRequest, server: Server) -> PoolingResponse:
     )
 
 
-async def _score_all(server: ServerState, traces: list[Trace]) -> list[list[float]]:
-    """The one way ``/score``, ``/get_reward`` and text ``/pooling`` score: limits first, then the
+async def score_all(server: ServerState, traces: list[Trace]) -> list[list[float]]:
+    """The one way ``/score``, ``/get_reward``, ``/verify`` and text ``/pooling`` score: limits first, then the
     batcher, with the scorer's refusal of an input answered as a 422 rather than a 500."""
     check_sizes(traces, server.config)
     if not traces:  # an empty batch (OpenRLHF's last reward URL often gets one): an empty answer
@@ -259,7 +247,7 @@ async def _text_pooling(server: ServerState, req: PoolingRequest) -> list[list[f
     inputs = raw_texts(req)
     check_raw(inputs, server.config)
     traces = [_pooling_trace(text, server.step_tag, server.config, i) for i, text in enumerate(inputs)]
-    rows = await _score_all(server, traces)
+    rows = await score_all(server, traces)
     return [[x for p in r for x in (1.0 - p, p)] for r in rows]
 
 
@@ -272,19 +260,39 @@ def _check_aggregation(how: str) -> None:
         raise HTTPException(422, f"aggregation: {err}") from None
 
 
-def _trajectory(item: TraceIn, i: int) -> Trace:
+def read_trace(item: TraceIn, where: str, config: ServerConfig, trace_id: str) -> Trace:
+    """One trace of a request (``/score``'s, ``/verify``'s) in whichever form it came: ``steps``, a
+    ``completion`` cut by the server's split rule, or an agent's ``messages``; a malformed one is a 422
+    naming ``where`` it is."""
+    given = [k for k in ("steps", "completion", "messages") if getattr(item, k) is not None]
+    if len(given) != 1:
+        raise HTTPException(
+            422,
+            f"{where}: give exactly one of 'steps' (a list), 'completion' (a string) or "
+            f"'messages' (an agent's chat messages); found {' and '.join(given) or 'none'}",
+        )
+    if item.messages is not None:
+        return _trajectory(item, where, trace_id)
+    if item.tools is not None:
+        raise HTTPException(422, f"{where}: 'tools' go with 'messages'")
+    steps = item.steps if item.steps is not None else config.split.split(item.completion or "")
+    return make_trace(item.problem, steps, trace_id=trace_id)
+
+
+def _trajectory(item: TraceIn, where: str, trace_id: str) -> Trace:
     """An agent's trajectory from OpenAI chat messages (prmkit's ``chat`` reading); a malformed one is a
     422 naming the message and field, as a file error would."""
     from prmkit.formats.base import RecordChecker
     from prmkit.formats.chat import first_user_text, read_messages
 
-    ck = RecordChecker(f"traces[{i}]", None)
+    ck = RecordChecker(where, None)
     prompt, steps = read_messages(ck, list(item.messages or []))
     if ck.issues:
         lines = "; ".join(f"{x.field}: expected {x.expected}, found {x.found}" for x in ck.issues[:5])
-        raise HTTPException(422, f"traces[{i}].{lines}")
-    problem = Problem(id=f"p-{i}", text=item.problem or first_user_text(prompt), tools=item.tools or [])
-    return Trace(id=str(i), problem=problem, steps=steps)
+        raise HTTPException(422, f"{where}.{lines}")
+    text = item.problem or first_user_text(prompt)
+    problem = Problem(id=f"p-{trace_id}", text=text, tools=item.tools or [])
+    return Trace(id=trace_id, problem=problem, steps=steps)
 
 
 def _pooling_trace(text: str, step_tag: str, config: ServerConfig, i: int) -> Trace:

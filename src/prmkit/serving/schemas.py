@@ -26,6 +26,61 @@ class TraceIn(BaseModel):
     """The tools the agent could call (OpenAI ``tools`` schemas), with ``messages``."""
 
 
+class VerifyRequest(TraceIn):
+    """``POST /verify``: one trace, in any form a ``/score`` trace takes (``problem`` with ``steps``, a
+    ``completion`` or an agent's ``messages``), and the seed of its continuations."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    seed: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    """Seed of the first continuation asked of the gate's policy (the k-th gets ``seed + k``), so a
+    resample can be repeated; None: the policy endpoint's own randomness."""
+
+
+class Resampled(BaseModel):
+    """The continuation ``/verify`` returns: the first that passed the gate, else the best-scoring one."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    steps: list[str]
+    """The whole new trace: the request's steps before its first doubtful step, then the policy's."""
+    kept_steps: int
+    """How many of ``steps`` are the request's own."""
+    final_answer: str | None
+    """The answer the policy reached (None: it stopped before one, so the trace cannot pass)."""
+    step_scores: list[float]
+    score: float
+    """The gate's aggregate of ``step_scores``."""
+    first_doubtful_step: int | None
+
+
+class VerifyResponse(BaseModel):
+    """The gate's decision on one trace."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    model: str
+    decision: Literal["accept", "flag", "resampled"]
+    """``accept``: the trace passes; ``flag``: it is doubtful (and no continuation passed, when the gate
+    resamples); ``resampled``: it was doubtful and ``resampled`` is a continuation that passes."""
+    reason: str
+    """Why, in words (the score against the threshold, the continuations tried)."""
+    rule: str
+    """The gate's rule in words (the card's monitor role records the same)."""
+    aggregation: str
+    threshold: float
+    score: float
+    """The aggregate of the request's own step scores."""
+    step_scores: list[float]
+    first_doubtful_step: int | None
+    """Index of the first step scoring below the threshold (of the first step at which the running
+    aggregate does, for ``prod``); None for a trace that passes."""
+    resamples: int
+    """Continuations asked of the policy endpoint (0 unless the gate resamples a doubtful trace)."""
+    resampled: Resampled | None
+    """With ``resampled`` the continuation that passed; with ``flag`` after resampling the best one."""
+
+
 class ScoreRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
