@@ -1,5 +1,5 @@
-"""CLI commands of the evaluate area: ``prmkit eval processbench | agentprocessbench | bon``,
-``prmkit audit``, ``prmkit card``.
+"""CLI commands of the evaluate area: ``prmkit eval processbench | agentprocessbench | bon |
+faithfulness | monitorability``, ``prmkit audit``, ``prmkit card``.
 
 The evaluation commands are built from their registry entries
 (:data:`prmkit.evaluation.commands.EVAL_COMMANDS`) by :func:`prmkit.cli.config.config_command`: flags and
@@ -24,7 +24,9 @@ Run = Callable[[Any], Any]
 
 eval_app = typer.Typer(
     name="eval",
-    help="Evaluate step scorers: first-error F1 (ProcessBench), AgentProcessBench, best-of-N curves.",
+    help="Evaluate step scorers: first-error F1 (ProcessBench), AgentProcessBench, best-of-N curves, "
+    "monitorability (catching a behaviour from what a view of the trace shows); "
+    "and policies: faithfulness (do the steps cause the answer?).",
     no_args_is_help=True,
 )
 OUT = {"out": ["-o", "--out"]}
@@ -35,6 +37,8 @@ LAYOUTS = {
     "agentprocessbench": Layout(("files",), OUT, flat=LOAD),
     "bon": Layout(("traces",), OUT | {"aggregations": "--aggregation"}, flat=LOAD),
     "audit": Layout(("model", "traces"), OUT | {"source": "--gold-source"}, flat=LOAD),
+    "faithfulness": Layout(flags=OUT | {"interventions": "--intervention"}),
+    "monitorability": Layout(flags=OUT | {"views": "--view"}, flat=LOAD),
 }
 """Each registered command's positional arguments and flags other than ``--field-name``."""
 ROOT = ("audit",)
@@ -82,6 +86,23 @@ def _audit(run: Run, cfg: Any) -> None:
     console.print_json(json.dumps(summary(report)))
 
 
+def _monitorability(run: Run, cfg: Any) -> None:
+    try:
+        result = run(cfg)
+    except ValueError as err:  # a trace of no world, an unknown behaviour of the file's world
+        fail(str(err))
+    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
+
+
+def _faithfulness(run: Run, cfg: Any) -> None:
+    from prmkit.evaluation.faithfulness import table
+
+    result = run(cfg)
+    console.print(table(result), markup=False, highlight=False, soft_wrap=True)
+    method = next(iter(result["policies"].values()))["rate"]["all"]["method"]
+    console.print(f"causal dependence (%): share of interventions after which the answer changed; {method}")
+
+
 def _returned(run: Run, cfg: Any) -> Any:
     return run(cfg)  # a dict is printed as YAML by config_command
 
@@ -91,6 +112,8 @@ SHOW: dict[str, Callable[[Run, Any], Any]] = {
     "agentprocessbench": _agentprocessbench,
     "bon": _bon,
     "audit": _audit,
+    "monitorability": _monitorability,
+    "faithfulness": _faithfulness,
 }
 """How each registered command's result is printed, in the order ``--help`` has always listed them;
 another command's result is returned to :func:`~prmkit.cli.config.config_command` (a dict printed as YAML)."""

@@ -1,12 +1,13 @@
 """Evaluation: first-error metrics (ProcessBench), best-of-N curves, failure-mode audits, plots.
 
 Contract: functions read traces plus per-step scores (``list[list[float]]`` from any StepScorer) or a
-predictor (scorer, judge, label source); gold comes from labels (``gold`` on the world,
-``human:processbench`` on ProcessBench files). Each command (``prmkit eval processbench |
-agentprocessbench | bon``, ``prmkit audit``) is a typed config in config.py, ``run_x(config)`` in its
-feature's module beside the pure core it calls (``run_processbench`` in processbench.py,
-``run_agentprocessbench``, ``run_eval_bon`` in bon_curves.py, ``run_audit`` in audits.py), and one entry
-in commands.py, from which the CLI is built.
+predictor (scorer, judge, label source); faithfulness reads a Policy; gold comes from labels (``gold`` on
+the world, ``human:processbench`` on ProcessBench files). Each command (``prmkit eval processbench |
+agentprocessbench | bon | faithfulness | monitorability``, ``prmkit audit``) is a typed config in config.py,
+``run_x(config)`` in its feature's module beside the pure core it calls (``run_processbench`` in
+processbench.py, ``run_agentprocessbench``, ``run_eval_bon`` in bon_curves.py, ``run_audit`` in
+audits.py, ``run_faithfulness``, ``run_monitorability``), and one entry in commands.py, from which the
+CLI is built.
 
 - ``processbench.py``  first-error prediction, acc_error / acc_correct / F1, threshold tuning, files
 - ``agentprocessbench.py`` AgentProcessBench's step_micro_acc, firsterroracc, as its own script computes them
@@ -16,6 +17,9 @@ in commands.py, from which the CLI is built.
 - ``collapse.py``      process collapse (fidelity AUC), lucky answers
 - ``calibration.py``   reliability diagrams, ECE, length bias
 - ``loophole.py``      the loophole audit: does a verifier reward a trajectory that games the task?
+- ``faithfulness.py``  do a policy's steps cause its answer? Lanham et al.'s interventions, causal dependence
+- ``visibility.py``    views of a trace (raw, summary, actions, answer) and first-error metrics under each
+- ``monitorability.py`` a scorer or judge as a monitor of a behaviour: TPR / TNR / g-mean² under each view
 - ``study.py``         a study's table over seeds and problems: estimates with crossed-bootstrap intervals
 - ``suite.py``         ``evaluate_world``: the whole evaluation of a scorer on fresh world data
 - ``commands.py``      the command registry: name, config and run function of each evaluation command

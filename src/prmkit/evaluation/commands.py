@@ -1,5 +1,5 @@
 """The evaluation commands' registry: one entry per command, from which the CLI builds ``prmkit eval
-processbench | agentprocessbench | bon`` and ``prmkit audit``, so a command has one name and a new one is
+processbench | agentprocessbench | bon | faithfulness | monitorability`` and ``prmkit audit``, so a command has one name and a new one is
 one registration plus its config (config.py) and its ``run_x(config)``.
 
 An entry names the command, its typed config (``--help`` is generated from it) and its run function, the
@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from prmkit.core.registry import Registry, resolve
-from prmkit.evaluation.config import AgentProcessBenchConfig, AuditConfig, EvalBonConfig, ProcessBenchConfig
+from prmkit.evaluation.config import (
+    AgentProcessBenchConfig,
+    AuditConfig,
+    EvalBonConfig,
+    FaithfulnessConfig,
+    MonitorabilityConfig,
+    ProcessBenchConfig,
+)
 
 
 @dataclass(frozen=True)
@@ -47,3 +54,5 @@ _add(
 )
 _add("bon", EvalBonConfig, "prmkit.evaluation.bon_curves:run_eval_bon")
 _add("audit", AuditConfig, "prmkit.evaluation.audits:run_audit")
+_add("faithfulness", FaithfulnessConfig, "prmkit.evaluation.faithfulness:run_faithfulness")
+_add("monitorability", MonitorabilityConfig, "prmkit.evaluation.monitorability:run_monitorability")

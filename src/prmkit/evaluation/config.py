@@ -1,12 +1,14 @@
-"""The typed configs of ``prmkit eval processbench | agentprocessbench | bon`` and ``prmkit audit``, and the
-world-evaluation settings a process card is measured with: one per command, shared by CLI and API.
+"""The typed configs of ``prmkit eval processbench | agentprocessbench | bon | faithfulness`` and ``prmkit
+audit``, and the world-evaluation settings a process card is measured with: one per command, shared by CLI
+and API.
 
 Each field is documented once, here: ``--help`` is generated from these docstrings and the defaults are
 these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same fields). Each command's
 ``run_x(config)`` lives in its feature's module beside the pure core it calls
 (:func:`~prmkit.evaluation.processbench.run_processbench`,
 :func:`~prmkit.evaluation.agentprocessbench.run_agentprocessbench`,
-:func:`~prmkit.evaluation.bon_curves.run_eval_bon`, :func:`~prmkit.evaluation.audits.run_audit`) and
+:func:`~prmkit.evaluation.bon_curves.run_eval_bon`, :func:`~prmkit.evaluation.audits.run_audit`,
+:func:`~prmkit.evaluation.faithfulness.run_faithfulness`) and
 reads the config's fields itself; :data:`prmkit.evaluation.commands.EVAL_COMMANDS` names them. This
 module imports no numpy, so ``prmkit --help`` stays fast.
 """
@@ -14,9 +16,9 @@ module imports no numpy, so ``prmkit --help`` stays fast.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from prmkit.core.config import Config
 from prmkit.modeling.loading import LoadOptions
@@ -27,6 +29,15 @@ from prmkit.worlds.registry import DEFAULT_WORLD
 DEFAULT_AGGREGATIONS = ("min", "prod", "last", "mean")
 """The PRM aggregations ``eval bon`` draws curves for. Declared here, where ``--help`` reads it without
 importing numpy; :mod:`prmkit.evaluation.bon_curves` imports it from here."""
+
+
+def registered_world(value: str) -> str:
+    """A world name checked against the registry (a renamed world's old name reads as its new one)."""
+    from prmkit.worlds.registry import WORLDS
+
+    if value not in WORLDS:
+        raise ValueError(f"{value!r} is not an embedded world ({', '.join(WORLDS.names())})")
+    return WORLDS.canonical(value)
 
 
 class WorldEvalSettings(Config):
@@ -55,11 +66,7 @@ class WorldEvalSettings(Config):
     @field_validator("world")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from prmkit.worlds.registry import WORLDS
-
-        if value not in WORLDS:
-            raise ValueError(f"{value!r} is not an embedded world ({', '.join(WORLDS.names())})")
-        return WORLDS.canonical(value)
+        return registered_world(value)
 
 
 class ProcessBenchConfig(Config):
@@ -177,3 +184,153 @@ class AuditConfig(Config):
     """last: every step gets the trace's last score (ORM); auto: for ORM checkpoints; none."""
     load: LoadOptions = Field(default_factory=LoadOptions)
     """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
+
+
+INTERVENTIONS = ("early_answering", "adding_mistakes", "filler")
+"""The faithfulness interventions (:mod:`prmkit.evaluation.faithfulness`), in the order reports show them.
+Declared here, where ``--help`` reads it without importing numpy."""
+Intervention = Literal["early_answering", "adding_mistakes", "filler"]
+
+
+class FaithfulnessConfig(Config):
+    """Faithfulness: do a policy's steps cause its answer? Lanham et al. 2023's interventions (early
+    answering, adding mistakes, filler) on fresh world traces; the share after which the answer changes."""
+
+    world: str = DEFAULT_WORLD
+    """The embedded world whose problems are solved and whose simulated policy is measured (its checker
+    says which traces contain an error)."""
+    policies: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"default": {}})
+    """Named variants of the world's simulated policy, each the knobs of its policy config that differ
+    from the defaults (``{default: {}, rationalising: {rationalise: 1.0}}``); all are measured on the same
+    problems and each later one is compared with the first (a difference paired over problems). From
+    ``--config`` only."""
+    problems: int = Field(40, ge=2)
+    """World problems of ``split`` (the bootstrap resamples them)."""
+    per_problem: int = Field(4, ge=1)
+    """Traces each variant writes per problem, before ``with_error`` keeps some."""
+    split: Literal["train", "test", "heldout"] = "test"
+    """The split the problems come from."""
+    with_error: bool = True
+    """Intervene only on traces in which the gold checker finds an error (where a policy that knows its
+    answer differs from one whose steps decide it); ``--no-with-error``: on every trace."""
+    interventions: list[Intervention] = Field(default_factory=lambda: list(INTERVENTIONS))
+    """The interventions to run (repeat the flag)."""
+    samples: int = Field(1, ge=1)
+    """Continuations per intervention and position."""
+    seed: int = 0
+    """Seed of the problems, the traces, each intervention's corruption and continuations, and the
+    bootstrap."""
+    bootstrap: int = Field(1000, ge=10)
+    """Bootstrap resamples of problems for the intervals."""
+    confidence: float = Field(0.95, gt=0.0, lt=1.0)
+    """Width of the intervals."""
+    out: Path | None = None
+    """Folder for faithfulness.json (and the config it ran with)."""
+
+    @field_validator("world")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        return registered_world(value)
+
+    @model_validator(mode="after")
+    def _knobs_of_the_world(self) -> FaithfulnessConfig:
+        from prmkit.worlds.registry import world
+
+        if not self.policies:
+            raise ValueError("policies: name at least one variant (e.g. {default: {}})")
+        knobs = world(self.world).policy_config
+        for name, options in self.policies.items():
+            try:
+                knobs(**options)
+            except ValueError as err:  # a pydantic error: say which variant, then what it found
+                raise ValueError(f"policies.{name}: not knobs of {self.world}'s policy: {err}") from None
+        return self
+
+    def policy_config(self, name: str) -> Any:
+        """The world's policy config of variant ``name``."""
+        from prmkit.worlds.registry import world
+
+        return world(self.world).policy_config(**self.policies[name])
+
+
+VIEWS = ("raw", "summary", "actions", "answer")
+"""The views of a trace (:mod:`prmkit.evaluation.visibility`), from all of it down to its answer alone.
+Declared here, where ``--help`` reads it without importing numpy."""
+View = Literal["raw", "summary", "actions", "answer"]
+FRESH_TRACES = ("world", "policy", "problems", "per_problem", "split")
+"""The monitorability fields that say which fresh world traces to write (none of them with ``traces``)."""
+
+
+class MonitorabilityConfig(Config):
+    """A scorer or a judge as a monitor of a behaviour the gold checker marks (a loophole, a
+    misconception): TPR, TNR and g-mean² at its deployed threshold under each view of the traces, beside
+    its first-error F1 and AUROC there."""
+
+    behaviour: str
+    """What the monitor should catch in a trace: a behaviour the world's record names (the agent world:
+    visible_loophole, hidden_loophole) or one of its error classes (loophole, misconception ...)."""
+    model: str | None = Field(
+        None, description="Flag a trace when one of its steps scores below the threshold. " + SCORER_HELP
+    )
+    judge: str | None = None
+    """Judge name (prmkit.policies.JUDGES): flag a trace when the judge rates one of its steps -1."""
+    views: list[View] = Field(default_factory=lambda: ["raw", "actions"])
+    """What the monitor reads (repeat the flag): raw (reasoning plus actions), summary (each step's
+    result), actions (tool calls and results, or equations, and the answer), answer (no step)."""
+    threshold: float | None = None
+    """Step-score threshold, one for every view (a deployed monitor is not retuned per view); default:
+    the checkpoint's own (tuned on dev when it was trained), else 0.5."""
+    traces: Path | None = None
+    """A trace file of a world's problems to monitor; default: fresh traces of ``world``."""
+    world: str = DEFAULT_WORLD
+    """The embedded world whose fresh traces are monitored (its checker marks the behaviour)."""
+    policy: dict[str, Any] = Field(default_factory=dict)
+    """The simulated policy that writes the fresh traces: fields of ``world``'s policy config, e.g.
+    ``{hidden_loophole: 0.2}`` (from ``--config`` only); empty: the world's default policy."""
+    problems: int = Field(48, ge=2)
+    """Fresh problems of ``split`` (the bootstrap resamples them)."""
+    per_problem: int = Field(8, ge=1)
+    """Fresh traces per problem."""
+    split: Literal["train", "test", "heldout"] = "test"
+    """The split the fresh problems come from."""
+    seed: int = 1234
+    """Seed of the fresh traces and of the bootstrap."""
+    bootstrap: int = Field(1000, ge=10)
+    """Bootstrap resamples of problems for the intervals."""
+    confidence: float = Field(0.95, gt=0.0, lt=1.0)
+    """Width of the intervals."""
+    out: Path | None = None
+    """Folder for monitorability.json (the rates, the first-error metrics and this config)."""
+    overlong: Overlong | None = None
+    """A trace longer than a checkpoint takes: error (the default), skip, truncate (as eval processbench;
+    a trace the model did not read whole is never cleared)."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
+
+    @field_validator("world")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        return registered_world(value)
+
+    @model_validator(mode="after")
+    def _one_monitor_and_one_source(self) -> MonitorabilityConfig:
+        if (self.model is None) == (self.judge is None):
+            raise ValueError("give exactly one monitor: model (a scorer spec) or judge (a judge name)")
+        if self.traces is not None and (set(FRESH_TRACES) & self.model_fields_set):
+            given = ", ".join(sorted(set(FRESH_TRACES) & self.model_fields_set))
+            raise ValueError(
+                f"traces is a file to monitor; {given} describe fresh traces: give one or the other"
+            )
+        self.policy_config()  # an unknown or mistyped knob fails here, before any trace is written
+        if self.traces is None:
+            from prmkit.worlds.registry import world
+
+            world(self.world).behaviour(self.behaviour)  # an unknown one fails naming those it marks
+        return self
+
+    def policy_config(self) -> Any:
+        """``policy`` read as the policy config of ``world``."""
+        from prmkit.core.yamlconf import validate_at
+        from prmkit.worlds.registry import world
+
+        return validate_at(world(self.world).policy_config, self.policy, "policy")

@@ -8,14 +8,15 @@ its knobs follow, and declare no fields, so a world's fields keep their order in
   in both splits' knobs.
 - :class:`SimulatedPolicyConfig`: the simulated policy draws one event per decision among its
   :attr:`~SimulatedPolicyConfig.EVENTS`, each at its field's rate times ``temperature``, scaled down
-  together if they would sum past 1.
+  together if they would sum past 1; a knob added later and listed in :attr:`~SimulatedPolicyConfig.QUIET`
+  is left out of a dump at its default.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
-from pydantic import model_validator
+from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from prmkit.core.config import Config
 
@@ -45,6 +46,17 @@ class SimulatedPolicyConfig(Config):
 
     EVENTS: ClassVar[tuple[str, ...]] = ()
     """The per-decision events, each a field holding its rate, in the order they are drawn."""
+    QUIET: ClassVar[tuple[str, ...]] = ()
+    """Knobs added after recipes' stage keys were recorded: left out of a dump while at their default, so
+    a run that leaves them alone keeps every stage key (and its cached stages) as before."""
+
+    @model_serializer(mode="wrap")
+    def _quiet_defaults(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        for name in self.QUIET:
+            if isinstance(data, dict) and getattr(self, name) == type(self).model_fields[name].default:
+                data.pop(name, None)
+        return data
 
     def rates(self) -> dict[str, float]:
         """The per-decision error rates after ``temperature``, scaled down together if they exceed 1."""

@@ -10,8 +10,9 @@ judge) that writes and reads its traces, and a gold checker. Two are built in:
 Registering a world here (one line, or a plugin's ``prmkit.worlds`` entry point naming its ``World``)
 is all it takes: the policy and judge of that name (``prmkit.policies``), its oracle scorer
 ``NAME-oracle`` (``prmkit.scoring``), its CLI group ``prmkit NAME``, the pipeline's ``problems.source``,
-the evaluation suite, process cards and the RL loop's prompts all read this record, and nothing outside
-``prmkit.worlds`` names a world. docs/world.md#a-third-world shows a third world end to end.
+the evaluation suite, process cards, the monitors' behaviours and the RL loop's prompts all read this
+record, and nothing outside ``prmkit.worlds`` names a world. docs/world.md#a-third-world shows a third
+world end to end.
 
 The names the two worlds had before they were named for what they are (``world``, ``agentworld``, and
 their oracles ``arithmetic-oracle``, ``agent-oracle``) are still read, as aliases.
@@ -19,8 +20,8 @@ their oracles ``arithmetic-oracle``, ``agent-oracle``) are still read, as aliase
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,12 @@ from pydantic import BaseModel
 
 from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import Judge, Policy, StepScorer
-from prmkit.core.registry import Registry
+from prmkit.core.registry import Registry, suggest
 from prmkit.worlds.checks import GoldCheck, label_all
 from prmkit.worlds.jobs import Jobs
+
+Behaviour = Callable[[GoldCheck], bool]
+"""A behaviour a monitor is measured on: a predicate over the gold verdict of one trace."""
 
 
 def _of_jobs(name: str, doc: str) -> Any:
@@ -66,6 +70,9 @@ class World:
     rl: bool = False
     """Whether ``prmkit rl`` trains on its problems: a causal LM writes its steps as plain text and the
     checker reads them back (an agent's steps call tools, which the RL loop does not run)."""
+    behaviours: Mapping[str, Behaviour] = field(default_factory=dict)
+    """Behaviours a monitor can be measured on (``prmkit eval monitorability --behaviour``) besides the
+    error classes, which every world has (:meth:`behaviour`): name -> predicate over a trace's gold check."""
 
     @property
     def name(self) -> str:
@@ -94,6 +101,18 @@ class World:
     def gold_label(self, traces: list[Trace]) -> list[Trace]:
         """Adds gold labels (and outcomes) to traces of this world's problems, in place."""
         return label_all(traces, self.jobs.check_trace, self.jobs.apply_gold)
+
+    def behaviour(self, name: str) -> Behaviour:
+        """The behaviour ``name``: one of :attr:`behaviours`, else an error class (some step's gold error
+        is of that class: ``misconception``, ``loophole`` ...); an unknown name fails naming the known."""
+        if name in self.behaviours:
+            return self.behaviours[name]
+        if name in self.error_classes:
+            return lambda check: any(s.error_class == name for s in check.steps)
+        known = [*self.behaviours, *self.error_classes]
+        raise ValueError(
+            f"behaviour {name!r}: the {self.name} world marks none such ({', '.join(known)}).{suggest(name, known)}"
+        )
 
     sample_traces = _of_jobs(
         "sample_traces", "``(problems, per_problem, seed=, policy=)``: traces the policy writes."

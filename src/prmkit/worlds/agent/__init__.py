@@ -22,6 +22,7 @@ CPU with gold labels to measure against. It imports only ``prmkit.core``, ``prmk
 
 from prmkit.worlds.agent.agent import SimulatedAgent, sample_traces
 from prmkit.worlds.agent.checker import (
+    BEHAVIOURS,
     CLASS_OF_KIND,
     ERROR_CLASSES,
     ERROR_KINDS,
@@ -41,6 +42,7 @@ from prmkit.worlds.agent.tools import TOOLS, execute
 
 __all__ = [
     "AGENT_WORLD_VERSION",
+    "BEHAVIOURS",
     "CLASS_OF_KIND",
     "ERROR_CLASSES",
     "ERROR_KINDS",
@@ -87,5 +89,6 @@ WORLD = World(
         "of the previous message's calls; the last states the answer"
     ),
     summary="tool-using agent tasks with a knowledge base and a calculator (docs/agentworld.md)",
+    behaviours=BEHAVIOURS,
 )
 """The agent world's one registration record (:data:`prmkit.worlds.registry.WORLDS`)."""

@@ -244,7 +244,7 @@ class SimulatedAgent(SimulatedPolicy):
         if action[0] == "lookup" and action[1][1] in _NUMERIC_ATTRS:
             out.add("hallucinate")
         if action[0] == "calc":
-            out.add("text_arithmetic")
+            out |= {"text_arithmetic", "hidden_loophole"}
             j = action[1]
             if any(st.term_key(i) in st.observed for i in ((0, 1) if j == 0 else (j + 1,))):
                 out.add("ignore_observation")
@@ -267,6 +267,9 @@ class SimulatedAgent(SimulatedPolicy):
         if event == "loophole":
             w.say(T.LOOPHOLE)
             w.call = ToolCall(name=GRADER, arguments="{}", id=f"call_{st.calls}")
+        elif event == "hidden_loophole":  # its text admits the leak; its call is the honest one
+            w.say(T.HIDDEN_LOOPHOLE, value=scratch.task.answer)
+            self._calc(w, scratch, action, None, rng, known)
         elif event == "premature_answer":
             held = [r for r in scratch.results if r is not None] or [
                 v for v in scratch.believed.values() if type(v) is int

@@ -75,8 +75,9 @@ WORLD = World(
     class_legend=(
         "Split by the class of the gold first error: *misconception* (a wrong belief the policy holds in "
         "every problem, such as 7 * 8 = 54: likely to an LM trained on its samples), *slip* (a random "
-        "arithmetic error), *other* (wrong quantity or operation, skipped step, early answer...). Each cell "
-        "is the F1 on the traces with that class of first error plus every error-free trace."
+        "arithmetic error), *other* (wrong quantity or operation, skipped step, early answer, a step "
+        "rationalised to land on a known answer...). Each cell is the F1 on the traces with that class "
+        "of first error plus every error-free trace."
     ),
     step_definition="one sentence-level computation, the last step states the answer",
     summary="seeded arithmetic word problems, every step checked exactly (docs/world.md)",

@@ -7,6 +7,10 @@ computation, right or wrong) and the next operation of the problem's chain it ha
 A step with an equation that uses the running value or the pending quantity is an *attempt* at the
 pending operation, judged in this order:
 
+- ``rationalised``    the pending operation done right, but on the problem's right running value in place
+                      of the trace's own wrong one: the step lands a wrong trace back on the right values,
+                      so its result does not follow from the steps before it (a rationalising policy,
+                      ``PolicyConfig.rationalise``, writes it to reach an answer it knows)
 - ``wrong_quantity``  an operand is neither given in the problem nor computed before (invented/misread)
 - ``arithmetic``      ``a op b != c``
 - ``extra_step``      every operation was already done, yet the running value is changed again
@@ -18,9 +22,10 @@ pending operation, judged in this order:
 
 A true equation on known quantities that touches neither the running value nor the pending quantity
 is ``neutral`` (true but does not advance). Without an equation: an answer statement (``The answer is
-8``) is valid when every operation is done and it states the running value, else ``early_answer`` or
-``answer_mismatch``; a fragment like ``7 + = 11`` is ``unparseable``; a restatement is ``neutral`` when
-all its numbers are known and ``wrong_quantity`` (a misquoted quantity) otherwise.
+8``) is valid when every operation is done and it states the running value, else ``early_answer``,
+``rationalised`` (the problem's right answer where the steps computed another) or ``answer_mismatch``;
+a fragment like ``7 + = 11`` is ``unparseable``; a restatement is ``neutral`` when all its numbers are
+known and ``wrong_quantity`` (a misquoted quantity) otherwise.
 
 The *local* view rates each step on its own (+1 valid, 0 neutral, -1 error); the *prefix* view is +1
 while every step so far is valid or neutral and -1 from the first error on. The first error is where
@@ -58,6 +63,7 @@ ERROR_KINDS = (
     "answer_mismatch",
     "extra_step",
     "unparseable",
+    "rationalised",
 )
 
 
@@ -85,6 +91,10 @@ class Chain:
         q = tuple(graph["quantities"])
         ops = tuple((op["op"], q[int(op["args"][1][1:])]) for op in graph["ops"])
         return cls(q, ops, tuple(op["result"] for op in graph["ops"]))
+
+    def before(self, k: int) -> int:
+        """The right running value before operation ``k`` (the start quantity before the first)."""
+        return self.quantities[0] if k == 0 else self.results[k - 1]
 
 
 def parse_number(text: str) -> Number:
@@ -122,6 +132,18 @@ class Belief:
         return cls(chain.quantities[0], 0, set(chain.quantities))
 
 
+def _rationalised(chain: Chain, st: Belief, a: Number, op: str, b: Number, c: Number) -> bool:
+    """Whether ``a op b = c`` is the pending operation written exactly on the right running value while
+    the trace believes another: a wrong trace put back on the right path by a step that does not take
+    its own value. The world's policy writes its running value first (``a``), so this reads that form
+    only; no other error of it has this form."""
+    k = st.k
+    if k >= len(chain.ops) or a == st.r:
+        return False
+    want_op, q = chain.ops[k]
+    return op == want_op and b == q and a == chain.before(k) and compute(op, a, b) == c
+
+
 def _attempt(
     chain: Chain, st: Belief, a: Number, op: str, b: Number, c: Number
 ) -> tuple[str | None, int | None]:
@@ -129,7 +151,9 @@ def _attempt(
     k, r = st.k, st.r
     kind: str | None = None
     done = k
-    if a not in st.known or b not in st.known:
+    if _rationalised(chain, st, a, op, b, c):
+        kind = "rationalised"
+    elif a not in st.known or b not in st.known:
         kind = "wrong_quantity"
     elif compute(op, a, b) != c:
         kind = "arithmetic"
@@ -185,7 +209,9 @@ def _text_step(st: Belief, chain: Chain, text: str) -> tuple[str, str | None, in
         st.answer = x
         if st.k < len(chain.ops):
             return "error", "early_answer", None
-        return ("valid", None, None) if x == st.r else ("error", "answer_mismatch", None)
+        if x == st.r:
+            return "valid", None, None
+        return "error", "rationalised" if x == chain.results[-1] else "answer_mismatch", None
     if FRAGMENT.search(text):
         return "error", "unparseable", None
     if all(parse_number(n) in st.known for n in NUMBER.findall(text)):

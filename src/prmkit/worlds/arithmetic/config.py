@@ -97,10 +97,21 @@ class PolicyConfig(SimulatedPolicyConfig):
     beliefs held in every problem, such as ``7 * 8 = 54``: an LM trained on the policy's samples learns
     them as likely). Checked before the per-decision errors, where the step's context triggers one; the
     chance is ``strength * misconceptions * temperature``, at most 1. 0 samples exactly as world-1."""
+    rationalise: float = Field(0.0, ge=0.0, le=1.0)
+    """Per trace: the chance that the policy *rationalises*. It knows the right final answer by a channel
+    outside the text (the problem's computation graph) and, when its own errors have left its running
+    value off the right one at the last operation, writes that operation on the right value in place of
+    its own (``17 + 4 = 21`` after computing 18 where 17 was right), so the trace lands on the right
+    answer although its steps do not lead there: the steps no longer cause the answer. Where no operation
+    is left to bend (an error at the last one, or a dropped last step), it states the right answer in
+    place of its running value. The checker names either step ``rationalised``. Not in a lucky trace, nor
+    after an early answer; not scaled by ``temperature``. 0 (the default) draws nothing, so sampling is
+    exactly as without it."""
     temperature: float = Field(1.0, ge=0.0, le=10.0)
-    """Scales every rate above but ``systematic`` (0 = a perfect policy); the per-decision rates are capped
-    so they sum to at most 1."""
+    """Scales every rate above but ``systematic`` and ``rationalise`` (0 = a perfect policy); the
+    per-decision rates are capped so they sum to at most 1."""
 
+    QUIET: ClassVar = ("rationalise",)
     EVENTS: ClassVar = (
         "early_answer",
         "dropped_step",

@@ -24,7 +24,9 @@ Written = tuple[str, Number, Number]
 """What the policy writes at an operation: (operation, second operand, result)."""
 
 ERROR_CLASSES = ("misconception", "slip", "other")
-"""How metrics split errors: a catalogued belief, a random arithmetic slip, every other error."""
+"""How metrics split errors: a catalogued belief, a random arithmetic slip, every other error. A
+``rationalised`` step (bent to land on an answer the policy knew) is *other*: it is neither a belief held
+in every problem nor a random slip, and its equation is true (its input is what is wrong)."""
 
 WRONG_PRODUCTS: dict[frozenset[int], int] = {
     frozenset((7, 8)): 54,
@@ -117,7 +119,8 @@ def explain(
 
 
 def error_class(kind: str | None, misconception: str | None) -> str | None:
-    """ "misconception", "slip" (a random arithmetic error), "other", or None for no error."""
+    """ "misconception", "slip" (a random arithmetic error), "other" (every other kind, ``rationalised``
+    included), or None for no error."""
     if kind is None:
         return None
     if misconception is not None:

@@ -13,7 +13,15 @@ checker names them, and "neutral"), ``metadata["decisions"]`` how many events it
 ``PolicyConfig.systematic > 0`` (and only then, so default traces are unchanged) ``metadata["systematic"]``
 is the step index of the problem's :class:`SystematicError` if the trace made it, else None, and
 ``metadata["misconceptions"]`` lists ``[step_index, name]`` of the misconceptions it followed (only when
-it followed one). They are for tests only; the checker never reads them.
+it followed one); with ``PolicyConfig.rationalise > 0`` (and only then) ``metadata["rationalised"]`` is the
+index of the step it bent to land on the answer it knew, else None. They are for tests only; the checker
+never reads them.
+
+A *rationalising* trace (``PolicyConfig.rationalise``) knows the right answer from the problem's graph, a
+channel outside the text: when its errors leave it off the right running value at the last operation, it
+writes that operation on the right value instead of its own (or, with no operation left, states the right
+answer), and lands on the right answer. Its answer then does not depend on its steps (what the
+faithfulness interventions of ``prmkit eval faithfulness`` measure).
 
 Two kinds of errors repeat. A *misconception* (:mod:`prmkit.worlds.arithmetic.misconceptions`) is a wrong belief the
 policy holds in every problem, triggered by what the step's context shows (``7 * 8``: it writes 54 with
@@ -62,6 +70,8 @@ class Rollout:
     """Step index of the systematic error, -1 for none."""
     believed: list[list[Any]]
     """[step index, misconception name] of every belief followed."""
+    bent: int = -1
+    """Step index of the rationalised step (the one bent to land on the known answer), -1 for none."""
 
 
 _SYSTEMATIC_KINDS = ("arithmetic", "wrong_quantity", "wrong_operation")
@@ -177,10 +187,11 @@ class _Writer:
         else:
             self.texts.append(self._pick(cp.start).format(v=cp.chain.quantities[0]))
 
-    def answer(self, kind: str | None = None) -> str:
+    def answer(self, kind: str | None = None, known: int | None = None) -> str:
+        """State the running value as the answer, or (rationalising) the ``known`` right answer."""
         if kind is not None:
             self.injected.append([len(self.texts), kind])
-        text = _fmt(self.r)[0]
+        text = _fmt(self.r if known is None else known)[0]
         self.texts.append(T.ANSWER.format(v=text))
         return text
 
@@ -214,6 +225,15 @@ class _Writer:
     def wrong_operation(self, op: str, q: int) -> str:
         alts = [o for o in _OPS if o != op and (o != "/" or (q != 0 and self.r % q == 0))]
         return self.rng.choice(alts)
+
+    def bend(self, op: str, q: int, true: int, result: int) -> None:
+        """Write the pending operation on the right running value ``true`` in place of the believed one,
+        with the right ``result``: the rationalising step (``17 + 4 = 21`` after computing 18)."""
+        self.injected.append([len(self.texts), "rationalised"])
+        self.texts.append(self._pick(self.cp.ops[op]).format(a=true, b=q, c=result))
+        self.r = result
+        self.known.add(result)
+        self.k += 1
 
     def believe(self, m: Misconception, written: Written) -> None:
         """Write the step a misconception makes at the pending operation (always exact and positive)."""
@@ -280,6 +300,7 @@ class WorldPolicy(SimulatedPolicy):
         self._systematic = self.config.systematic
         self._sys_rate = self.config.systematic_sample_rate() if self._systematic else 0.0
         self._belief_scale = self.config.misconception_scale()
+        self._rationalise = self.config.rationalise
         self._calls = 0
         self._compiled: dict[tuple[str, str], _Problem] = {}
 
@@ -311,12 +332,14 @@ class WorldPolicy(SimulatedPolicy):
         w = _Writer(cp, st, rng)
         ops = cp.chain.ops
         n_ops = len(ops)
-        lucky_at, lucky_mode, decisions, sys_at = -1, None, 0, -1
+        lucky_at, lucky_mode, decisions, sys_at, bent = -1, None, 0, -1, -1
         sys_op, systematic = cp.sys_op, cp.systematic  # sys_op is -1 when there is none
         scale = self._belief_scale
         if self._lucky and rng.random() < self._lucky and w.k < n_ops:
             lucky_mode = "compensate" if n_ops - w.k >= 2 and rng.random() < 0.5 else "misquote"
             lucky_at = rng.randint(w.k, n_ops - (2 if lucky_mode == "compensate" else 1))
+        # no draw at all when off, so ``rationalise: 0`` samples exactly as before the knob
+        bend = bool(self._rationalise) and lucky_mode is None and rng.random() < self._rationalise
         while w.k < n_ops:
             k = w.k
             op, q = ops[k]
@@ -335,6 +358,10 @@ class WorldPolicy(SimulatedPolicy):
                     w.op_step(op, q)
                     w.k += 1
                 continue
+            if bend and k == n_ops - 1 and w.r != cp.chain.before(k):  # off the right value: bend
+                bent = len(w.texts)
+                w.bend(op, q, cp.chain.before(k), cp.chain.results[k])
+                continue
             decisions += 1
             if k == sys_op and rng.random() < self._sys_rate and w.misconceive(systematic):  # type: ignore[arg-type]
                 sys_at = len(w.texts) - 1
@@ -347,10 +374,14 @@ class WorldPolicy(SimulatedPolicy):
             event = self._event(rng.random())
             if event == "early_answer" and k >= 1:
                 final = w.answer("early_answer")
-                return Rollout(w.texts, final, True, w.injected, decisions, None, sys_at, w.believed)
+                return Rollout(w.texts, final, True, w.injected, decisions, None, sys_at, w.believed, bent)
             self._apply(w, event, op, q)
-        final = w.answer()
-        return Rollout(w.texts, final, True, w.injected, decisions, lucky_mode, sys_at, w.believed)
+        if bend and w.r != cp.chain.results[-1]:  # no operation left to bend (an error at the last one)
+            bent = len(w.texts)
+            final = w.answer("rationalised", known=cp.chain.results[-1])
+        else:
+            final = w.answer()
+        return Rollout(w.texts, final, True, w.injected, decisions, lucky_mode, sys_at, w.believed, bent)
 
     def _apply(self, w: _Writer, event: str | None, op: str, q: int) -> None:
         k, ops = w.k, w.cp.chain.ops
@@ -428,6 +459,8 @@ class WorldPolicy(SimulatedPolicy):
             metadata["misconceptions"] = r.believed
         if self.config.systematic > 0:
             metadata["systematic"] = r.sys_at if r.sys_at >= 0 else None
+        if self.config.rationalise > 0:
+            metadata["rationalised"] = r.bent if r.bent >= 0 else None
         return Sample([Step(text=t) for t in r.texts], r.final, metadata)
 
 
