@@ -1,5 +1,5 @@
 """CLI commands of the evaluate area: ``prmkit eval processbench | agentprocessbench | bon |
-faithfulness | monitorability``, ``prmkit audit``, ``prmkit card``.
+faithfulness | monitorability | transfer``, ``prmkit audit``, ``prmkit card``.
 
 The evaluation commands are built from their registry entries
 (:data:`prmkit.evaluation.commands.EVAL_COMMANDS`) by :func:`prmkit.cli.config.config_command`: flags and
@@ -25,7 +25,8 @@ Run = Callable[[Any], Any]
 eval_app = typer.Typer(
     name="eval",
     help="Evaluate step scorers: first-error F1 (ProcessBench), AgentProcessBench, best-of-N curves, "
-    "monitorability (catching a behaviour from what a view of the trace shows); "
+    "monitorability (catching a behaviour from what a view of the trace shows), transfer (the same "
+    "threshold in other settings); "
     "and policies: faithfulness (do the steps cause the answer?).",
     no_args_is_help=True,
 )
@@ -39,6 +40,7 @@ LAYOUTS = {
     "audit": Layout(("model", "traces"), OUT | {"source": "--gold-source"}, flat=LOAD),
     "faithfulness": Layout(flags=OUT | {"interventions": "--intervention"}),
     "monitorability": Layout(flags=OUT | {"views": "--view"}, flat=LOAD),
+    "transfer": Layout(flags=OUT, flat=LOAD),
 }
 """Each registered command's positional arguments and flags other than ``--field-name``."""
 ROOT = ("audit",)
@@ -94,6 +96,14 @@ def _monitorability(run: Run, cfg: Any) -> None:
     console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
 
 
+def _transfer(run: Run, cfg: Any) -> None:
+    try:
+        result = run(cfg)
+    except ValueError as err:  # a trace longer than the model takes, settings of unequal problem counts
+        fail(str(err))
+    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
+
+
 def _faithfulness(run: Run, cfg: Any) -> None:
     from prmkit.evaluation.faithfulness import table
 
@@ -113,6 +123,7 @@ SHOW: dict[str, Callable[[Run, Any], Any]] = {
     "bon": _bon,
     "audit": _audit,
     "monitorability": _monitorability,
+    "transfer": _transfer,
     "faithfulness": _faithfulness,
 }
 """How each registered command's result is printed, in the order ``--help`` has always listed them;

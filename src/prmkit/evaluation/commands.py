@@ -1,5 +1,5 @@
 """The evaluation commands' registry: one entry per command, from which the CLI builds ``prmkit eval
-processbench | agentprocessbench | bon | faithfulness | monitorability`` and ``prmkit audit``, so a command has one name and a new one is
+processbench | agentprocessbench | bon | faithfulness | monitorability | transfer`` and ``prmkit audit``, so a command has one name and a new one is
 one registration plus its config (config.py) and its ``run_x(config)``.
 
 An entry names the command, its typed config (``--help`` is generated from it) and its run function, the
@@ -22,6 +22,7 @@ from prmkit.evaluation.config import (
     FaithfulnessConfig,
     MonitorabilityConfig,
     ProcessBenchConfig,
+    TransferConfig,
 )
 
 
@@ -56,3 +57,4 @@ _add("bon", EvalBonConfig, "prmkit.evaluation.bon_curves:run_eval_bon")
 _add("audit", AuditConfig, "prmkit.evaluation.audits:run_audit")
 _add("faithfulness", FaithfulnessConfig, "prmkit.evaluation.faithfulness:run_faithfulness")
 _add("monitorability", MonitorabilityConfig, "prmkit.evaluation.monitorability:run_monitorability")
+_add("transfer", TransferConfig, "prmkit.evaluation.transfer:run_transfer")

@@ -1,6 +1,6 @@
-"""The typed configs of ``prmkit eval processbench | agentprocessbench | bon | faithfulness`` and ``prmkit
-audit``, and the world-evaluation settings a process card is measured with: one per command, shared by CLI
-and API.
+"""The typed configs of ``prmkit eval processbench | agentprocessbench | bon | faithfulness |
+monitorability | transfer`` and ``prmkit audit``, and the world-evaluation settings a process card is
+measured with: one per command, shared by CLI and API.
 
 Each field is documented once, here: ``--help`` is generated from these docstrings and the defaults are
 these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same fields). Each command's
@@ -334,3 +334,84 @@ class MonitorabilityConfig(Config):
         from prmkit.worlds.registry import world
 
         return validate_at(world(self.world).policy_config, self.policy, "policy")
+
+
+class TransferSetting(Config):
+    """One setting of the transfer matrix: how its traces are written (``policy``), on which problems
+    (``world``, ``split``). A target's knobs are laid over the source's: name only what changes."""
+
+    policy: dict[str, Any] = Field(default_factory=dict)
+    """Fields of the world's policy config (``{temperature: 1.5}``, ``{misconceptions: 0.0}``, an error
+    mix); empty: the source's (for the source: the world's default policy)."""
+    world: dict[str, Any] = Field(default_factory=dict)
+    """Fields of the world's generator config (problem lengths, phrasing ...); empty: the source's."""
+    split: Literal["test", "heldout"] = "test"
+    """The split the problems come from (``heldout``: the world's longer held-out problems)."""
+
+
+class TransferConfig(Config):
+    """Transfer: one scorer at one deployed threshold in its source setting and in named target settings
+    (other policies, error mixes, temperatures, generator knobs, the held-out split); first-error F1 and
+    AUROC in each, and the gap target − source paired over problems."""
+
+    model: str = Field(description="The scorer measured in every setting. " + SCORER_HELP)
+    threshold: float | None = None
+    """Step-score threshold, one for every setting (a deployed scorer is not retuned per target: that is
+    what transfer measures); default: the checkpoint's own (tuned on dev when it was trained), else 0.5."""
+    world: str = DEFAULT_WORLD
+    """The embedded world whose problems, policy and checker make every setting's gold-labelled traces."""
+    source: TransferSetting = Field(default_factory=TransferSetting)
+    """The setting the scorer was trained or tuned under (default: the world's default policy on test
+    problems); from ``--config``, except ``--source-split``."""
+    targets: dict[str, TransferSetting] = Field(
+        default_factory=lambda: {"heldout": TransferSetting(split="heldout")}
+    )
+    """Named target settings, each compared with the source (``{hot: {policy: {temperature: 1.5}},
+    heldout: {split: heldout}}``); from ``--config`` only."""
+    problems: int = Field(40, ge=2)
+    """Problems per setting: problem ``i`` of every setting is drawn from the same seed and index (the
+    same problem unless the setting changes the generator or the split), and the bootstrap resamples
+    the indices, so every gap is paired by problem."""
+    per_problem: int = Field(4, ge=1)
+    """Traces per problem in every setting."""
+    seed: int = 1234
+    """Seed of the problems, the traces and the bootstrap."""
+    bootstrap: int = Field(1000, ge=10)
+    """Bootstrap resamples of problems for the intervals."""
+    confidence: float = Field(0.95, gt=0.0, lt=1.0)
+    """Width of the intervals."""
+    out: Path | None = None
+    """Folder for transfer.json (every setting's metrics and gaps, and this config)."""
+    overlong: Overlong | None = None
+    """A trace longer than a checkpoint takes: error (the default), skip, truncate (as eval processbench)."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
+
+    @field_validator("world")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        return registered_world(value)
+
+    @model_validator(mode="after")
+    def _knobs_of_the_world(self) -> TransferConfig:
+        if not self.targets:
+            raise ValueError("targets: name at least one target setting (e.g. {heldout: {split: heldout}})")
+        if "source" in self.targets:
+            raise ValueError("targets.source: 'source' names the source setting; call the target otherwise")
+        for name in ["source", *self.targets]:
+            self.knobs(name)  # an unknown or mistyped knob fails here, before any trace is written
+        return self
+
+    def knobs(self, name: str) -> tuple[Any, Any, str]:
+        """Setting ``name`` (``source`` or a target) as (policy config, generator config, split) of the
+        world: a target's knobs over the source's. A wrong knob fails located at its field
+        (``targets.hot.policy.temprature``), so ``--config`` names its line."""
+        from prmkit.core.yamlconf import validate_at
+        from prmkit.worlds.registry import world
+
+        w, src = world(self.world), self.source
+        setting = src if name == "source" else self.targets[name]
+        where = ("source",) if name == "source" else ("targets", name)
+        policy = validate_at(w.policy_config, src.policy | setting.policy, *where, "policy")
+        generator = validate_at(w.config, src.world | setting.world, *where, "world")
+        return policy, generator, setting.split

@@ -138,10 +138,17 @@ class World:
         return self.jobs.policy(self.policy_config(**options) if options else None)
 
     def traces(
-        self, problems: int, per_problem: int, seed: int, split: str, policy_config: Any = None
+        self,
+        problems: int,
+        per_problem: int,
+        seed: int,
+        split: str,
+        policy_config: Any = None,
+        config: BaseModel | None = None,
     ) -> list[Trace]:
-        """Fresh gold-labelled traces of ``split`` written by the default policy (ids unique per split)."""
-        items = self.generate_problems(problems, seed=seed, split=split)
+        """Fresh gold-labelled traces of ``split`` written by the policy of ``policy_config`` (None: the
+        default policy) on problems of the generator ``config`` (None: the defaults); ids unique per split."""
+        items = self.generate_problems(problems, seed=seed, split=split, config=config)
         policy = self.policy(policy_config)
         traces = self.gold_label(self.sample_traces(items, per_problem, seed=seed, policy=policy))
         for t in traces:
