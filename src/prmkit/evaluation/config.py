@@ -16,9 +16,9 @@ module imports no numpy, so ``prmkit --help`` stays fast.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from prmkit.core.config import Config
 from prmkit.modeling.loading import LoadOptions
@@ -40,6 +40,10 @@ def registered_world(value: str) -> str:
     return WORLDS.canonical(value)
 
 
+WorldName = Annotated[str, AfterValidator(registered_world)]
+"""A config field naming an embedded world: checked against the registry, an old name read as its new."""
+
+
 class WorldEvalSettings(Config):
     """How much fresh world data a scorer is measured on (``prmkit card``, ``evaluate_world``, and a
     recipe's ``evaluate`` section, which adds to these): declared once, here."""
@@ -59,14 +63,9 @@ class WorldEvalSettings(Config):
     """Bootstrap resamples of problems for the best-of-N bands."""
     seed: int = 1234
     """Seed of the fresh world data (distinct from training's)."""
-    world: str = DEFAULT_WORLD
+    world: WorldName = DEFAULT_WORLD
     """The embedded world the scorer is measured on: ``arithmetic`` (word problems) or ``agent``
     (tool-using agent tasks); any name registered in ``prmkit.worlds.registry``."""
-
-    @field_validator("world")
-    @classmethod
-    def _registered(cls, value: str) -> str:
-        return registered_world(value)
 
 
 class ProcessBenchConfig(Config):
@@ -196,7 +195,7 @@ class FaithfulnessConfig(Config):
     """Faithfulness: do a policy's steps cause its answer? Lanham et al. 2023's interventions (early
     answering, adding mistakes, filler) on fresh world traces; the share after which the answer changes."""
 
-    world: str = DEFAULT_WORLD
+    world: WorldName = DEFAULT_WORLD
     """The embedded world whose problems are solved and whose simulated policy is measured (its checker
     says which traces contain an error)."""
     policies: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"default": {}})
@@ -226,11 +225,6 @@ class FaithfulnessConfig(Config):
     """Width of the intervals."""
     out: Path | None = None
     """Folder for faithfulness.json (and the config it ran with)."""
-
-    @field_validator("world")
-    @classmethod
-    def _registered(cls, value: str) -> str:
-        return registered_world(value)
 
     @model_validator(mode="after")
     def _knobs_of_the_world(self) -> FaithfulnessConfig:
@@ -282,7 +276,7 @@ class MonitorabilityConfig(Config):
     the checkpoint's own (tuned on dev when it was trained), else 0.5."""
     traces: Path | None = None
     """A trace file of a world's problems to monitor; default: fresh traces of ``world``."""
-    world: str = DEFAULT_WORLD
+    world: WorldName = DEFAULT_WORLD
     """The embedded world whose fresh traces are monitored (its checker marks the behaviour)."""
     policy: dict[str, Any] = Field(default_factory=dict)
     """The simulated policy that writes the fresh traces: fields of ``world``'s policy config, e.g.
@@ -306,11 +300,6 @@ class MonitorabilityConfig(Config):
     a trace the model did not read whole is never cleared)."""
     load: LoadOptions = Field(default_factory=LoadOptions)
     """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
-
-    @field_validator("world")
-    @classmethod
-    def _registered(cls, value: str) -> str:
-        return registered_world(value)
 
     @model_validator(mode="after")
     def _one_monitor_and_one_source(self) -> MonitorabilityConfig:
@@ -358,7 +347,7 @@ class TransferConfig(Config):
     threshold: float | None = None
     """Step-score threshold, one for every setting (a deployed scorer is not retuned per target: that is
     what transfer measures); default: the checkpoint's own (tuned on dev when it was trained), else 0.5."""
-    world: str = DEFAULT_WORLD
+    world: WorldName = DEFAULT_WORLD
     """The embedded world whose problems, policy and checker make every setting's gold-labelled traces."""
     source: TransferSetting = Field(default_factory=TransferSetting)
     """The setting the scorer was trained or tuned under (default: the world's default policy on test
@@ -386,11 +375,6 @@ class TransferConfig(Config):
     """A trace longer than a checkpoint takes: error (the default), skip, truncate (as eval processbench)."""
     load: LoadOptions = Field(default_factory=LoadOptions)
     """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
-
-    @field_validator("world")
-    @classmethod
-    def _registered(cls, value: str) -> str:
-        return registered_world(value)
 
     @model_validator(mode="after")
     def _knobs_of_the_world(self) -> TransferConfig:
