@@ -283,6 +283,17 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         raise
 
 
+def write_json(path: str | Path, data: Any) -> Path:
+    """``data`` as indented JSON at ``path`` (its folder made), written whole or not at all
+    (:func:`atomic_write`): a results file a killed command leaves is never half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+    return path
+
+
 _PARTIAL = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 
 

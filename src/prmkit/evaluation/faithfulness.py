@@ -40,7 +40,6 @@ rates on the same resampled problems (:func:`prmkit.core.stats.paired`).
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -51,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.answers import check_answers
-from prmkit.core.files import atomic_write
+from prmkit.core.files import write_json
 from prmkit.core.model import Step, Trace
 from prmkit.core.protocols import Policy
 from prmkit.core.seeds import derive_seed
@@ -280,8 +279,5 @@ def run_faithfulness(config: FaithfulnessConfig) -> dict[str, Any]:
     result = faithfulness(policies, c.interventions, c.samples, c.seed, c.bootstrap, c.confidence)
     result = {"settings": c.model_dump(mode="json", exclude={"out"}), **result}
     if c.out is not None:
-        c.out.mkdir(parents=True, exist_ok=True)
-        with atomic_write(c.out / "faithfulness.json") as fh:
-            json.dump(result, fh, indent=2)
-            fh.write("\n")
+        write_json(c.out / "faithfulness.json", result)
     return result

@@ -29,7 +29,6 @@ monitorability``: fresh world traces (or a file of them), the model or judge of 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -38,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from prmkit.core.files import atomic_write
+from prmkit.core.files import write_json
 from prmkit.core.model import Trace
 from prmkit.core.stats import Estimate, crossed_bootstrap, ratio_stat
 from prmkit.evaluation.config import MonitorabilityConfig
@@ -170,11 +169,7 @@ class MonitorabilityResult:
         return "\n".join(lines)
 
     def write(self, out: str | Path) -> Path:
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        with atomic_write(out / RESULT_FILE) as fh:
-            json.dump(self.to_dict(), fh, indent=2)
-        return out / RESULT_FILE
+        return write_json(Path(out) / RESULT_FILE, self.to_dict())
 
 
 def _pct(x: float | None) -> str:

@@ -27,7 +27,6 @@ first; :func:`run_transfer` is ``prmkit eval transfer``, written to ``transfer.j
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from prmkit.core.files import atomic_write
+from prmkit.core.files import write_json
 from prmkit.core.model import Trace
 from prmkit.core.protocols import StepScorer
 from prmkit.core.stats import (
@@ -133,11 +132,7 @@ class TransferResult:
         return "\n".join(lines)
 
     def write(self, out: str | Path) -> Path:
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        with atomic_write(out / RESULT_FILE) as fh:
-            json.dump(self.to_dict(), fh, indent=2)
-        return out / RESULT_FILE
+        return write_json(Path(out) / RESULT_FILE, self.to_dict())
 
 
 def problem_indices(traces: Sequence[Trace], problems: int) -> np.ndarray:
