@@ -16,7 +16,17 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from pydantic_core import PydanticCustomError
 
 LabelMethod = Literal[
-    "human", "mc_hard", "mc_soft", "binary_search", "judge", "consensus", "gold", "model", "imported"
+    "human",
+    "mc_hard",
+    "mc_soft",
+    "progress_hard",
+    "progress_soft",
+    "binary_search",
+    "judge",
+    "consensus",
+    "gold",
+    "model",
+    "imported",
 ]
 LABEL_METHODS: tuple[str, ...] = LabelMethod.__args__  # type: ignore[attr-defined]
 StepKind = Literal["reasoning", "tool_call", "observation"]

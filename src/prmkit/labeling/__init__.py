@@ -1,4 +1,4 @@
-"""Automated step labels as resumable jobs: Monte Carlo, binary search, LLM judge, consensus, report.
+"""Automated step labels as resumable jobs: Monte Carlo, progress, binary search, LLM judge, consensus, report.
 
 Contract: every labeller takes traces (whose problems carry a reference answer) and a
 :class:`~prmkit.core.protocols.Policy` or :class:`~prmkit.core.protocols.Judge`, and returns labelled
@@ -8,6 +8,8 @@ command's typed config.
 
 - ``labellers.py``      ``LABELLERS``: one record per method (name, sources written, config, run, needs)
 - ``mc.py``             per-step Monte Carlo, hard (``mc_hard``) and soft (``mc_soft``) — ``label mc``
+- ``progress.py``       each step's advantage under a prover policy, hard (``progress_hard``) and soft
+                        (``progress_soft``) — ``label progress``
 - ``binary_search.py``  first error by divide and conquer (``binary_search``) — ``label binary_search``
 - ``judge.py``          LLM-as-judge labels (``judge``) — ``label judge``
 - ``consensus.py``      keep traces where MC and judge agree (``consensus``) — ``label consensus``
@@ -26,6 +28,7 @@ from prmkit.labeling.jobs import LABELING_VERSION, Job, derive_seed, prefix_key
 from prmkit.labeling.judge import JudgeConfig, label_judge, run_judge
 from prmkit.labeling.mc import MCConfig, label_mc, run_mc
 from prmkit.labeling.merge import MergeConfig, merge_shards, run_merge
+from prmkit.labeling.progress import ProgressConfig, label_progress, run_progress
 from prmkit.labeling.report import ReportConfig, label_report, plot_report, run_report
 
 __all__ = [
@@ -36,12 +39,14 @@ __all__ = [
     "JudgeConfig",
     "MCConfig",
     "MergeConfig",
+    "ProgressConfig",
     "ReportConfig",
     "consensus_filter",
     "derive_seed",
     "label_binary_search",
     "label_judge",
     "label_mc",
+    "label_progress",
     "label_report",
     "merge_shards",
     "plot_report",
@@ -51,5 +56,6 @@ __all__ = [
     "run_judge",
     "run_mc",
     "run_merge",
+    "run_progress",
     "run_report",
 ]

@@ -43,6 +43,7 @@ class Labeller:
 
 LABELLERS: Registry[Labeller] = Registry("labeller", entry_points="prmkit.labellers")
 LABELLERS.register("mc", "prmkit.labeling.mc:LABELLER")
+LABELLERS.register("progress", "prmkit.labeling.progress:LABELLER")
 LABELLERS.register("binary_search", "prmkit.labeling.binary_search:LABELLER")
 LABELLERS.register("judge", "prmkit.labeling.judge:LABELLER")
 LABELLERS.register("consensus", "prmkit.labeling.consensus:LABELLER")

@@ -10,6 +10,8 @@ rollouts: its label is whether that answer is right.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field
@@ -96,25 +98,55 @@ def label_mc(
         for i, key in enumerate(prefix_keys(t)):
             if not (i == last and t.final_answer is not None):
                 todo.setdefault(key, (t, i + 1))
+    run = RolloutRun(work_dir, restart, concurrency, show_progress, fail_fast)
+    records, at, counts = roll_out("mc", todo, policy, params | (job_params or {}), run)
+    summary = _assemble(out, records, policy.name, params, at)
+    summary.update(counts)
+    return out, summary
+
+
+@dataclass(frozen=True)
+class RolloutRun:
+    """How a rollout job runs (none of it changes its records): its folder, threads and failure policy."""
+
+    work_dir: str | None = None
+    restart: bool = False
+    concurrency: int = 4
+    show_progress: bool = False
+    fail_fast: bool = False
+
+
+def roll_out(
+    method: str,
+    todo: dict[str, tuple[Trace, int]],
+    policy: Policy,
+    params: dict[str, Any],
+    run: RolloutRun,
+) -> tuple[dict[str, dict], datetime, dict[str, Any]]:
+    """``params["rollouts"]`` rollouts from each prefix of ``todo`` (content key -> a trace and the
+    prefix length, 0 for the problem alone) as one resumable job of kind ``method``: (records by key, the
+    job's start time, counts for the summary). Every prefix's seed derives from the job seed and its
+    content under one tag for every method, so two methods rolling out one policy from one prefix with
+    one seed draw the very same rollouts, and differ by the rule that reads them alone."""
+    seed, n = params["seed"], params["rollouts"]
 
     def work(key: str) -> dict:
         trace, k = todo[key]
         return job.get(
-            key, lambda: draw(policy, trace.problem, trace.steps[:k], rollouts, derive_seed(seed, "mc", key))
+            key, lambda: draw(policy, trace.problem, trace.steps[:k], n, derive_seed(seed, "mc", key))
         )
 
     def about(key: str) -> dict[str, Any]:
         trace, k = todo[key]
         return {"prefix": key, "trace": trace.id, "prefix_len": k}
 
-    with Job(work_dir, "mc", {**params, **(job_params or {})}, restart, DRAW_FIELDS, fail_fast) as job:
+    with Job(run.work_dir, method, params, run.restart, DRAW_FIELDS, run.fail_fast) as job:
         resumed = sum(1 for k in todo if k in job.records)
         stop = getattr(policy, "stop", None)
-        job.map(list(todo), work, concurrency, "mc rollouts", show_progress, stop, about)
+        job.map(list(todo), work, run.concurrency, f"{method} rollouts", run.show_progress, stop, about)
         records, at = job.records, job.started_at
-    summary = _assemble(out, records, policy.name, params, at)
-    summary.update(prefixes=len(todo), prefixes_resumed=resumed, **job.failure_summary())
-    return out, summary
+    counts = {"prefixes": len(todo), "prefixes_resumed": resumed, **job.failure_summary()}
+    return records, at, counts
 
 
 def _assemble(out: list[Trace], records: dict[str, dict], actor: str, params: dict, at) -> dict[str, Any]:
