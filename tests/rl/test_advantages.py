@@ -152,3 +152,12 @@ def test_mixing_puts_the_process_part_on_the_outcome_scale() -> None:
     scaled = standardized(flat_and_loud)
     assert scaled[0][0] == pytest.approx(0.01 / (math.sqrt(4.5000250) + 1e-4))
     assert standardized([[0.0], [], [0.0]]) == [[0.0], [], [0.0]]
+
+
+def test_progress_rewards_are_value_plus_alpha_times_progress() -> None:
+    from prmkit.rl.rewards import progress_rewards
+
+    assert progress_rewards([0.8, 0.8, 0.2], alpha=1.0) == pytest.approx([0.8, 0.8, -0.4])
+    assert progress_rewards([0.5, 0.9], alpha=2.0) == pytest.approx([0.5, 0.9 + 2 * 0.4])
+    assert progress_rewards([0.3, 0.6], alpha=0.0) == [0.3, 0.6]  # alpha 0: the dense reward itself
+    assert progress_rewards([], alpha=1.0) == []

@@ -59,3 +59,18 @@ def test_a_tool_using_trajectory_gets_one_reward_per_assistant_message() -> None
     assert [r[0] for r in rewards] != without_calls
     cut = messages[: messages.index(next(m for m in messages if m.get("tool_calls"))) + 1]
     assert turn_step_rewards(cut, process) == [[0.0]]  # ended on a call: never answered, paid 0
+
+
+def test_a_progress_reward_pays_each_step_its_value_and_its_progress() -> None:
+    from prmkit.rl.rewards import progress_rewards
+
+    completion = "3 + 4 = 7\nso 7 apples\nThe answer is 7."
+    prompt = "Tom has 3 apples. He gets 4 more."
+    (plain,) = ProcessReward(HashScorer()).score([prompt], [completion])
+    (paid,) = ProcessReward(HashScorer(), progress_alpha=2.0).score([prompt], [completion])
+    assert (
+        paid.rewards == pytest.approx(progress_rewards(plain.rewards, 2.0))
+        and paid.char_ends == plain.char_ends
+    )
+    (unfinished,) = ProcessReward(HashScorer(), progress_alpha=2.0).score([prompt], ["3 + 4 = 7"])
+    assert unfinished.unpaid and unfinished.rewards == [0.0]  # the unfinished rule, not shaped

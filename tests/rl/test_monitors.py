@@ -104,6 +104,8 @@ def test_paid_forms() -> None:
     mixed = PaidForm("mixed", credit="sum", process_weight=0.25)
     assert mixed.of(1.0, [0.5, 0.5], 0.0) == pytest.approx(0.75 * 1.0 + 0.25 * 1.0)
     assert PaidForm("dense").of(1.0, None, -0.5) == -0.5  # paid the unfinished rule
+    progress = PaidForm("progress", credit="sum", progress_alpha=1.0)  # Q + A: 0.8 + 0, then 0.2 - 0.6
+    assert progress.of(0.0, [0.8, 0.2], 0.0) == pytest.approx(0.4)
     assert PaidForm("prm_aggregate", aggregation="min").pays_aggregate("min")  # then it is prm_reward
     assert not PaidForm("prm_aggregate", aggregation="sum").pays_aggregate("min")
 

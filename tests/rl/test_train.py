@@ -89,6 +89,17 @@ def test_a_short_run_writes_policy_monitors_and_card(tiny_lm: Path, tmp_path: Pa
         train_policy(_config(tiny_lm, steps=3), tmp_path)
 
 
+def test_a_progress_run_pays_value_plus_progress_and_says_so(tiny_lm: Path, tmp_path: Path) -> None:
+    from prmkit.rl.train import train_policy
+
+    summary = train_policy(_config(tiny_lm, reward="progress", progress_alpha=2.0, steps=1), tmp_path)
+    assert summary["steps"] == 1
+    card = json.loads((tmp_path / "policy_card.json").read_text())
+    assert card["reward"]["kind"] == "progress" and card["reward"]["progress_alpha"] == 2.0
+    log = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
+    assert [h["step"] for h in log if "process/step_reward" in h] == [1]  # dense: the DenseGRPOTrainer
+
+
 def test_outcome_run_uses_no_gold_and_plain_grpo(tiny_lm: Path, tmp_path: Path) -> None:
     from prmkit.rl.train import train_policy
 

@@ -69,6 +69,7 @@ def policy_card(
                 config.reward, 1.0
             ),
             "credit": config.credit if config.dense() else None,
+            "progress_alpha": config.progress_alpha if config.reward == "progress" else None,
             "unfinished_reward": config.unfinished_reward,
         },
         "budget": {

@@ -10,8 +10,8 @@ from pydantic import Field, field_validator, model_validator
 from prmkit.core.config import Config
 from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, is_world_name
 
-Reward = Literal["outcome", "prm_aggregate", "dense", "mixed", "gold_process"]
-REWARDS_NEEDING_PRM = ("prm_aggregate", "dense", "mixed")
+Reward = Literal["outcome", "prm_aggregate", "dense", "mixed", "progress", "gold_process"]
+REWARDS_NEEDING_PRM = ("prm_aggregate", "dense", "mixed", "progress")
 
 
 class PromptSet(Config):
@@ -50,7 +50,10 @@ class RlConfig(Config):
     reward: Reward = "dense"
     """``outcome``: 1 for a right final answer; ``prm_aggregate``: the PRM's ``aggregation`` of a
     completion's step scores; ``dense``: every step paid its PRM score (process GRPO, ``credit``);
-    ``mixed``: ``(1 - process_weight) * outcome + process_weight * dense`` advantages; ``gold_process``:
+    ``mixed``: ``(1 - process_weight) * outcome + process_weight * dense`` advantages; ``progress``: every
+    step paid ``Q + progress_alpha * A`` (PAV's effective reward, Setlur et al.), the PRM's step scores read
+    as a prover's success chance ``Q`` (a PRM trained on ``mc_soft`` labels rolled out by the prover) and
+    ``A`` the change from the step before; ``gold_process``:
     dense step rewards from the world's checker (world problems only; the ceiling, and a use of gold in
     training that the policy card records)."""
     prm: str | None = None
@@ -67,6 +70,8 @@ class RlConfig(Config):
     reward is the ``min`` in every run."""
     process_weight: float = Field(0.5, ge=0.0, le=1.0)
     """``mixed`` only: the process part's weight ``w`` in the token advantages."""
+    progress_alpha: float = Field(1.0, ge=0.0, le=100.0)
+    """``progress`` only: the weight ``alpha`` of a step's progress ``A`` beside its value ``Q``."""
     credit: Literal["sum", "min"] = "min"
     """Dense credit: ``min`` (PURE's min-form: a completion's advantage is near its worst step's and
     cannot be raised by adding correct-looking steps) or ``sum`` (DeepSeekMath: a token's advantage sums
@@ -109,4 +114,4 @@ class RlConfig(Config):
 
     def dense(self) -> bool:
         """Whether the run trains on token-level advantages (DenseGRPOTrainer)."""
-        return self.reward in ("dense", "mixed", "gold_process")
+        return self.reward in ("dense", "mixed", "progress", "gold_process")

@@ -51,6 +51,7 @@ from prmkit.core.steps import CompletionSteps, StepFormat, make_trace, parse_com
 from prmkit.policies.hf import StepStop, sample_continuations, separator_token_ids
 from prmkit.rl.advantages import min_form
 from prmkit.rl.plot import plot_monitors
+from prmkit.rl.rewards import progress_rewards
 from prmkit.rl.rollout import is_world
 from prmkit.rl.series import gold_key
 from prmkit.scoring.aggregate import aggregate
@@ -105,11 +106,13 @@ class PaidForm:
     """
 
     reward: str
-    """``outcome``, ``prm_aggregate``, ``dense``, ``mixed`` or ``gold_process`` (``RlConfig.reward``)."""
+    """``outcome``, ``prm_aggregate``, ``dense``, ``mixed``, ``progress`` or ``gold_process``
+    (``RlConfig.reward``)."""
     aggregation: str = "min"
     credit: str = "min"
     temperature: float = 0.1
     process_weight: float = 0.5
+    progress_alpha: float = 1.0
 
     def pays_aggregate(self, aggregation: str) -> bool:
         """Whether the paid quantity is the PRM's ``aggregation`` itself (then it is ``prm_reward``)."""
@@ -131,7 +134,9 @@ class PaidForm:
             return outcome
         if self.reward == "prm_aggregate":
             return aggregate(scores, self.aggregation) if scores else 0.0
-        dense = self.process(scores)
+        dense = self.process(
+            progress_rewards(scores, self.progress_alpha) if self.reward == "progress" else scores
+        )
         if self.reward == "mixed":
             return (1 - self.process_weight) * outcome + self.process_weight * dense
         return dense

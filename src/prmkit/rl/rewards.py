@@ -9,8 +9,11 @@ hack PURE reports: fewer, safer steps and no answer).
 - :func:`outcome_reward`: 1.0 for a right final answer (``prmkit.core.answers.check_answer``: exact for
   numbers, math-verify otherwise), 0.0 for a wrong or unparseable one.
 - :func:`trl_reward`: a PRM's aggregated step scores (min / prod / last / mean / geomean).
+- :func:`progress_rewards`: PAV's effective step reward ``Q + alpha * A`` from a verifier of a prover's
+  values (Setlur et al. 2024, arXiv 2410.08146).
 - :class:`ProcessReward`: one reward per step and where each step ends, for dense advantages
-  (:mod:`prmkit.rl.advantages`) and the emitters (:mod:`prmkit.rl.emitters`).
+  (:mod:`prmkit.rl.advantages`) and the emitters (:mod:`prmkit.rl.emitters`); with ``progress_alpha``
+  each step is paid its progress, ``Q + alpha * A`` (PAV's effective reward).
 
 ``model`` is anything :func:`prmkit.scoring.load_scorer` takes: a checkpoint folder, a server
 URL, ``arithmetic-oracle`` (the gold process reward, the ceiling for experiments) or a StepScorer object.
@@ -56,6 +59,15 @@ def scorer_for(
     return _cached_scorer(model, api_key, convention) if isinstance(model, str) else model
 
 
+def progress_rewards(values: Sequence[float], alpha: float = 1.0) -> list[float]:
+    """PAV's effective step reward (Setlur et al., "Rewarding Progress"): ``Q_k + alpha * A_k``, with
+    ``values`` a completion's step scores read as the prover's success chance after each step and
+    ``A_k = Q_k - Q_{k-1}`` the step's progress. The first step's advantage is 0: a step scorer scores
+    steps, not the problem alone, and within a GRPO group every completion starts from the same prompt,
+    so the missing ``Q_{-1}`` would be one constant for the whole group."""
+    return [q + alpha * (q - (values[k - 1] if k else q)) for k, q in enumerate(values)]
+
+
 @dataclass(frozen=True)
 class StepRewards:
     """What one completion earned: a reward per paid step and the character offset where each ends.
@@ -89,11 +101,15 @@ class ProcessReward:
         step_format: StepFormat | None = None,
         unfinished_reward: float | None = 0.0,
         api_key: str | None = None,
+        progress_alpha: float | None = None,
     ):
         self.scorer = scorer_for(model, api_key)
         self.split = split or StepSplit()
         self.step_format = step_format or StepFormat()
         self.unfinished_reward = unfinished_reward
+        self.progress_alpha = progress_alpha
+        """None: each step is paid its score; else its progress reward, ``Q + alpha * A``
+        (:func:`~prmkit.rl.advantages.progress_rewards`) with the scores read as the prover's values."""
 
     def _parse(self, completions: Sequence[Any]) -> list[tuple[str, CompletionSteps]]:
         texts = [message_text(c, "assistant") for c in completions]
@@ -113,7 +129,10 @@ class ProcessReward:
                 pay = [float(self.unfinished_reward or 0.0)]
                 out.append(StepRewards(steps, pay, [len(text.rstrip())], True, self.overlong(steps)))
             else:
-                out.append(StepRewards(steps, [float(s) for s in row], steps.char_ends[: len(row)]))
+                pay = [float(s) for s in row]
+                if self.progress_alpha is not None:
+                    pay = progress_rewards(pay, self.progress_alpha)
+                out.append(StepRewards(steps, pay, steps.char_ends[: len(row)]))
         return out
 
     def _to_score(self, prompts: Sequence[Any], parsed: list[tuple[str, CompletionSteps]]):

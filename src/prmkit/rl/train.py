@@ -90,7 +90,12 @@ def _rewards(config: RlConfig, gold: Any) -> tuple[list[Any], list[float], Proce
     if config.reward == "prm_aggregate":
         prm = trl_reward(paid_by, config.aggregation, unfinished_reward=config.unfinished_reward, name="prm")
         return [prm, outcome], [1.0, 0.0], None
-    return [outcome], [1.0], ProcessReward(paid_by, unfinished_reward=config.unfinished_reward)
+    alpha = config.progress_alpha if config.reward == "progress" else None
+    return (
+        [outcome],
+        [1.0],
+        ProcessReward(paid_by, unfinished_reward=config.unfinished_reward, progress_alpha=alpha),
+    )
 
 
 def _device_args() -> dict[str, Any]:
@@ -119,7 +124,13 @@ def _grpo_args(config: RlConfig, output_dir: Path) -> Any:
 def paid_form(config: RlConfig) -> PaidForm:
     """What ``config``'s reward pays a completion, for the monitors (``mixed``: its process weight)."""
     weight = config.process_weight if config.reward == "mixed" else 1.0
-    return PaidForm(config.reward, config.aggregation, config.credit, process_weight=weight)
+    return PaidForm(
+        config.reward,
+        config.aggregation,
+        config.credit,
+        process_weight=weight,
+        progress_alpha=config.progress_alpha,
+    )
 
 
 def _trainer(
