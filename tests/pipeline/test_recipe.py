@@ -131,6 +131,7 @@ def test_prm_runs_plan_their_own_settings_and_the_size_they_borrow(tmp_path):
         "    - {name: gold-likelihood, source: gold, prm: {head: likelihood}}\n"
         "    - {name: mc-subset, source: mc_hard, size_of: consensus}\n"
         "    - {name: soft-kept, source: mc_soft, traces_of: consensus}\n"
+        "    - {name: mc-budget, source: mc_hard, fraction: 0.01}\n"
     )
     recipe = load_recipe(write(tmp_path, text))
     stages = {s.name: s for s in plan(recipe)}
@@ -141,8 +142,14 @@ def test_prm_runs_plan_their_own_settings_and_the_size_they_borrow(tmp_path):
     assert stages["prm-soft-kept"].deps == ["pretrain", "judge", "consensus"]
     assert stages["prm-soft-kept"].settings["traces_of"] == "consensus"
     assert "traces_of" not in stages["prm-mc-subset"].settings  # the keys of earlier runs stay the same
+    assert "fraction" not in stages["prm-mc-subset"].settings
+    assert stages["prm-mc-budget"].settings["fraction"] == 0.01 and stages["prm-mc-budget"].deps == [
+        "pretrain",
+        "judge",
+    ]
     both = text.replace("traces_of: consensus}", "traces_of: consensus, size_of: judge}")
-    assert "size_of or traces_of, not both" in errors(tmp_path, both)
+    assert "give one of size_of, traces_of and fraction" in errors(tmp_path, both)
+    assert "greater than 0" in errors(tmp_path, text.replace("fraction: 0.01", "fraction: 0"))
     msg = errors(tmp_path, text.replace("head: likelihood", "hed: likelihood"))
     assert ":4: train.prm_runs.0.hed: expected a known setting" in msg
     msg = errors(tmp_path, text.replace("{head: likelihood}", "{head: nope}"))

@@ -26,6 +26,7 @@ train:
   prm_runs:
     - {{name: mc-subset, source: mc_hard, size_of: consensus}}
     - {{name: soft-kept, source: mc_soft, traces_of: consensus}}
+    - {{name: mc-budget, source: mc_hard, fraction: 0.25}}
   orm: {{epochs: 1}}
 evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0}}
 """
@@ -76,6 +77,7 @@ def test_cut_down_recipe_survives_a_kill(tmp_path):
     kept = result.stages["consensus"]["summary"]["kept"]  # a random subset of MC's traces, as many
     assert result.stages["prm-mc-subset"]["summary"]["subset"] == {"traces": kept, "of": 64}
     assert result.stages["prm-soft-kept"]["summary"]["subset"] == {"traces": kept, "of": 64}
+    assert result.stages["prm-mc-budget"]["summary"]["subset"] == {"traces": 16, "of": 64}  # a label budget
 
     recipe = tmp_path / "killed.yaml"
     out = tmp_path / "killed"

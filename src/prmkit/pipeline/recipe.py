@@ -158,12 +158,18 @@ class PrmRun(Config):
     traces_of: str | None = None
     """Train only on the traces this label source labelled, with ``source``'s labels (e.g. ``mc_soft`` on
     the traces ``consensus`` kept): soft vs hard labels *after* filtering, as Qwen's "Lessons" compare them."""
+    fraction: float | None = Field(None, gt=0.0, le=1.0)
+    """Train on this share of ``source``'s labelled traces (at least one), the first of them in an order
+    shuffled by the PRM's seed, so a smaller budget's traces are inside every larger one's: a label budget
+    (docs/labeling.md, "Label budgets")."""
 
     @model_validator(mode="after")
     def _prm_fields(self) -> PrmRun:
         PrmConfig.model_validate({**PrmConfig().model_dump(), **self.prm})
-        if self.size_of and self.traces_of:
-            raise ValueError("give size_of or traces_of, not both: a subset is either random or filtered")
+        if sum(x is not None for x in (self.size_of, self.traces_of, self.fraction)) > 1:
+            raise ValueError(
+                "give one of size_of, traces_of and fraction: a subset is random, filtered or a budget"
+            )
         return self
 
 

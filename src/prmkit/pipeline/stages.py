@@ -160,7 +160,8 @@ def _prm(source: str) -> Run:
 
 def _prm_run(index: int, data_stage: str, size_stage: str | None) -> Run:
     """A ``train.prm_runs`` entry: its own settings; with ``size_of`` a random subset of its source's
-    traces as large as that other source's, with ``traces_of`` the traces that source labelled; the stages
+    traces as large as that other source's, with ``traces_of`` the traces that source labelled, with
+    ``fraction`` that share of them (a label budget); the stages
     whose files carry them are the plan's choice."""
 
     def run(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
@@ -173,9 +174,16 @@ def _prm_run(index: int, data_stage: str, size_stage: str | None) -> Run:
         cfg = r.train.prm_config(spec).model_copy(update=_base(deps))
         traces = read_traces(data_file(data_stage, deps[data_stage]))
         other_source = spec.size_of or spec.traces_of
-        if other_source is None:
+        if other_source is None and spec.fraction is None:
             return train_prm(traces, out / MODEL, cfg)
         labelled = [t for t in traces if any(s.label(spec.source) for s in t.steps)]
+        if spec.fraction is not None:  # a label budget: nested, a smaller one inside every larger one
+            order = random.Random(cfg.seed).sample(labelled, len(labelled))
+            subset = order[: max(1, round(spec.fraction * len(labelled)))]
+            return {
+                **train_prm(subset, out / MODEL, cfg),
+                "subset": {"traces": len(subset), "of": len(labelled)},
+            }
         other = deps[size_stage or data_stage]
         chosen = {t.id for t in read_traces(other / LABELS) if any(s.label(other_source) for s in t.steps)}
         if spec.traces_of:
@@ -327,8 +335,9 @@ def _model_stages(r: Recipe, stages: list[Stage]) -> list[str]:
         sized = data_for(other_source, available) if other_source else None
         reads = [*backbone, data] + ([sized] if sized and sized != data else [])
         settings = {"prm": r.train.prm_config(spec).model_dump(mode="json"), "size_of": spec.size_of}
-        if spec.traces_of:  # only when set: the keys of the runs made before it existed stay the same
-            settings["traces_of"] = spec.traces_of
+        for key in ("traces_of", "fraction"):  # only when set: older runs' keys stay the same
+            if getattr(spec, key) is not None:
+                settings[key] = getattr(spec, key)
         stages.append(Stage(name, reads, settings, _prm_run(i, data, sized), "train", outputs=(MODEL,)))
         models.append(name)
     if r.train.orm is not None:

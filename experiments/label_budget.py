@@ -1,0 +1,184 @@
+"""Label budgets (issue 39): what 0.1 / 1 / 10 / 100 % of the labelled traces buy, per source and head.
+
+Reads a finished ``prmkit run recipes/label-budget.yaml`` sweep (its ``study.json``: first-error F1 and
+AUROC per model with intervals over seeds × problems; ``sweep.json``: per-seed F1 by error class) and
+writes the small results file the docs read (``--out``, default docs/results/label-budget.json), the
+plot (``--plot``, default docs/img/label-budget.png) and prints the tables. PRM stages are named
+``prm-<source>-<head>-<budget>pct``; the zero-shot LM is the reference row.
+
+``python experiments/label_budget.py runs/label-budget`` (after the sweep);
+``python experiments/label_budget.py --render docs/labeling.md`` re-renders the docs table from the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+NAME = re.compile(r"^prm-(?P<source>.+)-(?P<head>likelihood|classifier)-(?P<budget>[0-9.]+)pct$")
+METRICS = ("F1 world-heldout", "AUROC world-heldout", "F1 world-test", "AUROC world-test")
+CLASSES = ("misconception", "slip", "other")
+BLOCK = re.compile(
+    r"(?s)(<!-- label-budget: (?P<file>\S+) set=(?P<set>\w+) -->\n).*?(<!-- /label-budget -->)"
+)
+
+
+def collect(study: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
+    """The compact results: per evaluation set, source, head and budget the estimates of METRICS, and
+    the per-seed test F1 by error class (from ``sweep.json``, tuning set)."""
+    out: dict[str, Any] = {"seeds": study["seeds"], "sets": {}}
+    for set_name in ("tuning", "claims"):
+        if set_name not in study:
+            continue
+        s = study[set_name]
+        rows: dict[str, Any] = {}
+        for model, metrics in s["first_error"].items():
+            m = NAME.match(model)
+            key = f"{m['source']}/{m['head']}/{m['budget']}" if m else model
+            rows[key] = {k: metrics[k] for k in METRICS if k in metrics}
+        out["sets"][set_name] = {
+            "evaluate_seed": s["evaluate_seed"],
+            "rows": rows,
+            "multiplicity": s["multiplicity"],
+        }
+    by_class: dict[str, Any] = {}
+    for metric, models in sweep["metrics"].items():
+        parts = metric.split(" ")
+        if metric.startswith("first-error F1 world-test ") and parts[-1] in CLASSES:
+            for model, values in models.items():
+                m = NAME.match(model)
+                if m:
+                    by_class.setdefault(f"{m['source']}/{m['head']}/{m['budget']}", {})[parts[-1]] = values
+    out["by_class_tuning_test_f1_per_seed"] = by_class
+    return out
+
+
+def curves(result: dict[str, Any], set_name: str, metric: str) -> dict[tuple[str, str], dict[float, Any]]:
+    """(source, head) -> budget (in %) -> estimate of ``metric``."""
+    out: dict[tuple[str, str], dict[float, Any]] = {}
+    for key, metrics in result["sets"][set_name]["rows"].items():
+        if key.count("/") == 2 and metric in metrics:
+            source, head, budget = key.split("/")
+            out.setdefault((source, head), {})[float(budget)] = metrics[metric]
+    return {k: dict(sorted(v.items())) for k, v in out.items()}
+
+
+def reaches(points: dict[float, Any], share: float = 0.9) -> float | None:
+    """The smallest budget whose mean reaches ``share`` of the full-data (100 %) mean, or None."""
+    if 100.0 not in points:
+        return None
+    goal = share * points[100.0]["mean"]
+    return next((b for b, e in points.items() if e["mean"] >= goal), None)
+
+
+def _cell(e: dict[str, Any]) -> str:
+    return f"{100 * e['mean']:.1f} [{100 * e['low']:.1f}, {100 * e['high']:.1f}]".replace("-", "−")
+
+
+def table(result: dict[str, Any], set_name: str) -> str:
+    """Held-out first-error F1 (and AUROC at full data) per source and head at every budget, and the
+    budget at which each reaches 90 % of its full-data held-out F1."""
+    f1 = curves(result, set_name, "F1 world-heldout")
+    auroc = curves(result, set_name, "AUROC world-heldout")
+    budgets = sorted({b for points in f1.values() for b in points})
+    lines = [
+        "| source | head | "
+        + " | ".join(f"F1 at {b:g} %" for b in budgets)
+        + " | AUROC at 100 % | 90 % of full F1 at |",
+        "|---|---|" + "---|" * (len(budgets) + 2),
+    ]
+    for (source, head), points in f1.items():
+        cells = [_cell(points[b]) if b in points else "–" for b in budgets]
+        full = auroc.get((source, head), {}).get(100.0)
+        at = reaches(points)
+        lines.append(
+            f"| {source} | {head} | "
+            + " | ".join(cells)
+            + f" | {_cell(full) if full else '–'} | "
+            + (f"{at:g} %" if at is not None else "–")
+            + " |"
+        )
+    s = result["sets"][set_name]
+    seeds = len(result["seeds"])
+    note = f"{seeds} seeds × the evaluation set's problems (evaluate seed {s['evaluate_seed']}); {s['multiplicity']}"
+    return note + "\n\n" + "\n".join(lines) + "\n"
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """Held-out and test first-error F1 against the budget, one panel per head, one line per source."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    heads = sorted({h for _, h in curves(result, "tuning", "F1 world-heldout")})
+    fig, axes = plt.subplots(1, len(heads), figsize=(5.5 * len(heads), 4), sharey=True, squeeze=False)
+    set_name = "claims" if "claims" in result["sets"] else "tuning"
+    for ax, head in zip(axes[0], heads, strict=True):
+        for metric, style in (("F1 world-heldout", "-o"), ("F1 world-test", ":s")):
+            for (source, h), points in curves(result, set_name, metric).items():
+                if h != head:
+                    continue
+                xs = list(points)
+                ys = [100 * e["mean"] for e in points.values()]
+                err = [[100 * (e["mean"] - e["low"]) for e in points.values()],
+                       [100 * (e["high"] - e["mean"]) for e in points.values()]]  # fmt: skip
+                label = f"{source} ({metric.split()[1].removeprefix('world-')})"
+                ax.errorbar(
+                    xs,
+                    ys,
+                    yerr=err,
+                    fmt=style,
+                    capsize=3,
+                    label=label,
+                    alpha=0.9 if "held" in metric else 0.5,
+                )
+        ax.set_xscale("log")
+        ax.set_xlabel("labelled training traces used (%)")
+        ax.set_title(f"{head} head ({set_name} set)")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("first-error F1 (%), mean and 95 % interval")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def render(text: str, root: Path) -> str:
+    """``text`` with every label-budget block re-rendered from its file."""
+
+    def one(m: re.Match[str]) -> str:
+        result = json.loads((root / m["file"]).read_text(encoding="utf-8"))
+        return m[1] + table(result, m["set"]) + m[4]
+
+    return BLOCK.sub(one, text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path, nargs="?", help="the sweep's output folder")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "label-budget.json")
+    parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "label-budget.png")
+    parser.add_argument(
+        "--render", type=Path, help="re-render this Markdown file's blocks, computing nothing"
+    )
+    args = parser.parse_args()
+    if args.render:
+        args.render.write_text(render(args.render.read_text(encoding="utf-8"), ROOT), encoding="utf-8")
+        return
+    study = json.loads((args.run / "study.json").read_text(encoding="utf-8"))
+    sweep = json.loads((args.run / "sweep.json").read_text(encoding="utf-8"))
+    result = collect(study, sweep)
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    plot(result, args.plot)
+    for set_name in result["sets"]:
+        print(f"{set_name}:\n\n{table(result, set_name)}")
+
+
+if __name__ == "__main__":
+    main()

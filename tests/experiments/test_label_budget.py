@@ -1,0 +1,54 @@
+"""experiments/label_budget.py: a budget sweep's study file becomes the results file, the table (with the
+budget each source and head needs for 90 % of its full-data held-out F1) and the plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.experiments import load_experiment
+
+
+def _est(mean: float) -> dict:
+    return {"mean": mean, "low": mean - 0.05, "high": mean + 0.05, "single_run": [mean - 0.1, mean + 0.1]}
+
+
+def _study() -> tuple[dict, dict]:
+    first_error = {"LM (zero-shot)": {"F1 world-heldout": _est(0.3), "AUROC world-heldout": _est(0.6)}}
+    heldout = {"gold": (0.2, 0.5, 0.8, 0.85), "judge": (0.1, 0.2, 0.3, 0.6)}
+    for source, values in heldout.items():
+        for budget, value in zip(("0.1", "1", "10", "100"), values, strict=True):
+            first_error[f"prm-{source}-likelihood-{budget}pct"] = {
+                "F1 world-heldout": _est(value), "AUROC world-heldout": _est(value + 0.1),
+                "F1 world-test": _est(value + 0.05), "AUROC world-test": _est(value + 0.1),
+            }  # fmt: skip
+    study = {
+        "seeds": [0, 1, 2],
+        "tuning": {"evaluate_seed": 1234, "first_error": first_error, "multiplicity": "n intervals."},
+    }
+    sweep = {
+        "metrics": {"first-error F1 world-test misconception": {"prm-gold-likelihood-1pct": [0.5, 0.6, 0.7]}}
+    }
+    return study, sweep
+
+
+def test_the_table_names_the_budget_that_reaches_90_percent(tmp_path: Path) -> None:
+    exp = load_experiment("label_budget")
+    result = exp.collect(*_study())
+    assert set(result["sets"]) == {"tuning"} and "LM (zero-shot)" in result["sets"]["tuning"]["rows"]
+    curves = exp.curves(result, "tuning", "F1 world-heldout")
+    assert list(curves) == [("gold", "likelihood"), ("judge", "likelihood")]
+    assert exp.reaches(curves[("gold", "likelihood")]) == 10.0  # 0.80 >= 0.9 x 0.85
+    assert exp.reaches(curves[("judge", "likelihood")]) == 100.0
+    table = exp.table(result, "tuning")
+    assert "| gold | likelihood | 20.0 [15.0, 25.0] | 50.0 [45.0, 55.0] | 80.0 [75.0, 85.0] |" in table
+    assert "| 95.0 [90.0, 100.0] | 10 % |" in table  # the gold row: AUROC at 100 %, then its 90 % budget
+    assert result["by_class_tuning_test_f1_per_seed"] == {
+        "gold/likelihood/1": {"misconception": [0.5, 0.6, 0.7]}
+    }
+    exp.plot(result, tmp_path / "budget.png")
+    assert (tmp_path / "budget.png").read_bytes()[:4] == b"\x89PNG"
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps(result))
+    doc = f"x\n<!-- label-budget: {results.name} set=tuning -->\nold\n<!-- /label-budget -->\n"
+    assert exp.render(doc, tmp_path) == doc.replace("old\n", table)
