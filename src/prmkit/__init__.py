@@ -6,15 +6,14 @@ order as a layers contract and tests/core/test_layers.py runs it, so an upward i
 
     core/        typed model (Problem, Trace, Step, Label, Provenance), dataset files, errors, registries
     formats/     adapters at the edge: prm800k, math_shepherd, processbench, trl, agentprocessbench, chat
-    world/ | agentworld/
-                 the embedded world: generator, gold checker, simulated policy and judge, the oracle scorer |
-                 the agent world: tool-use tasks, simulated agent and judge, AgentProcessBench's checker
-    worlds/      what both worlds share, written once: splits, gold verdicts, sampling loop, noisy judge,
-                 oracle scorer, statistics, file jobs
+    worlds/      the embedded worlds, one package each (arithmetic word problems, tool-using agents,
+                 coding agents: generator, gold checker, simulated policy and judge, oracle scorer), above
+                 what they share, written once: splits, gold verdicts, sampling loop, noisy judge, oracle
+                 scorer, statistics, file jobs
     policies/    where continuations come from: world, local transformers model, OpenAI-compatible endpoint
     modeling/ | labeling/
-                 PRM and ORM heads on Hugging Face backbones, checkpoints | Monte Carlo, binary search,
-                 judge, consensus labels as resumable jobs
+                 PRM and ORM heads on Hugging Face backbones, checkpoints | Monte Carlo, progress,
+                 binary search, judge, consensus labels as resumable jobs
     scoring/     every scorer form (checkpoint, arithmetic-oracle, reward server, stored labels), aggregation
     search/      best-of-N, weighted vote, beam search, reject-and-resample
     evaluation/  first-error metrics, best-of-N curves, failure-mode audits

@@ -131,7 +131,7 @@ def test_search_with_stored_labels_is_refused_in_one_line(tmp_path: Path) -> Non
     ("spec", "hint"),
     [
         ("{tmp}/runs/prn", "Did you mean '{tmp}/runs/prm'?"),  # a mistyped checkpoint folder
-        ("arithmetic-oracel", "Did you mean 'arithmetic-oracle' or 'agent-oracle'?"),
+        ("arithmetic-oracel", "Did you mean 'arithmetic-oracle' or 'agent-oracle' or 'code-oracle'?"),
         ("label:gold", "Did you mean 'labels:'?"),
         ("htp://127.0.0.1:8000", "Did you mean 'http:' or 'https:'?"),
     ],

@@ -234,3 +234,21 @@ def test_a_run_killed_while_writing_its_model_resumes_to_a_whole_record(tmp_path
         card["training"]["wall_seconds"] == result["training"]["wall_seconds"] > closing[0]["train_runtime"]
     )
     assert card["training"]["train_clock_minutes"] > 0
+
+
+def test_an_orm_learns_the_outcome_it_is_told_to(tmp_path, small_world):
+    """``OrmConfig.outcome``: ``answer`` is ``answer_correct``; another name reads the boolean the
+    environment reported in ``metadata["outcomes"]`` (a coding agent's CI), and a trace without it is
+    refused by name before any training."""
+    from prmkit.training.data import outcome_targets
+
+    trace = small_world[0].model_copy(deep=True)
+    trace.metadata["outcomes"] = {"visible_pass": not trace.answer_correct}
+    assert outcome_targets(trace)[-1] == float(trace.answer_correct)
+    assert outcome_targets(trace, "visible_pass")[-1] == float(not trace.answer_correct)
+    assert set(outcome_targets(trace, "visible_pass")[:-1]) <= {outcome_targets(trace)[0]}  # the rest ignored
+    with pytest.raises(
+        ValueError, match=r"metadata.outcomes.visible_pass: expected true or false, found None"
+    ):
+        train_orm(small_world[:4], tmp_path / "orm", OrmConfig(tiny=TINY, epochs=1, outcome="visible_pass"))
+    assert not (tmp_path / "orm").exists()

@@ -8,7 +8,7 @@ import typer
 
 from prmkit.cli.world import register
 
-WORLD_NAMES = ("arithmetic", "agent")
+WORLD_NAMES = ("arithmetic", "agent", "code")
 
 
 def cli_app() -> typer.Typer:

@@ -17,7 +17,8 @@ from prmkit.formats.inputs import read_problems, read_traces
 
 
 @pytest.mark.parametrize(
-    ("name", "labels", "own_measure"), [("arithmetic", 2, "mean_ops"), ("agent", 1, "loophole")]
+    ("name", "labels", "own_measure"),
+    [("arithmetic", 2, "mean_ops"), ("agent", 1, "loophole"), ("code", 1, "loophole")],
 )
 def test_generate_sample_check_stats_through_the_cli(
     app: typer.Typer, tmp_path: Path, name: str, labels: int, own_measure: str

@@ -9,6 +9,8 @@ from prmkit.worlds.agent import AgentConfig, AgentWorldConfig
 from prmkit.worlds.agent import generate_problem as agent_problem
 from prmkit.worlds.arithmetic import PolicyConfig, WorldConfig
 from prmkit.worlds.arithmetic import generate_problem as world_problem
+from prmkit.worlds.code import CodeAgentConfig
+from prmkit.worlds.code import generate_problem as code_problem
 
 
 @pytest.mark.parametrize(
@@ -33,7 +35,10 @@ def test_held_out_problems_read_the_heldout_twins() -> None:
     assert AgentWorldConfig().terms_range("heldout") == (3, 4, 6)
 
 
-@pytest.mark.parametrize("config", [PolicyConfig(temperature=40 / 7), AgentConfig(temperature=8.0)])
+@pytest.mark.parametrize(
+    "config",
+    [PolicyConfig(temperature=40 / 7), AgentConfig(temperature=8.0), CodeAgentConfig(temperature=10.0)],
+)
 def test_rates_scale_with_temperature_and_never_sum_past_one(config) -> None:
     rates = config.rates()
     assert list(rates) == list(type(config).EVENTS)
@@ -41,7 +46,7 @@ def test_rates_scale_with_temperature_and_never_sum_past_one(config) -> None:
     assert PolicyConfig(temperature=0.5).rates()["early_answer"] == pytest.approx(0.015)
 
 
-@pytest.mark.parametrize("generate_problem", [world_problem, agent_problem])
+@pytest.mark.parametrize("generate_problem", [world_problem, agent_problem, code_problem])
 def test_an_unknown_split_is_named_with_the_three(generate_problem) -> None:
     with pytest.raises(ValueError, match=r"unknown split 'dev'; expected one of train, test, heldout"):
         generate_problem(0, split="dev")

@@ -28,7 +28,7 @@ def test_functions_mirror_the_commands(name: str, tmp_path: Path) -> None:
     assert w.stats(n=10, per_problem=2).traces == 20
 
 
-@pytest.mark.parametrize(("name", "per_problem"), [("arithmetic", 16), ("agent", 8)])
+@pytest.mark.parametrize(("name", "per_problem"), [("arithmetic", 16), ("agent", 8), ("code", 8)])
 def test_sample_writes_the_worlds_default_number_of_traces(
     name: str, per_problem: int, tmp_path: Path
 ) -> None:
@@ -40,7 +40,8 @@ def test_sample_writes_the_worlds_default_number_of_traces(
 @pytest.mark.parametrize(
     ("name", "expected"),
     [("arithmetic", "problem.metadata.graph: expected a world computation graph"),
-     ("agent", "problem.metadata.task: expected an agent-world task")],
+     ("agent", "problem.metadata.task: expected an agent-world task"),
+     ("code", "problem.metadata.code: expected a code-world task")],
 )  # fmt: skip
 def test_check_and_sample_name_records_that_are_not_the_worlds(
     name: str, expected: str, tmp_path: Path

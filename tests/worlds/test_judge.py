@@ -10,7 +10,12 @@ from tests.worlds.conftest import WORLD_NAMES
 
 
 @pytest.mark.parametrize(
-    ("name", "lenient"), [("arithmetic", {"shared_beliefs": 0.0}), ("agent", {"loophole_miss_rate": 0.0})]
+    ("name", "lenient"),
+    [
+        ("arithmetic", {"shared_beliefs": 0.0}),
+        ("agent", {"loophole_miss_rate": 0.0}),
+        ("code", {"loophole_miss_rate": 0.0, "shared_beliefs": 0.0}),
+    ],
 )
 def test_a_perfect_judge_gives_the_gold_ratings_and_a_noisy_one_the_same_verdict_twice(
     name: str, lenient: dict[str, float]

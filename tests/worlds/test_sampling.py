@@ -24,7 +24,7 @@ def test_samples_and_continuations_depend_only_on_their_seeds(name: str) -> None
     assert w.policy(None).continue_from(problems[0], traces[0].steps[:1], 3, seed=9) == first
 
 
-@pytest.mark.parametrize(("name", "uses_a_seed"), [("arithmetic", True), ("agent", False)])
+@pytest.mark.parametrize(("name", "uses_a_seed"), [("arithmetic", True), ("agent", False), ("code", False)])
 def test_an_answered_prefix_gets_its_answer_back(name: str, uses_a_seed: bool) -> None:
     w = world(name)
     problem = w.generate_problems(1, seed=1)[0]

@@ -237,8 +237,14 @@ class PrmConfig(_HeadConfig):
 
 
 class OrmConfig(_HeadConfig):
-    """Train an ORM baseline: the same backbone and head, one label per trace (``answer_correct``) read
-    at the last step's tag. Read at every tag it scores prefixes, so it can be compared with a PRM."""
+    """Train an ORM baseline: the same backbone and head, one label per trace (``answer_correct``, or
+    another outcome the environment reported) read at the last step's tag. Read at every tag it scores
+    prefixes, so it can be compared with a PRM."""
 
     aggregation: str = "last"
     """Default aggregation recorded in the checkpoint (an ORM's own score is the last step's)."""
+    outcome: str = Field("answer", pattern=r"^[A-Za-z0-9_.-]+$")
+    """The outcome it learns: ``answer`` (``Trace.answer_correct``: the final answer checked against the
+    reference), or the name of a boolean in ``Trace.metadata["outcomes"]``, a check the environment ran
+    that a trainer would pay, e.g. the code world's ``visible_pass`` (the visible tests on the submitted
+    workspace: what a coding agent's CI reports, tests it may have edited included)."""

@@ -58,11 +58,21 @@ def step_targets(
     return out
 
 
-def outcome_targets(trace: Trace) -> list[float]:
-    """ORM: the final answer's correctness at the last step only."""
-    if not trace.steps or trace.answer_correct is None:
+def outcome_of(trace: Trace, outcome: str = "answer") -> bool | None:
+    """A trace's outcome: ``answer`` is ``answer_correct``; another name a boolean the environment
+    reported in ``metadata["outcomes"]`` (None where the trace has none)."""
+    if outcome == "answer":
+        return trace.answer_correct
+    value = (trace.metadata.get("outcomes") or {}).get(outcome)
+    return value if isinstance(value, bool) else None
+
+
+def outcome_targets(trace: Trace, outcome: str = "answer") -> list[float]:
+    """ORM: the trace's ``outcome`` (:func:`outcome_of`) at the last step only."""
+    value = outcome_of(trace, outcome)
+    if not trace.steps or value is None:
         return [IGNORE] * len(trace.steps)
-    return [IGNORE] * (len(trace.steps) - 1) + [float(trace.answer_correct)]
+    return [IGNORE] * (len(trace.steps) - 1) + [float(value)]
 
 
 def make_examples(

@@ -35,6 +35,7 @@ from prmkit.training.config import OrmConfig, PrmConfig
 from prmkit.training.data import (
     StepCollator,
     fit_traces,
+    outcome_of,
     outcome_targets,
     split_by_problem,
     step_targets,
@@ -469,7 +470,19 @@ def _likelihood_fields(config: PrmConfig | OrmConfig) -> dict[str, str]:
 def train_orm(
     data: str | Path | Sequence[Trace], output_dir: str | Path, config: OrmConfig | None = None
 ) -> dict[str, Any]:
-    """Train the ORM baseline on ``Trace.answer_correct``; returns the dev metrics and timings."""
+    """Train the ORM baseline on ``config.outcome`` (``Trace.answer_correct`` by default); returns the dev
+    metrics and timings. Traces without that outcome are refused, naming the first."""
     config = config or OrmConfig()
+    traces, name = _load(data)
+    missing = next((t for t in traces if outcome_of(t, config.outcome) is None), None)
+    if config.outcome != "answer" and missing is not None:
+        raise ValueError(
+            f"{name}: trace {missing.id!r}: metadata.outcomes.{config.outcome}: expected true or false, "
+            f"found {(missing.metadata.get('outcomes') or {}).get(config.outcome)!r}"
+        )
     fields = {"label_scale": "hard"} | _likelihood_fields(config)
-    return _train_head(_load(data), output_dir, config, "orm", outcome_targets, fields, [])
+
+    def targets(t: Trace) -> list[float]:
+        return outcome_targets(t, config.outcome)
+
+    return _train_head((traces, name), output_dir, config, "orm", targets, fields, [])

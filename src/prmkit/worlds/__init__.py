@@ -2,6 +2,7 @@
 
 - ``arithmetic/``   seeded arithmetic word problems (docs/world.md)
 - ``agent/``        tool-using agent tasks with a knowledge base and a calculator (docs/agentworld.md)
+- ``code/``         bug-fixing tasks in a small Python subset with visible and hidden tests (docs/codeworld.md)
 - ``registry.py``   ``World``, the one record of a world, and ``WORLDS``: the policies, judges, oracle
                     scorers, CLI groups, recipes, evaluation and RL prompts all follow from it
 

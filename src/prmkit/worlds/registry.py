@@ -1,11 +1,13 @@
 """The embedded worlds, by name: the one record from which everything else about a world follows.
 
 A world is a generator of problems whose every step can be checked exactly, a simulated policy (and
-judge) that writes and reads its traces, and a gold checker. Two are built in:
+judge) that writes and reads its traces, and a gold checker. Three are built in:
 
     "arithmetic"  seeded arithmetic word problems (:mod:`prmkit.worlds.arithmetic`, docs/world.md)
     "agent"       tool-using agent tasks with a knowledge base and a calculator
                   (:mod:`prmkit.worlds.agent`, docs/agentworld.md)
+    "code"        bug-fixing tasks in a small Python subset, run by prmkit's own interpreter, with
+                  visible and hidden tests (:mod:`prmkit.worlds.code`, docs/codeworld.md)
 
 Registering a world here (one line, or a plugin's ``prmkit.worlds`` entry point naming its ``World``)
 is all it takes: the policy and judge of that name (``prmkit.policies``), its oracle scorer
@@ -159,6 +161,7 @@ class World:
 WORLDS: Registry[World] = Registry("world", entry_points="prmkit.worlds")
 WORLDS.register("arithmetic", "prmkit.worlds.arithmetic:WORLD")
 WORLDS.register("agent", "prmkit.worlds.agent:WORLD")
+WORLDS.register("code", "prmkit.worlds.code:WORLD")
 WORLDS.alias("world", "arithmetic")
 WORLDS.alias("agentworld", "agent")
 
