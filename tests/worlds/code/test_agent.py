@@ -81,7 +81,7 @@ def test_a_thousand_trajectories_take_seconds() -> None:
 
 def test_it_continues_someone_elses_prefix_from_the_workspace_it_left(make_trace) -> None:
     wrong = make_trace(PLAN, (FAIL3, edit(4, "        total = total + i * 3")), ("", run()))
-    agent = SimulatedCoder(CodeAgentConfig(temperature=0.0, recovery=1.0))
+    agent = SimulatedCoder(CodeAgentConfig(temperature=0.0, recovery=1.0, repeat_failed=0.0))
     (cont,) = agent.continue_from(wrong.problem, wrong.steps, seed=0)
     assert cont.finished and cont.final_answer == str(TASK["answer"])
     assert "reverting" in cont.steps[0].text

@@ -114,7 +114,7 @@ class CodeAgentConfig(SimulatedPolicyConfig):
     recovery: float = Field(0.35, ge=0.0, le=1.0)
     """Per step where it applies: reverts an edit of a wrong line once the tests show it failed, re-reads
     the code after a failed fix, or runs the tests once more after misreading them."""
-    max_steps: int = Field(14, ge=1, le=64)
+    max_steps: int = Field(10, ge=1, le=64)
     """The agent stops unfinished (no submission) after this many steps of a trajectory."""
     temperature: float = Field(1.0, ge=0.0, le=10.0)
     """Scales every per-decision error rate and ``wrong_plan``, ``misread`` and the misconceptions (0 = a

@@ -174,14 +174,15 @@ class RunResult:
         return sum(not ok for _, ok, _ in self.results)
 
     def json(self) -> dict[str, Any]:
-        """As a test runner's summary reports it: the counts, then each failing test with its message
-        (passing tests are not listed; a program that does not load fails them all with one ``error``),
-        which keeps a trajectory of several runs inside a small model's context."""
+        """As a test runner that stops at the first failure reports it (``pytest -x``): the counts, then
+        the first failing test and its message (a program that does not load fails every test with one
+        ``error``). Short on purpose: a trajectory of several runs stays inside a small model's context."""
         out: dict[str, Any] = {"passed": self.total - self.failed, "failed": self.failed}
         if self.error:
             out["error"] = self.error
-        else:
-            out["failures"] = [{"test": t, "message": m} for t, ok, m in self.results if not ok]
+        elif self.failed:
+            test, _, message = next(r for r in self.results if not r[1])
+            out["first_failure"] = f"{test}: {message}"
         return out
 
 
