@@ -31,6 +31,7 @@ from prmkit.cards.roles import DeploymentMonitor, Roles, card_roles, read_monito
 from prmkit.core.files import atomic_write
 from prmkit.core.yamlconf import validate_at
 from prmkit.evaluation.config import WorldEvalSettings
+from prmkit.evaluation.transfer import TransferResult, read_transfer
 from prmkit.modeling.loading import LoadOptions
 
 EVAL_DIR = "card"
@@ -85,8 +86,11 @@ def _world(base: ProcessCard) -> Any:
     return world_in(json.dumps(base.model_dump(mode="json"), default=str))
 
 
-def not_tested(base: ProcessCard, evaluation: dict[str, Any] | None) -> list[str]:
-    """What the measurements did not cover, derived from what they did cover."""
+def not_tested(
+    base: ProcessCard, evaluation: dict[str, Any] | None, transfer: dict[str, Any] | None = None
+) -> list[str]:
+    """What the measurements did not cover, derived from what they did cover (``transfer``: the settings
+    ``prmkit eval transfer`` measured it in, :meth:`TransferResult.to_dict`, which the lines then name)."""
     if not evaluation:
         return ["anything: no evaluation was run for this card (run `prmkit card MODEL` with evaluation on)"]
     data = evaluation["data"]
@@ -95,7 +99,9 @@ def not_tested(base: ProcessCard, evaluation: dict[str, Any] | None) -> list[str
         out.append(f"real mathematics: ProcessBench could not be run ({evaluation['processbench_error']})")
     elif not evaluation.get("processbench"):
         out.append("real mathematics: ProcessBench / PRM800K were not run (world data only)")
-    out.append(f"traces from other policies than {', '.join(data['policies'])}")
+    measured = [s["name"] for s in (transfer or {}).get("settings", [])[1:]]
+    also = f" and the settings under *Where it transfers* ({', '.join(measured)})" if measured else ""
+    out.append(f"traces from other policies than {', '.join(data['policies'])}{also}")
     out.append(f"traces longer than {data['steps_max']} steps or shorter than {data['steps_min']}")
     if "tool_call" not in data["step_kinds"]:
         out.append("agent trajectories (tool-call and observation steps)")
@@ -109,15 +115,23 @@ def not_tested(base: ProcessCard, evaluation: dict[str, Any] | None) -> list[str
     )
     if evaluation["bon"].get("orm") is None:
         out.append("a side-by-side ORM baseline (no ORM was given)")
-    out.append("other configurations of the world than its default (its generator's and policy's knobs)")
+    out.append(
+        "other configurations of the world than its default (its generator's and policy's knobs)"
+        + (also or "; `prmkit eval transfer` measures named ones, `prmkit card --transfer` shows them")
+    )
     return out
 
 
 def full_card(
-    base: ProcessCard, evaluation: dict[str, Any] | None, eval_dir: str = EVAL_DIR, roles: Roles | None = None
+    base: ProcessCard,
+    evaluation: dict[str, Any] | None,
+    eval_dir: str = EVAL_DIR,
+    roles: Roles | None = None,
+    transfer: TransferResult | None = None,
 ) -> ProcessCard:
     """The training card plus the measured sections (a new object; ``base`` is not changed); ``roles``
-    default to training's completed with the base model and this model (no ORM, no monitor)."""
+    default to training's completed with the base model and this model (no ORM, no monitor);
+    ``transfer``: the settings it was measured in beside the source (``prmkit eval transfer``)."""
     card = base.model_copy(deep=True)
     card.roles = roles or card_roles(base.roles, kind=base.kind, base_model=base.base_model)
     extra: dict[str, Any] = {
@@ -128,7 +142,8 @@ def full_card(
         else {k: evaluation[k] for k in ("data", "first_error", "bon", "scorer")}
         | ({"processbench": evaluation["processbench"]} if evaluation.get("processbench") else {}),
         "audits": None if evaluation is None else evaluation["audits"],
-        "not_tested": not_tested(base, evaluation),
+        "transfer": None if transfer is None else transfer.to_dict(),
+        "not_tested": not_tested(base, evaluation, None if transfer is None else transfer.to_dict()),
         "plots": _plots(evaluation, eval_dir),
     }
     for key, value in extra.items():
@@ -152,10 +167,12 @@ def write_card(
     *,
     orm: str | Path | None = None,
     monitor: DeploymentMonitor | None = None,
+    transfer: TransferResult | None = None,
 ) -> Path:
     """Complete the training card of ``model_dir`` with ``evaluation`` (:func:`evaluate_world`'s summary,
     written under ``OUT/card``, with ProcessBench at the world-tuned threshold when it was measured) and
-    the roles (the ``orm`` checkpoint beside it, the ``monitor`` it is deployed behind) and write it as
+    the roles (the ``orm`` checkpoint beside it, the ``monitor`` it is deployed behind) and the
+    ``transfer`` matrix measured for it (:func:`prmkit.evaluation.transfer.read_transfer`), and write it as
     JSON and README.md in ``out`` (default: ``model_dir``); returns the README path. The card measures
     nothing: it reads the evaluation it is given."""
     from prmkit.cards.render import head_usage, render_markdown
@@ -165,7 +182,7 @@ def write_card(
     roles = card_roles(
         base.roles, kind=base.kind, base_model=base.base_model, model=model_dir, orm=orm, monitor=monitor
     )
-    card = full_card(base, evaluation, roles=roles)
+    card = full_card(base, evaluation, roles=roles, transfer=transfer)
     write_process_card(out, card)
     readme = out / "README.md"
     with atomic_write(readme) as fh:  # the usage sections training's README had, from the head table
@@ -188,6 +205,10 @@ class CardConfig(WorldEvalSettings):
     """JSON of the gate the model is deployed behind (rule, aggregation, threshold, action, and the TPR /
     TNR measured on a labelled set: ``prmkit.cards.roles.DeploymentMonitor``), shown as the card's monitor
     role (without it: none declared)."""
+    transfer: Path | None = None
+    """``transfer.json`` of this model (``prmkit eval transfer``, or its folder): its settings become the
+    card's *Where it transfers* rows and leave the "not tested" lines. Refused when it measured another
+    checkpoint."""
     processbench: list[Path] | None = None
     """ProcessBench files to evaluate too (repeat)."""
     load: LoadOptions = Field(default_factory=LoadOptions)
@@ -216,6 +237,7 @@ def run_card(c: CardConfig) -> Path:
     from prmkit.scoring import load_scorer
 
     monitor = read_monitor(c.monitor) if c.monitor is not None else None  # a bad file fails before measuring
+    transfer = transfer_of(c.transfer, c.model) if c.transfer is not None else None
     scorer = load_scorer(c.model, load=c.load)
     orm = load_scorer(c.orm, load=c.load) if c.orm is not None else None
     out = c.out or c.model
@@ -226,4 +248,18 @@ def run_card(c: CardConfig) -> Path:
         evaluation = processbench_at_threshold(
             c.model, c.processbench, evaluation, out / EVAL_DIR, load=c.load
         )
-    return write_card(c.model, evaluation, out, orm=c.orm, monitor=monitor)
+    return write_card(c.model, evaluation, out, orm=c.orm, monitor=monitor, transfer=transfer)
+
+
+def transfer_of(path: Path, model: Path) -> TransferResult:
+    """The transfer matrix in ``path`` when it measured ``model``; another checkpoint's is refused in one
+    line (a card must not show a neighbour's numbers)."""
+    from prmkit.core.errors import InputError, Issue
+
+    result = read_transfer(path)
+    if Path(result.model).resolve() != Path(model).resolve():
+        issue = Issue(str(path), None, "model", f"the card's model {model}", result.model)
+        error = InputError([issue], skippable=False)
+        error.args = (str(issue),)
+        raise error
+    return result

@@ -330,6 +330,38 @@ AUDIT_ROWS = (
 )
 
 
+def _estimate_cell(e: dict[str, Any] | None, signed: bool = False) -> str:
+    if e is None:
+        return ""
+    fmt = "{:+.1f}" if signed else "{:.1f}"
+    return f"{fmt.format(100 * e['mean'])} [{fmt.format(100 * e['low'])}, {fmt.format(100 * e['high'])}]"
+
+
+def transfer_md(card: ProcessCard) -> str | None:
+    """*Where it transfers*: the settings ``prmkit eval transfer`` measured it in (None: none given)."""
+    t = getattr(card, "transfer", None)
+    if not t:
+        return None
+    targets = (t.get("params") or {}).get("config", {}).get("targets", {})
+    lines = [
+        "## Where it transfers",
+        "",
+        f"One threshold ({_num(t['threshold'])}, {t['threshold_from']}) in every setting, {t['problems']} problems "
+        "each; F1 is first-error F1 at that threshold, AUROC the threshold-free step ranking, the gaps are "
+        "setting − source paired by problem (×100, 95 % bootstrap intervals over problems).",
+        "",
+        "| setting | what changes | traces | F1 | AUROC | gap F1 | gap AUROC |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in t["settings"]:
+        knobs = targets.get(s["name"])
+        what = "the source" if knobs is None else _cell(json.dumps(knobs, sort_keys=True))
+        cells = [_estimate_cell(s["f1"]), _estimate_cell(s["auroc"])]
+        cells += [_estimate_cell(s.get("gap_f1"), True), _estimate_cell(s.get("gap_auroc"), True)]
+        lines.append(f"| {s['name']} | {what} | {s['traces']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def audits_md(card: ProcessCard) -> str:
     a = card.audits
     if not a:
@@ -405,6 +437,7 @@ def render_markdown(card: ProcessCard, usage: str | None = None) -> str:
         roles_md(card),
         model_md(card),
         tested_md(card),
+        *filter(None, [transfer_md(card)]),
         audits_md(card),
         not_tested,
         usage_md(card, usage),

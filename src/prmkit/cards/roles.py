@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from prmkit.core.config import Config
-from prmkit.core.errors import InputError, Issue, issues_from_validation, short
+from prmkit.core.files import read_json_as
 from prmkit.core.model import Trace, matches
 from prmkit.core.registry import RegistryError
 from prmkit.core.render import CALL_CLOSE, CALL_OPEN, RESPONSE_CLOSE, RESPONSE_OPEN, is_agentic, step_inputs
@@ -77,31 +77,7 @@ class DeploymentMonitor(Config):
 def read_monitor(path: str | Path) -> DeploymentMonitor:
     """The :class:`DeploymentMonitor` in the JSON file ``path``; a bad file raises one line naming the file
     and the field (every bad field, joined with ``;``)."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise _one_line(
-            [Issue(str(path), None, "(file)", "a readable JSON file", err.strerror or str(err))]
-        ) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        line = getattr(err, "lineno", None)
-        raise _one_line(
-            [Issue(str(path), line, "(file)", "JSON", getattr(err, "msg", None) or str(err))]
-        ) from None
-    if not isinstance(data, dict):
-        raise _one_line([Issue(str(path), None, "(record)", "a JSON object", short(data))])
-    try:
-        return DeploymentMonitor.model_validate(data)
-    except ValidationError as err:
-        raise _one_line(issues_from_validation(err, str(path), None)) from None
-
-
-def _one_line(issues: list[Issue]) -> InputError:
-    """An :class:`InputError` whose message is its issues on one line."""
-    err = InputError(issues, skippable=False)
-    err.args = ("; ".join(str(i) for i in issues),)
-    return err
+    return read_json_as(path, DeploymentMonitor)
 
 
 class ModelRole(Config):

@@ -294,6 +294,39 @@ def write_json(path: str | Path, data: Any) -> Path:
     return path
 
 
+def read_json_as(path: str | Path, schema: Any) -> Any:
+    """The JSON file ``path`` validated as ``schema`` (a pydantic model class or ``TypeAdapter``); a bad
+    file raises one :class:`InputError` whose message is one line naming the file and every bad field
+    (joined with ``;``): what a command that takes a results file prints."""
+    from pydantic import BaseModel, TypeAdapter, ValidationError
+
+    from prmkit.core.errors import issues_from_validation
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        issues = [Issue(str(path), None, "(file)", "a readable JSON file", err.strerror or str(err))]
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        line = getattr(err, "lineno", None)
+        issues = [Issue(str(path), line, "(file)", "JSON", getattr(err, "msg", None) or str(err))]
+    else:
+        if not isinstance(data, dict):
+            issues = [Issue(str(path), None, "(record)", "a JSON object", short(data))]
+        else:
+            adapter = schema if isinstance(schema, TypeAdapter) else None
+            try:
+                if adapter is not None:
+                    return adapter.validate_python(data)
+                assert isinstance(schema, type) and issubclass(schema, BaseModel)
+                return schema.model_validate(data)
+            except ValidationError as err:
+                issues = issues_from_validation(err, str(path), None)
+    error = InputError(issues, skippable=False)
+    error.args = ("; ".join(str(i) for i in issues),)
+    raise error
+
+
 _PARTIAL = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 
 

@@ -22,7 +22,8 @@ step of a drawn index comes along), and a gap is the difference of the two stati
 resampled indices (:func:`prmkit.core.stats.paired`), so both sides see the same problems.
 
 :func:`transfer_matrix` is the pure core over each setting's traces; :func:`transfer` writes the traces
-first; :func:`run_transfer` is ``prmkit eval transfer``, written to ``transfer.json``.
+first; :func:`run_transfer` is ``prmkit eval transfer``, written to ``transfer.json``, which
+:func:`read_transfer` reads back (``prmkit card --transfer`` shows it as the card's transfer rows).
 """
 
 from __future__ import annotations
@@ -133,6 +134,17 @@ class TransferResult:
 
     def write(self, out: str | Path) -> Path:
         return write_json(Path(out) / RESULT_FILE, self.to_dict())
+
+
+def read_transfer(path: str | Path) -> TransferResult:
+    """A ``transfer.json`` that :meth:`TransferResult.write` wrote (the file, or its folder); a bad file
+    raises one line naming it and every bad field."""
+    from pydantic import TypeAdapter
+
+    from prmkit.core.files import read_json_as
+
+    path = Path(path)
+    return read_json_as(path / RESULT_FILE if path.is_dir() else path, TypeAdapter(TransferResult))
 
 
 def problem_indices(traces: Sequence[Trace], problems: int) -> np.ndarray:
