@@ -36,6 +36,17 @@ def test_mc_through_the_endpoint_equals_mc_in_process(policy_server, world_trace
     assert [t.ratings("mc_soft") for t in remote] == [t.ratings("mc_soft") for t in local]
     one = policy.continue_from(traces[0].problem, traces[0].steps[:1], 2, seed=0, max_steps=1)
     assert all(len(c.steps) <= 1 for c in one) and any(len(c.steps) == 1 for c in one)
+    from prmkit.search.common import Compute, sample_candidates
+
+    (drawn, *_) = sample_candidates(policy, traces[0].problem, 2, seed=5, compute=Compute())
+    assert drawn.metadata["sampling"] == {"policy": "endpoint:world", "seed": 5, "per_problem": 2} | {
+        "model": "world",
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "max_tokens": 512,
+        "chat": False,
+        "step_format": policy.format.model_dump(),
+    }  # fmt: skip: how the candidates were drawn, as the card's policy role reads it
 
 
 def test_judge_through_the_chat_protocol(policy_server, world_traces_file):
@@ -47,6 +58,14 @@ def test_judge_through_the_chat_protocol(policy_server, world_traces_file):
     assert [t.first_error("judge") for t in remote] == [t.first_error("judge") for t in local]
     raw = remote[0].steps[0].label("judge").provenance.params["raw"]
     assert raw.rstrip().endswith("}") and "\\boxed{" in raw
+    # the judge's own settings in every label (one source: the same in all), the URL not among them
+    settings = {t.steps[0].label("judge").provenance.params["settings"]["template"] for t in remote}
+    assert settings == {"processbench-critic"}
+    assert remote[0].steps[0].label("judge").provenance.params["settings"] == {
+        "model": "world", "temperature": 0.0, "max_tokens": 2048, "seed": 0, "template": "processbench-critic",
+    }  # fmt: skip
+    custom = load_judge("endpoint", url=policy_server, model="world", template="{problem} {tagged_response}")
+    assert custom.settings()["template"].startswith("sha256:")
 
 
 def test_a_down_endpoint_fails_clearly():

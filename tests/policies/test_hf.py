@@ -80,6 +80,8 @@ def test_hf_policy_continues_stops_and_repeats_with_a_seed(tiny_lm):
     one = policy.continue_from(P, [], 2, seed=1, max_steps=1)
     assert all(len(c.steps) == 1 and not c.finished for c in one)
     assert all(c.num_tokens and c.num_tokens < 40 for c in conts)  # stopped at the answer, not the limit
+    settings = policy.settings()
+    assert (settings["model"], settings["temperature"], settings["max_new_tokens"]) == (tiny_lm.name, 0.3, 40)
 
 
 def test_mc_labels_with_the_hf_policy(tiny_lm):

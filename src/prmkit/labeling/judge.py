@@ -62,7 +62,10 @@ def label_judge(
 
     A trace whose request failed stays unlabelled, is listed in the summary and retried by a rerun."""
     out = [t.model_copy(deep=True) for t in traces]
-    params = {"method": "judge", "judge": judge.name}
+    params: dict[str, Any] = {"method": "judge", "judge": judge.name}
+    if callable(getattr(judge, "settings", None)):  # an endpoint judge: its model, sampling and prompt
+        params["settings"] = judge.settings()
+    shared = {"settings": params["settings"]} if "settings" in params else {}
 
     def one(t: Trace) -> dict:
         def compute() -> dict:
@@ -95,7 +98,7 @@ def label_judge(
         v = JudgeVerdict.model_validate(rec["verdict"])
         status = verdict_status(v, len(t.steps))
         summary[status] = summary.get(status, 0) + 1
-        prov = provenance("judge", judge.name, {"raw": v.raw} if v.raw is not None else {}, at)
+        prov = provenance("judge", judge.name, shared | ({"raw": v.raw} if v.raw is not None else {}), at)
         t.drop_labels(prov.source)
         ratings = verdict_labels(v, len(t.steps))
         t.add_labels([None if r is None else Label(rating=r, provenance=prov) for r in ratings])

@@ -15,7 +15,9 @@ A choice cut at ``max_tokens`` (``finish_reason: length``) before an answer is `
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 from prmkit.core.model import Continuation, Problem, Step
 from prmkit.core.protocols import JudgeVerdict
@@ -47,6 +49,15 @@ class EndpointPolicy:
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
         self.chat = chat
         self.client = OpenAIClient(url, concurrency=concurrency, retries=retries, timeout=timeout)
+
+    def settings(self) -> dict[str, Any]:
+        """How it samples, as traces and labels record it (``metadata["sampling"]``, provenance): the
+        served model, the sampling parameters, the prompt layout (not the URL: where a server ran is no
+        setting of the samples)."""
+        return {
+            "model": self.model, "temperature": self.temperature, "top_p": self.top_p,
+            "max_tokens": self.max_tokens, "chat": self.chat, "step_format": self.format.model_dump(),
+        }  # fmt: skip
 
     def stop(self) -> None:
         """Send nothing more (a failing job calls it so the requests still queued end at once)."""
@@ -140,6 +151,19 @@ class EndpointJudge:
         self.template = template
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.client = OpenAIClient(url, concurrency=concurrency, retries=retries, timeout=timeout)
+
+    def settings(self) -> dict[str, Any]:
+        """How it judges, as its labels' provenance records it: the served model, the sampling parameters
+        and the prompt (ProcessBench's critic template, or a digest of the one that replaced it)."""
+        prompt = (
+            "processbench-critic"
+            if self.template == CRITIC_TEMPLATE
+            else "sha256:" + hashlib.sha256(self.template.encode()).hexdigest()[:16]
+        )
+        return {
+            "model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
+            "seed": self.seed, "template": prompt,
+        }  # fmt: skip
 
     def stop(self) -> None:
         """Send nothing more (a failing job calls it so the requests still queued end at once)."""

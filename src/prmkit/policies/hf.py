@@ -172,6 +172,14 @@ class HFPolicy:
         self.eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
         self._lock = threading.Lock()  # one sampling loop at a time: they would only fight over cores
 
+    def settings(self) -> dict[str, Any]:
+        """How it samples, as traces record it (``metadata["sampling"]``): the model, the sampling
+        parameters and the prompt layout."""
+        return {
+            "model": self.name.removeprefix("hf:"), "temperature": self.temperature, "top_p": self.top_p,
+            "max_new_tokens": self.max_new_tokens, "chat": self.chat, "step_format": self.format.model_dump(),
+        }  # fmt: skip
+
     def prompt_ids(self, problem: Problem, prefix: Sequence[Step]) -> list[int]:
         """The token ids the model continues: the text prompt, or (``chat``) the model's chat template
         over :meth:`~prmkit.core.steps.StepFormat.messages`, the assistant's message left open."""

@@ -163,7 +163,12 @@ def sample_candidates(policy: Any, problem: Problem, n: int, seed: int, compute:
     conts = policy.continue_from(problem, [], n=n, seed=seed)
     compute.add_continuations(conts)
     name = getattr(policy, "name", "policy")
-    return [
+    settings = policy.settings() if callable(getattr(policy, "settings", None)) else {}
+    sampling = {"policy": name, "seed": seed, "per_problem": n, **settings}
+    traces = [
         trace_from(problem, c, generator=name, trace_id=f"{problem.id}/s{seed}/{i}")
         for i, c in enumerate(conts)
     ]
+    for t in traces:  # how they were drawn, as the worlds' samplers record it (the process card reads it)
+        t.metadata["sampling"] = dict(sampling)
+    return traces

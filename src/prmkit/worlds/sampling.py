@@ -47,6 +47,15 @@ class SimulatedPolicy:
     """Shifts every seed, so two policies with the same config draw differently."""
     _calls: int
 
+    def settings(self) -> dict[str, Any]:
+        """Its knobs that differ from their defaults, its temperature always: how it samples, as traces
+        record it (``metadata["sampling"]``, the process card's policy role)."""
+        config = getattr(self, "config", None)
+        knobs = {} if config is None else config.model_dump(mode="json", exclude_defaults=True)
+        if config is not None and hasattr(config, "temperature"):
+            knobs = {"temperature": config.temperature, **knobs}
+        return knobs
+
     def read(self, problem: Problem, prefix: Sequence[Step]) -> Any:
         """What the policy believes after ``prefix`` (anyone's steps): where it continues from.
         ``read(problem, [])`` is where every sample starts."""
@@ -145,11 +154,7 @@ def sampling_settings(policy: SimulatedPolicy, seed: int, per_problem: int) -> d
     """What ``Trace.metadata["sampling"]`` records of a sample: the policy, the seed, samples per problem
     and the policy's knobs that differ from their defaults (its temperature always), so a reader (the
     process card) can say how the traces were drawn."""
-    config = getattr(policy, "config", None)
-    knobs = {} if config is None else config.model_dump(mode="json", exclude_defaults=True)
-    if config is not None and hasattr(config, "temperature"):
-        knobs = {"temperature": config.temperature, **knobs}
-    return {"policy": policy.name, "seed": seed, "per_problem": per_problem, **knobs}
+    return {"policy": policy.name, "seed": seed, "per_problem": per_problem, **policy.settings()}
 
 
 def continuation_rng(seed_offset: int, seed: int, problem: Problem, prefix: Sequence[str]) -> random.Random:
