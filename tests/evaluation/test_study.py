@@ -83,3 +83,23 @@ def test_summary_pairs_models_and_counts_every_interval() -> None:
     assert "4 seeds (training runs) × 12" in first_only  # what was drawn comes with any table
     with pytest.raises(ValueError, match="unknown tables"):
         markdown({"tuning": numbers}, "tuning", tables=["first_eror"])
+
+
+def test_every_picker_is_paired_with_the_orm_at_each_n_when_there_is_one() -> None:
+    rng = np.random.default_rng(2)
+    per_seed = []
+    for _ in range(3):
+        good, orm = _measured(rng, 0.9), _measured(rng, 0.1)
+        for run in (good, orm):  # the ORM's picks are the evaluation's shared "orm" row
+            run.bon["accuracy"]["orm"] = [[0.4] * 12, [0.45] * 12]
+        per_seed.append({"good": good, "orm": orm})
+    numbers = summarize(per_seed, pairs=[("good", "orm")], outcome_models=["orm"], resamples=200)
+    vs_orm = numbers["paired"]["good weighted vote − ORM best-of-N: N=16"]
+    assert vs_orm["mean"] == pytest.approx(0.7 - 0.45) and vs_orm["low"] == pytest.approx(0.25)
+    assert "good − orm: F1 world-test" in numbers["paired"]
+    assert "ORM best-of-N − majority vote: N=4" in numbers["paired"]  # the ORM against majority, once
+    assert not any(
+        k.startswith(("majority vote −", "oracle (pass@N) −", "ORM best-of-N − ORM"))
+        for k in numbers["paired"]
+    )
+    assert "orm best-of-N (min)" not in numbers["bon"]  # an ORM picks by its last step: the shared row

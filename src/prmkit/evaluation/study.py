@@ -213,15 +213,18 @@ def _bon(
                 rows[name] = {n: bon_stat(runs[m], method, n, problems) for n in ns}
     for name, by_n in rows.items():
         out["bon"][name] = {f"N={n}": _estimate(st, seeds, P, resamples, "problem") for n, st in by_n.items()}
-    majority = rows.get(SHARED_BON["majority"])
-    for name, by_n in rows.items():
-        if majority is None or name in (SHARED_BON["majority"], SHARED_BON["oracle"]):
+    shared = set(SHARED_BON.values())
+    for base in (SHARED_BON["majority"], SHARED_BON["orm"]):  # every picker against each baseline
+        if base not in rows:
             continue
-        for n, st in by_n.items():
-            est = _estimate(paired(st, majority[n]), seeds, P, resamples, "problem")
-            out["paired"][f"{name} − majority vote: N={n}"] = est | {
-                "cell": Estimate(**_core(est)).cell(signed=True)
-            }
+        for name, by_n in rows.items():
+            if name in shared and (base == SHARED_BON["orm"] or name != SHARED_BON["orm"]):
+                continue  # majority and the oracle against nothing; the ORM against majority only
+            for n, st in by_n.items():
+                est = _estimate(paired(st, rows[base][n]), seeds, P, resamples, "problem")
+                out["paired"][f"{name} − {base}: N={n}"] = est | {
+                    "cell": Estimate(**_core(est)).cell(signed=True)
+                }
 
 
 def with_range(estimate: Mapping[str, Any] | None) -> str:

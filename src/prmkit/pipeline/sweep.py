@@ -141,7 +141,7 @@ def study(
 ) -> dict[str, Any]:
     """Intervals over seeds × evaluation problems (:mod:`prmkit.evaluation.study`) for each evaluation
     set the recipe measured on: every model's first-error F1 and AUROC, best-of-N, and each PRM against
-    the zero-shot LM and against majority vote, paired."""
+    the zero-shot LM, the ORM and majority vote, paired."""
     from prmkit.evaluation.study import Measured, summarize
     from prmkit.pipeline.summary import _name
 
@@ -161,7 +161,9 @@ def study(
             continue
         lm = next((m for m in runs[0] if m == _name("pretrain")), None)
         outcome = ["orm"] if recipe.train.orm is not None else []  # the ORM's stage and model name
-        pairs = [(m, lm) for m in runs[0] if lm and m not in (lm, *outcome)]
+        prms = [m for m in runs[0] if m not in (lm, *outcome)]
+        # each PRM against the zero-shot LM (what its labels bought) and against the ORM (what steps buy)
+        pairs = [(m, lm) for m in prms if lm] + [(m, o) for o in outcome if o in runs[0] for m in prms]
         seed = recipe.evaluate.seed if prefix == "eval" else recipe.evaluate.claims_seed
         out[set_name] = {"evaluate_seed": seed} | summarize(
             runs, pairs=pairs, outcome_models=outcome, resamples=resamples
