@@ -92,3 +92,76 @@ def test_prompt_round_trip_and_template_checks():
     with pytest.raises(ValueError, match="tagged_response"):
         critic_prompt("q", STEPS, template="Problem: {problem}")
     assert "{problem}" in CRITIC_TEMPLATE
+
+
+THINKPRM_ANSWER = """<think>
+Let's verify step by step:
+Step 1: 3 + 4 = 7, right. The step is \\boxed{correct}
+Step 2: 7 * 2 should be 14, not 15. The step is \\boxed{incorrect}
+Step 3: It builds on step 2. \\boxed{incorrect}
+</think>
+Is the solution correct? No"""
+
+
+def test_thinkprm_prompt_and_verdicts() -> None:
+    from prmkit.policies.critic import (
+        THINKPRM_TEMPLATE,
+        parse_step_verdicts,
+        thinkprm_prompt,
+        verdict_from_steps,
+    )
+
+    steps = [Step(text="Step 1: 3 + 4 = 7"), Step(text="7 * 2 = 15"), Step(text="The answer is 15.")]
+    prompt = thinkprm_prompt("Add 3 and 4, then double it.", steps)
+    assert prompt.startswith(
+        "You are given a math problem and a proposed step-by-step solution:\n\n[Math Problem]"
+    )
+    assert "[Solution]\n\nStep 1: 3 + 4 = 7\nStep 2: 7 * 2 = 15\nStep 3: The answer is 15.\n\n" in prompt
+    assert prompt.endswith("If the solution is incomplete, only verify the provided steps.")
+    assert THINKPRM_TEMPLATE.count("{solution}") == 1
+    assert parse_step_verdicts(THINKPRM_ANSWER, 3) == [True, False, False]
+    verdict = verdict_from_steps([True, False, False], THINKPRM_ANSWER)
+    assert verdict.first_error == 1 and verdict.ratings == [1, -1, None] and verdict.extra["status"] == "ok"
+    # a chain that stops early leaves the rest unverified: no first error can be named
+    partial = verdict_from_steps(parse_step_verdicts("Step 1: fine \\boxed{correct}", 3), "x")
+    assert partial.first_error is None and partial.ratings == [1, None, None]
+    assert partial.extra["status"] == "partial"
+    assert verdict_from_steps([True, True], "y").first_error == -1  # every step verified correct
+    # a step checked twice keeps its last verdict; verdicts past the last step, and junk, are ignored
+    twice = "Step 1: \\boxed{incorrect} Wait, let me double check... Step 1: \\boxed{correct} Step 9: \\boxed{incorrect}"
+    assert parse_step_verdicts(twice, 2) == [True, None]
+    none = verdict_from_steps(parse_step_verdicts("I cannot help with that.", 2), "z")
+    assert none.first_error is None and none.extra["status"] == "unparseable"
+    with pytest.raises(ValueError, match=r"\{solution\}"):
+        thinkprm_prompt("p", steps, "no placeholder {problem}")
+
+
+def test_an_endpoint_judge_in_the_thinkprm_format(monkeypatch) -> None:
+    from prmkit.core.model import Problem
+    from prmkit.policies import load_judge
+
+    judge = load_judge("endpoint", url="http://127.0.0.1:9", model="ThinkPRM-1.5B", verdict_format="thinkprm")
+    sent = []
+
+    def post(path, payload):
+        sent.append((path, payload))
+        return {"choices": [{"message": {"content": THINKPRM_ANSWER}}]}
+
+    monkeypatch.setattr(judge.client, "post", post)
+    steps = [Step(text="3 + 4 = 7"), Step(text="7 * 2 = 15"), Step(text="The answer is 15.")]
+    verdict = judge.judge(Problem(id="p", text="Add 3 and 4, then double it.", answer="14"), steps)
+    assert verdict.first_error == 1 and verdict.ratings == [1, -1, None]
+    ((path, payload),) = sent
+    assert path == "/v1/chat/completions" and payload["messages"][0]["content"].startswith("You are given")
+    assert judge.settings()["format"] == "thinkprm" and judge.settings()["template"] == "thinkprm"
+
+
+def test_the_judge_format_is_an_endpoint_option() -> None:
+    from prmkit.policies.options import JudgeOptions
+
+    with pytest.raises(ValueError, match="--judge-format .* only used by judge 'endpoint'"):
+        JudgeOptions(judge="arithmetic", judge_format="thinkprm")
+    options = JudgeOptions(
+        judge="endpoint", judge_url="http://127.0.0.1:9", judge_model="m", judge_format="thinkprm"
+    )
+    assert options.build_judge().format == "thinkprm"

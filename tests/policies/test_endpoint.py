@@ -62,7 +62,8 @@ def test_judge_through_the_chat_protocol(policy_server, world_traces_file):
     settings = {t.steps[0].label("judge").provenance.params["settings"]["template"] for t in remote}
     assert settings == {"processbench-critic"}
     assert remote[0].steps[0].label("judge").provenance.params["settings"] == {
-        "model": "world", "temperature": 0.0, "max_tokens": 2048, "seed": 0, "template": "processbench-critic",
+        "model": "world", "temperature": 0.0, "max_tokens": 2048, "seed": 0, "format": "processbench",
+        "template": "processbench-critic",
     }  # fmt: skip
     custom = load_judge("endpoint", url=policy_server, model="world", template="{problem} {tagged_response}")
     assert custom.settings()["template"].startswith("sha256:")

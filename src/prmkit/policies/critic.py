@@ -91,3 +91,60 @@ def read_critic_prompt(prompt: str) -> tuple[str, list[Step]] | None:
         return None
     steps = [Step(text=body) for _, body in _PARAGRAPH.findall(m.group(2))]
     return m.group(1), steps
+
+
+THINKPRM_TEMPLATE = (
+    "You are given a math problem and a proposed step-by-step solution:\n\n"
+    "[Math Problem]\n\n{problem}\n\n"
+    "[Solution]\n\n{solution}\n\n"
+    "Review and critique each step in the proposed solution to determine whether each step is correct. "
+    "If the solution is incomplete, only verify the provided steps."
+)
+"""ThinkPRM's verification prompt (mukhal/ThinkPRM ``utils/helper.py``, the instruction its released models
+were trained with), sent as the user's message; ``{solution}`` is the steps as ``Step i: ...`` lines."""
+
+_STEP_VERDICT = re.compile(r"Step\s+(\d+)\s*:(.*?)(?=Step\s+\d+\s*:|$)", re.S)
+_CORRECTNESS = re.compile(r"\\boxed\{\s*(correct|incorrect)\s*\}", re.I)
+
+
+def thinkprm_prompt(problem_text: str, steps: Sequence[Step], template: str = THINKPRM_TEMPLATE) -> str:
+    """ThinkPRM's prompt: the steps numbered ``Step 1:`` on, one per line (as ThinkPRM's scorer writes
+    them, a step's own ``Step N:`` prefix dropped first)."""
+    for field in ("{problem}", "{solution}"):
+        if field not in template:
+            raise ValueError(f"ThinkPRM template: expected the placeholder {field}, found none")
+    lines = [f"Step {i + 1}: " + re.sub(r"^\s*Step \d+:\s*", "", s.text).strip() for i, s in enumerate(steps)]
+    return template.replace("{problem}", problem_text).replace("{solution}", "\n".join(lines))
+
+
+def parse_step_verdicts(text: str | None, n_steps: int) -> list[bool | None]:
+    """Each step's verdict in a ThinkPRM-style verification (``Step t: ... \\boxed{correct}`` or
+    ``\\boxed{incorrect}``): True, False, or None where the chain gave that step none. A step verified
+    twice (a chain that "double checks") keeps its last verdict, as the chain's final word on it."""
+    out: list[bool | None] = [None] * n_steps
+    for number, body in _STEP_VERDICT.findall(text or ""):
+        verdicts = _CORRECTNESS.findall(body)
+        k = int(number) - 1
+        if verdicts and 0 <= k < n_steps:
+            out[k] = verdicts[-1].lower() == "correct"
+    return out
+
+
+def verdict_from_steps(verdicts: Sequence[bool | None], raw: str | None) -> JudgeVerdict:
+    """Ratings from per-step verdicts read with first-error semantics: +1 up to the first step judged
+    incorrect, -1 there, unknown after it; an unverified step before it stays unknown (no verdict is no
+    "correct"). No verdict at all is an unparseable answer, never "no error"."""
+    n = len(verdicts)
+    if all(v is None for v in verdicts):
+        return JudgeVerdict(ratings=[None] * n, first_error=None, raw=raw, extra={"status": "unparseable"})
+    first = next((i for i, v in enumerate(verdicts) if v is False), -1)
+    ratings: list[int | None] = [None if v is None else 1 for v in verdicts]
+    if first != -1:
+        ratings = ratings[:first] + [-1] + [None] * (n - first - 1)
+    complete = first != -1 or all(v is not None for v in verdicts)
+    return JudgeVerdict(
+        ratings=ratings,
+        first_error=first if complete else None,
+        raw=raw,
+        extra={"status": "ok" if complete else "partial"},
+    )

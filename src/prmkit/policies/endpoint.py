@@ -17,12 +17,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from prmkit.core.model import Continuation, Problem, Step
 from prmkit.core.protocols import JudgeVerdict
 from prmkit.core.steps import StepFormat
-from prmkit.policies.critic import CRITIC_TEMPLATE, critic_prompt, parse_first_error, verdict_from_first_error
+from prmkit.policies.critic import (
+    CRITIC_TEMPLATE,
+    THINKPRM_TEMPLATE,
+    critic_prompt,
+    parse_first_error,
+    parse_step_verdicts,
+    thinkprm_prompt,
+    verdict_from_first_error,
+    verdict_from_steps,
+)
 from prmkit.policies.http import BadAnswerError, OpenAIClient
 
 
@@ -137,7 +146,8 @@ class EndpointJudge:
         url: str,
         model: str,
         *,
-        template: str = CRITIC_TEMPLATE,
+        template: str | None = None,
+        verdict_format: Literal["processbench", "thinkprm"] = "processbench",
         temperature: float = 0.0,
         max_tokens: int = 2048,
         concurrency: int = 8,
@@ -145,25 +155,32 @@ class EndpointJudge:
         timeout: float = 300.0,
         seed: int | None = 0,
     ):
-        critic_prompt("", [], template)  # fail now, not mid-job, on a template without its placeholders
+        self.format = verdict_format
+        default = THINKPRM_TEMPLATE if verdict_format == "thinkprm" else CRITIC_TEMPLATE
+        self.template = template if template is not None else default
+        self._prompt("", [])  # fail now, not mid-job, on a template without its placeholders
         self.model = model
         self.name = f"endpoint:{model}"
-        self.template = template
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.client = OpenAIClient(url, concurrency=concurrency, retries=retries, timeout=timeout)
 
     def settings(self) -> dict[str, Any]:
-        """How it judges, as its labels' provenance records it: the served model, the sampling parameters
-        and the prompt (ProcessBench's critic template, or a digest of the one that replaced it)."""
+        """How it judges, as its labels' provenance records it: the served model, the sampling parameters,
+        the answer format and the prompt (the format's own template, or a digest of the one that replaced
+        it)."""
+        named = {CRITIC_TEMPLATE: "processbench-critic", THINKPRM_TEMPLATE: "thinkprm"}
         prompt = (
-            "processbench-critic"
-            if self.template == CRITIC_TEMPLATE
-            else "sha256:" + hashlib.sha256(self.template.encode()).hexdigest()[:16]
+            named.get(self.template) or "sha256:" + hashlib.sha256(self.template.encode()).hexdigest()[:16]
         )
         return {
             "model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
-            "seed": self.seed, "template": prompt,
+            "seed": self.seed, "format": self.format, "template": prompt,
         }  # fmt: skip
+
+    def _prompt(self, text: str, steps: Sequence[Step]) -> str:
+        if self.format == "thinkprm":
+            return thinkprm_prompt(text, steps, self.template)
+        return critic_prompt(text, steps, self.template)
 
     def stop(self) -> None:
         """Send nothing more (a failing job calls it so the requests still queued end at once)."""
@@ -172,7 +189,7 @@ class EndpointJudge:
     def judge(self, problem: Problem, steps: Sequence[Step]) -> JudgeVerdict:
         payload: dict = {
             "model": self.model,
-            "messages": [{"role": "user", "content": critic_prompt(problem.text, steps, self.template)}],
+            "messages": [{"role": "user", "content": self._prompt(problem.text, steps)}],
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
@@ -189,4 +206,6 @@ class EndpointJudge:
             raise BadAnswerError(
                 f"{self.client.base_url}/v1/chat/completions: message content {str(raw)[:40]}"
             )
+        if self.format == "thinkprm":
+            return verdict_from_steps(parse_step_verdicts(raw, len(steps)), raw)
         return verdict_from_first_error(parse_first_error(raw), len(steps), raw)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -149,7 +150,12 @@ class JudgeOptions(Config):
     judge_url: str | None = None
     """endpoint: base URL of the server, e.g. http://localhost:8000."""
     judge_template: Path | None = None
-    """endpoint: a text file replacing the ProcessBench critic prompt; keeps {problem} and {tagged_response}."""
+    """endpoint: a text file replacing the prompt; keeps {problem} and {tagged_response} (processbench)
+    or {problem} and {solution} (thinkprm)."""
+    judge_format: Literal["processbench", "thinkprm"] = "processbench"
+    """endpoint: how the judge is asked and read: processbench (the critic names the earliest wrong
+    paragraph in \boxed{}) or thinkprm (a verification chain with \boxed{correct} / \boxed{incorrect}
+    after each step, as ThinkPRM's released verifiers write it)."""
     judge_temperature: float = 0.0
     """endpoint: sampling temperature of the judge."""
     concurrency: int | None = Field(default=None, ge=1)
@@ -172,11 +178,11 @@ class JudgeOptions(Config):
             raise ValueError("judge 'endpoint' needs --judge-url and --judge-model")
         endpoint_only = self.judge_url or self.judge_template
         if self.judge != "endpoint" and (
-            endpoint_only or _changed(self, "judge_request_timeout_s", "judge_retries")
+            endpoint_only or _changed(self, "judge_request_timeout_s", "judge_retries", "judge_format")
         ):
             raise ValueError(
-                "--judge-url / --judge-template / --judge-request-timeout-s / --judge-retries are only used by judge "
-                f"'endpoint', not {self.judge!r}"
+                "--judge-url / --judge-template / --judge-format / --judge-request-timeout-s / --judge-retries "
+                f"are only used by judge 'endpoint', not {self.judge!r}"
             )
         return self
 
@@ -202,5 +208,6 @@ class JudgeOptions(Config):
             timeout=self.judge_request_timeout_s,
             retries=self.judge_retries,
             seed=seed,
+            verdict_format=self.judge_format,
             **kwargs,
         )
