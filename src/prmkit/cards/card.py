@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
@@ -31,8 +31,10 @@ from prmkit.cards.roles import DeploymentMonitor, Roles, card_roles, read_monito
 from prmkit.core.files import atomic_write
 from prmkit.core.yamlconf import validate_at
 from prmkit.evaluation.config import WorldEvalSettings
-from prmkit.evaluation.transfer import TransferResult, read_transfer
 from prmkit.modeling.loading import LoadOptions
+
+if TYPE_CHECKING:  # the transfer module loads numpy; the CLI imports this module for its config
+    from prmkit.evaluation.transfer import TransferResult
 
 EVAL_DIR = "card"
 """Folder (beside the card) holding the evaluation results and plots the card shows."""
@@ -255,6 +257,7 @@ def transfer_of(path: Path, model: Path) -> TransferResult:
     """The transfer matrix in ``path`` when it measured ``model``; another checkpoint's is refused in one
     line (a card must not show a neighbour's numbers)."""
     from prmkit.core.errors import InputError, Issue
+    from prmkit.evaluation.transfer import read_transfer
 
     result = read_transfer(path)
     if Path(result.model).resolve() != Path(model).resolve():
