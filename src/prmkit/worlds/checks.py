@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from prmkit.core.model import Trace
+from prmkit.core.model import Label, Provenance, Trace
 
 
 @dataclass
@@ -102,6 +102,16 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def write_gold(trace: Trace, check: GoldCheck, provenance: Provenance) -> Trace:
+    """One gold label per step (its rating, its :meth:`GoldStep.meta`) under ``provenance``, and
+    ``answer_correct``: the ``apply_gold`` of a world with one gold view (the arithmetic world writes two)."""
+    trace.drop_labels("gold")
+    for step, sc in zip(trace.steps, check.steps, strict=True):
+        step.labels.append(Label(rating=sc.rating, provenance=provenance.model_copy(), metadata=sc.meta()))
+    trace.answer_correct = check.answer_correct
+    return trace
 
 
 def label_all(

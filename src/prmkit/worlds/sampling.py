@@ -56,6 +56,12 @@ class SimulatedPolicy:
             knobs = {"temperature": config.temperature, **knobs}
         return knobs
 
+    def step_budget(self, position: int, max_steps: int | None) -> int:
+        """How many steps a continuation from step ``position`` may take: what is left of the policy's own
+        step limit (``config.max_steps``; at least one), and at most ``max_steps`` (beam search's one)."""
+        budget = max(1, self.config.max_steps - position)  # type: ignore[attr-defined]
+        return budget if max_steps is None else min(budget, max_steps)
+
     def read(self, problem: Problem, prefix: Sequence[Step]) -> Any:
         """What the policy believes after ``prefix`` (anyone's steps): where it continues from.
         ``read(problem, [])`` is where every sample starts."""

@@ -378,9 +378,7 @@ class SimulatedAgent(SimulatedPolicy):
         self, problem: Problem, start: State, rng: random.Random, position: int, max_steps: int | None
     ) -> Continuation:
         """Steps until an answer, at most ``max_steps`` and the rest of the agent's own step limit."""
-        budget = max(1, self.config.max_steps - position)
-        if max_steps is not None:
-            budget = min(budget, max_steps)
+        budget = self.step_budget(position, max_steps)
         steps, final, _ = self.rollout(problem, start.clone(), rng, budget, position)
         return Continuation(
             steps=steps, final_answer=None if final is None else str(final), finished=final is not None

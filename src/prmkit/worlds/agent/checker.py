@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from prmkit.core.answers import check_answer
-from prmkit.core.model import Label, Provenance, Trace
+from prmkit.core.model import Provenance, Trace
 from prmkit.worlds.agent.config import AGENT_WORLD_VERSION
 from prmkit.worlds.agent.reading import State, Task, read_step
-from prmkit.worlds.checks import GoldCheck, GoldStep, label_all
+from prmkit.worlds.checks import GoldCheck, GoldStep, label_all, write_gold
 
 CLASS_OF_KIND: dict[str, str] = {
     "wrong_tool": "call",
@@ -106,11 +106,7 @@ GOLD = Provenance(method="gold", actor=AGENT_WORLD_VERSION, version=AGENT_WORLD_
 
 def apply_gold(trace: Trace, check: TrajectoryCheck) -> Trace:
     """Write ``check`` onto ``trace``: one gold label per step and ``answer_correct``."""
-    trace.drop_labels("gold")
-    for step, sc in zip(trace.steps, check.steps, strict=True):
-        step.labels.append(Label(rating=sc.rating, provenance=GOLD.model_copy(), metadata=sc.meta()))
-    trace.answer_correct = check.answer_correct
-    return trace
+    return write_gold(trace, check, GOLD)
 
 
 def gold_label(traces: list[Trace]) -> list[Trace]:

@@ -336,10 +336,7 @@ class SimulatedCoder(SimulatedPolicy):
         self, problem: Problem, start: State, rng: random.Random, position: int, max_steps: int | None
     ) -> Continuation:
         """Steps until a submission, at most ``max_steps`` and the rest of the agent's own step limit."""
-        budget = max(1, self.config.max_steps - position)
-        if max_steps is not None:
-            budget = min(budget, max_steps)
-        steps, final, _ = self.rollout(start.clone(), rng, budget, position)
+        steps, final, _ = self.rollout(start.clone(), rng, self.step_budget(position, max_steps), position)
         return Continuation(
             steps=steps, final_answer=None if final is None else str(final), finished=final is not None
         )

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prmkit.core.model import Label, Provenance, Trace
-from prmkit.worlds.checks import GoldCheck, GoldStep, label_all
+from prmkit.core.model import Provenance, Trace
+from prmkit.worlds.checks import GoldCheck, GoldStep, label_all, write_gold
 from prmkit.worlds.code.config import CODE_WORLD_VERSION
 from prmkit.worlds.code.reading import State, read_step
 from prmkit.worlds.code.tools import CodeTask
@@ -122,11 +122,7 @@ GOLD = Provenance(method="gold", actor=CODE_WORLD_VERSION, version=CODE_WORLD_VE
 
 def apply_gold(trace: Trace, check: TrajectoryCheck) -> Trace:
     """Write ``check`` onto ``trace``: one gold label per step and ``answer_correct``."""
-    trace.drop_labels("gold")
-    for step, sc in zip(trace.steps, check.steps, strict=True):
-        step.labels.append(Label(rating=sc.rating, provenance=GOLD.model_copy(), metadata=sc.meta()))
-    trace.answer_correct = check.answer_correct
-    return trace
+    return write_gold(trace, check, GOLD)
 
 
 def gold_label(traces: list[Trace]) -> list[Trace]:
