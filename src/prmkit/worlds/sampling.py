@@ -46,6 +46,8 @@ class SimulatedPolicy:
     seed_offset: int
     """Shifts every seed, so two policies with the same config draw differently."""
     _calls: int
+    _rates: dict[str, float]
+    """Each event's rate per decision (the config's ``rates()``), for :meth:`draw_event`."""
 
     def settings(self) -> dict[str, Any]:
         """Its knobs that differ from their defaults, its temperature always: how it samples, as traces
@@ -55,6 +57,17 @@ class SimulatedPolicy:
         if config is not None and hasattr(config, "temperature"):
             knobs = {"temperature": config.temperature, **knobs}
         return knobs
+
+    def draw_event(self, rng: random.Random, applicable: set[str]) -> str | None:
+        """At most one event of a decision: each of ``applicable`` with its rate (``_rates``, the config's
+        ``rates()``, in its ``EVENTS`` order), none (a right step) with what is left; one uniform draw."""
+        u, acc = rng.random(), 0.0
+        for event in type(self.config).EVENTS:  # type: ignore[attr-defined]
+            if event in applicable:
+                acc += self._rates[event]
+                if u < acc:
+                    return event
+        return None
 
     def step_budget(self, position: int, max_steps: int | None) -> int:
         """How many steps a continuation from step ``position`` may take: what is left of the policy's own

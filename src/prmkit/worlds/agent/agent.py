@@ -22,7 +22,7 @@ from prmkit.core.model import Continuation, Problem, Step, ToolCall
 from prmkit.core.render import step_inputs
 from prmkit.core.seeds import derive_seed
 from prmkit.worlds.agent import text as T
-from prmkit.worlds.agent.config import AGENT_WORLD_VERSION, EVENTS, AgentConfig
+from prmkit.worlds.agent.config import AGENT_WORLD_VERSION, AgentConfig
 from prmkit.worlds.agent.generator import NUMERIC
 from prmkit.worlds.agent.reading import Key, State, Task, read_step
 from prmkit.worlds.agent.tools import CALCULATOR, GRADER, LOOKUP, execute
@@ -159,15 +159,6 @@ class SimulatedAgent(SimulatedPolicy):
         self._rates = self.config.rates()
         self._calls = 0
 
-    def _draw(self, rng: random.Random, applicable: set[str]) -> str | None:
-        u, acc = rng.random(), 0.0
-        for event in EVENTS:
-            if event in applicable:
-                acc += self._rates[event]
-                if u < acc:
-                    return event
-        return None
-
     def step(self, problem: Problem, st: State, rng: random.Random, position: int) -> tuple[Step, str | None]:
         """The next step from ``st`` and the event it stands for (None: a correct step)."""
         scratch, clause = st.clone(), _learned(st)
@@ -191,7 +182,7 @@ class SimulatedAgent(SimulatedPolicy):
             return self._write(problem, st, scratch, None, fix, "recovery", rng), "recovery"
         applicable = self._applicable(scratch, action, position, _last_number(st) is not None)
         trapped = self._trapped(problem, st, rng)
-        event = "misread" if trapped is not None else self._draw(rng, applicable)
+        event = "misread" if trapped is not None else self.draw_event(rng, applicable)
         if event == "misread":
             true = _last_number(st)
             wrong = trapped if trapped is not None else _near(true, rng, scratch.known_numbers())  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ from typing import Any
 from prmkit.core.model import Continuation, Problem, Step, ToolCall
 from prmkit.core.render import step_inputs
 from prmkit.worlds.code import text as T
-from prmkit.worlds.code.config import CODE_WORLD_VERSION, EVENTS, CodeAgentConfig
+from prmkit.worlds.code.config import CODE_WORLD_VERSION, CodeAgentConfig
 from prmkit.worlds.code.families import MISCONCEPTIONS
 from prmkit.worlds.code.interpreter import outputs
 from prmkit.worlds.code.reading import State, read_step
@@ -138,15 +138,6 @@ class SimulatedCoder(SimulatedPolicy):
         self._rates = self.config.rates()
         self._calls = 0
 
-    def _draw(self, rng: random.Random, applicable: set[str]) -> str | None:
-        u, acc = rng.random(), 0.0
-        for event in EVENTS:
-            if event in applicable:
-                acc += self._rates[event]
-                if u < acc:
-                    return event
-        return None
-
     def step(self, st: State, rng: random.Random) -> tuple[Step, str | None]:
         """The next step from ``st`` and the event it stands for (None: an honest step)."""
         w = _Writer(st)
@@ -184,7 +175,7 @@ class SimulatedCoder(SimulatedPolicy):
         return w.step(), event
 
     def _after_edit(self, w: _Writer, st: State, rng: random.Random) -> tuple[Step, str | None]:
-        event = self._draw(rng, {"claim_without_run", "skip_run"})
+        event = self.draw_event(rng, {"claim_without_run", "skip_run"})
         if event == "claim_without_run":
             w.say(T.UNVERIFIED, total=len(st.ws.files[TESTS]))
             w.tool(SUBMIT)
@@ -221,7 +212,7 @@ class SimulatedCoder(SimulatedPolicy):
         applicable = {"edit_tests", "special_case", "wrong_line", "syntax_break", "reread"}
         if st.edits:
             applicable.add("premature_submit")
-        event = self._draw(rng, applicable)
+        event = self.draw_event(rng, applicable)
         if event == "edit_tests" and self._tamper(w, failing):
             return event
         if event == "special_case" and self._special_case(w, st, failing):
