@@ -152,6 +152,8 @@ class JudgeOptions(Config):
     judge_template: Path | None = None
     """endpoint: a text file replacing the prompt; keeps {problem} and {tagged_response} (processbench)
     or {problem} and {solution} (thinkprm)."""
+    QUIET = ("judge_format",)  # added after recipes' label stages were keyed (core.config.Config)
+
     judge_format: Literal["processbench", "thinkprm"] = "processbench"
     """endpoint: how the judge is asked and read: processbench (the critic names the earliest wrong
     paragraph in \boxed{}) or thinkprm (a verification chain with \boxed{correct} / \boxed{incorrect}

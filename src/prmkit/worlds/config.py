@@ -14,9 +14,9 @@ its knobs follow, and declare no fields, so a world's fields keep their order in
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Self
+from typing import ClassVar, Self
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import model_validator
 
 from prmkit.core.config import Config
 
@@ -46,18 +46,6 @@ class SimulatedPolicyConfig(Config):
 
     EVENTS: ClassVar[tuple[str, ...]] = ()
     """The per-decision events, each a field holding its rate, in the order they are drawn."""
-    QUIET: ClassVar[tuple[str, ...]] = ()
-    """Knobs added after recipes' stage keys were recorded: left out of a dump while at their default, so
-    a run that leaves them alone keeps every stage key (and its cached stages) as before."""
-
-    @model_serializer(mode="wrap")
-    def _quiet_defaults(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        for name in self.QUIET:
-            if isinstance(data, dict) and getattr(self, name) == type(self).model_fields[name].default:
-                data.pop(name, None)
-        return data
-
     def rates(self) -> dict[str, float]:
         """The per-decision error rates after ``temperature``, scaled down together if they exceed 1."""
         out = {k: getattr(self, k) * self.temperature for k in self.EVENTS}  # type: ignore[attr-defined]

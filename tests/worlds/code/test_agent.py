@@ -118,3 +118,23 @@ def test_the_misconception_is_held_in_every_task_of_its_family() -> None:
         assert check.first_error_class == "misconception" and check.answer_correct
         wrong = trace.steps[check.first_error].tool_calls[0].parsed_arguments()["text"]
         assert wrong == trace.problem.metadata["code"]["misfix"]
+
+
+def test_a_trapped_task_makes_its_samples_agree_on_the_buggy_program() -> None:
+    """``systematic``: a task's trap is drawn from the task alone; a sample falling into it misreads the
+    first run as passing and submits the program as found, with no re-run; 0 draws nothing."""
+    from prmkit.worlds.code import check_trace
+    from prmkit.worlds.registry import world
+
+    w = world("code")
+    problems = w.generate_problems(6, seed=2)
+    trapped = w.policy(w.policy_config(systematic=1.0, systematic_rate=1.0))
+    for t in w.gold_label(w.sample_traces(problems, 3, seed=4, policy=trapped)):
+        check = check_trace(t)
+        assert len(t.steps) == 2 and t.steps[1].tool_calls[0].name == "submit"
+        assert not t.answer_correct and check.steps[1].kind == "misread_output"
+    receipts = {t.final_answer for t in w.sample_traces(problems[:1], 4, seed=9, policy=trapped)}
+    assert len(receipts) == 1  # every sample of the task: the same wrong program
+    plain = w.sample_traces(problems, 3, seed=4)
+    same = w.sample_traces(problems, 3, seed=4, policy=w.policy(w.policy_config(systematic=0.0)))
+    assert [t.model_dump() for t in plain] == [t.model_dump() for t in same]

@@ -23,6 +23,7 @@ from typing import Any
 
 from prmkit.core.model import Continuation, Problem, Step, ToolCall
 from prmkit.core.render import step_inputs
+from prmkit.core.seeds import derive_seed
 from prmkit.worlds.code import text as T
 from prmkit.worlds.code.config import CODE_WORLD_VERSION, CodeAgentConfig
 from prmkit.worlds.code.families import MISCONCEPTIONS
@@ -145,6 +146,11 @@ class SimulatedCoder(SimulatedPolicy):
             return self._plan(w, st, rng)
         last = st.last[0][0].name if st.last else None
         if last == RUN and st.run is not None:
+            if st.run.failed and self._trapped(st, rng):  # the task's shared misread: no re-run follows
+                w.say(T.PASS, total=st.run.total)
+                w.say(T.SUBMIT)
+                w.tool(SUBMIT)
+                return w.step(), "misread"
             if st.run.failed and rng.random() < self.config.scaled("misread"):
                 w.say(T.PASS, total=st.run.total)
                 if rng.random() < self.config.recovery:
@@ -164,6 +170,21 @@ class SimulatedCoder(SimulatedPolicy):
             return self._after_edit(w, st, rng)
         event = self._fix(w, st, rng)
         return w.step(), event
+
+    def trapped_task(self, task: CodeTask) -> bool:
+        """Whether the task carries the shared trap (``CodeAgentConfig.systematic``): drawn from the task
+        alone (its program and visible tests), so all its samples share it."""
+        if not self.config.systematic:
+            return False
+        seed = derive_seed("trap", self.seed_offset, "\n".join(task.program), str(task.visible))
+        return random.Random(seed).random() < self.config.systematic
+
+    def _trapped(self, st: State, rng: random.Random) -> bool:
+        """Whether this sample falls into its task's trap now: at the task's first run (nothing edited
+        yet), with chance ``systematic_rate``. Draws nothing when there is no trap."""
+        if st.edits or st.ws.version or not self.trapped_task(st.task):
+            return False
+        return rng.random() < self.config.systematic_rate
 
     def _plan(self, w: _Writer, st: State, rng: random.Random) -> tuple[Step, str | None]:
         line, event = st.bug_at() or 1, None

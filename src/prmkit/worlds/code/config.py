@@ -114,6 +114,15 @@ class CodeAgentConfig(SimulatedPolicyConfig):
     recovery: float = Field(0.35, ge=0.0, le=1.0)
     """Per step where it applies: reverts an edit of a wrong line once the tests show it failed, re-reads
     the code after a failed fix, or runs the tests once more after misreading them."""
+    systematic: float = Field(0.0, ge=0.0, le=1.0)
+    """Chance a task carries a *trap* every sample of it shares: the agent misreads the first test run of
+    that task as passing and submits the program as it found it, without the re-run its ``recovery``
+    would give an ordinary misread (as a real agent misreads one runner's output the same way each time),
+    so its samples agree on a wrong answer. 0 (the default) draws nothing and samples exactly as without
+    it. Evaluation sets it (recipes/code.yaml): with errors independent across samples alone, majority
+    vote over 16 samples is right on every task (docs/codeworld.md)."""
+    systematic_rate: float = Field(0.8, ge=0.0, le=1.0)
+    """Given a trap: the chance a sample falls into it at its first test run."""
     max_steps: int = Field(10, ge=1, le=64)
     """The agent stops unfinished (no submission) after this many steps of a trajectory."""
     temperature: float = Field(1.0, ge=0.0, le=10.0)
@@ -121,6 +130,7 @@ class CodeAgentConfig(SimulatedPolicyConfig):
     perfect agent); ``recovery`` and ``repeat_failed`` are not scaled."""
 
     EVENTS: ClassVar = EVENTS
+    QUIET: ClassVar = ("systematic", "systematic_rate")
 
     def scaled(self, name: str) -> float:
         """A rate drawn on its own (``wrong_plan``, ``misread``), after ``temperature``, at most 1."""
