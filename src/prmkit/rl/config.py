@@ -70,6 +70,8 @@ class RlConfig(Config):
     reward is the ``min`` in every run."""
     process_weight: float = Field(0.5, ge=0.0, le=1.0)
     """``mixed`` only: the process part's weight ``w`` in the token advantages."""
+    QUIET = ("progress_alpha",)  # added after recipes' RL stages were keyed (core.config.Config)
+
     progress_alpha: float = Field(1.0, ge=0.0, le=100.0)
     """``progress`` only: the weight ``alpha`` of a step's progress ``A`` beside its value ``Q``."""
     credit: Literal["sum", "min"] = "min"

@@ -241,6 +241,8 @@ class OrmConfig(_HeadConfig):
     another outcome the environment reported) read at the last step's tag. Read at every tag it scores
     prefixes, so it can be compared with a PRM."""
 
+    QUIET = ("outcome",)  # added after recipes' ORM stages were keyed (core.config.Config)
+
     aggregation: str = "last"
     """Default aggregation recorded in the checkpoint (an ORM's own score is the last step's)."""
     outcome: str = Field("answer", pattern=r"^[A-Za-z0-9_.-]+$")
