@@ -156,8 +156,11 @@ def label_progress(
     return out, summary
 
 
-def _values(trace: Trace, records: dict[str, dict], truncated: Truncated, best_of: int):
-    """Per prefix 0..L of ``trace``: (its record or None, its Q under the prover or None)."""
+def _values(
+    trace: Trace, records: dict[str, dict], truncated: Truncated, best_of: int
+) -> list[tuple[str, dict | None, float | None]]:
+    """Per prefix 0..L of ``trace``: (its content key, its record or None, its Q under the prover or
+    None: no record, or no rollout could be scored)."""
     final = final_step_record(trace)
     keys = [prefix_key(trace.problem.id, []), *prefix_keys(trace)]
     out = []
