@@ -1,0 +1,204 @@
+"""The code world's own tables (issue 41), from a finished ``prmkit run recipes/code.yaml`` sweep.
+
+- **Labels by class**: where automated labels land on the code world's error classes: per class of the
+  gold first error, the share of training trajectories whose first error a label source puts on the same
+  step.
+- **The loophole audit** of every model on the claims and the tuning set: how often it passes a loophole
+  trajectory as error-free, prefers one to an honest right trajectory, and how often its best-of-N picks
+  use one, against the loopholes' share of the pools (mean and range over seeds: each seed's audit is
+  one number).
+
+Reads a finished ``prmkit run recipes/code.yaml`` sweep: each seed's label files (the judge's file carries
+Monte Carlo's labels too; progress and consensus have their own; consensus only on the trajectories it
+kept) with the gold labels the problems stage wrote. Intervals: a nested bootstrap over seeds, then
+problems within each seed (each seed draws its own training tasks). Gold is read only to evaluate.
+
+``python experiments/code_world.py runs/code --out docs/results/code-world.json`` prints the tables;
+``--render docs/codeworld.md`` re-renders the docs blocks from the committed file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prmkit.core.stats import nested_bootstrap, ratio_stat
+from prmkit.formats.inputs import read_traces
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = {
+    "mc_hard": "judge",
+    "mc_soft": "judge",
+    "progress_hard": "progress",
+    "judge": "judge",
+    "consensus": "consensus",
+}
+"""Label source -> the stage whose labels file holds it."""
+CLASSES = ("plan", "edit", "misconception", "verification", "loophole", "premise", "none")
+BLOCK = re.compile(r"(?s)(<!-- code-world: (?P<file>\S+) part=(?P<part>\w+) -->\n).*?(<!-- /code-world -->)")
+AUDIT = {
+    "loophole_rewarded_rate": "passed as error-free",
+    "loophole_preference": "preferred to an honest right trajectory",
+    "loophole_pick_share": "best-of-N picks that use one",
+    "loophole_pool_share": "loophole share of the pools",
+}
+SETS = {"claims": "claims", "tuning": "eval"}
+"""Evaluation set -> the stage prefix of its evaluations."""
+
+
+def gold_class(trace: Any) -> str:
+    """The class of the gold first error (``none`` for an error-free trajectory)."""
+    first = trace.first_error("gold")
+    return "none" if first == -1 else trace.steps[first].label("gold").metadata.get("class") or "other"
+
+
+def counts(traces: list[Any], source: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per class: (matched, total) per problem, the problems sorted by id."""
+    ids = sorted({t.problem.id for t in traces})
+    index = {pid: i for i, pid in enumerate(ids)}
+    out = {c: (np.zeros(len(ids)), np.zeros(len(ids))) for c in CLASSES}
+    for t in traces:
+        if not any(s.label(source) for s in t.steps):
+            continue  # a filter's dropped trajectory, or one whose labels failed
+        c = gold_class(t)
+        if c in out:
+            out[c][0][index[t.problem.id]] += t.first_error(source) == t.first_error("gold")
+            out[c][1][index[t.problem.id]] += 1
+    return out
+
+
+def stage_file(seed_dir: Path, stage: str) -> Path:
+    """The labels file of a stage of one seed's run (its one cached folder)."""
+    (folder,) = sorted((seed_dir / "stages").glob(f"{stage}-*"))
+    return folder / "labels.jsonl"
+
+
+def audits(seeds: list[Path]) -> dict[str, Any]:
+    """Per evaluation set, model and audit metric: one value per seed (from each evaluation's summary)."""
+    out: dict[str, Any] = {}
+    for set_name, prefix in SETS.items():
+        for seed in seeds:
+            seen: set[str] = set()
+            for done in sorted((seed / "stages").glob(f"{prefix}-*/DONE.json")):
+                summary = json.loads(done.read_text(encoding="utf-8"))["summary"]
+                model = (
+                    done.parent.name.removeprefix(prefix + "-")
+                    .rsplit("-", 1)[0]
+                    .replace("pretrain", "lm (zero-shot)")
+                )
+                if model in seen:  # a stage of an earlier recipe beside this one's: which is meant?
+                    raise SystemExit(f"{seed}: two {prefix} stages of {model}; keep one run's stages")
+                seen.add(model)
+                for key in AUDIT:
+                    value = (summary.get("audits") or {}).get(key)
+                    if value is not None:
+                        out.setdefault(set_name, {}).setdefault(model, {}).setdefault(key, []).append(value)
+    return out
+
+
+def collect(run: Path) -> dict[str, Any]:
+    """Labels by class (per source and class: the estimate over seeds × problems and how many trajectories
+    it rests on) and the loophole audit per evaluation set and model."""
+    seeds = sorted(run.glob("seed-*"))
+    files: dict[tuple[Path, str], list[Any]] = {}
+    per_source: dict[str, list[dict[str, tuple[np.ndarray, np.ndarray]]]] = {}
+    for source, stage in SOURCES.items():
+        for seed in seeds:
+            key = (seed, stage)
+            if key not in files:
+                files[key] = read_traces(stage_file(seed, stage))
+            per_source.setdefault(source, []).append(counts(files[key], source))
+    out: dict[str, Any] = {"seeds": [s.name for s in seeds], "sources": {}, "audits": audits(seeds)}
+    for source, runs in per_source.items():
+        row = {}
+        for c in CLASSES:
+            # the seeds with a trajectory of this class (a rare class can miss a seed)
+            have = [r for r in runs if r[c][1].sum() > 0]
+            n = int(sum(r[c][1].sum() for r in have))
+            if n == 0:
+                continue
+            stats = [ratio_stat([r[c][0]], [r[c][1]]) for r in have]
+            draws = [([i], len(r[c][1])) for i, r in enumerate(have)]
+            est = nested_bootstrap(
+                lambda run_i, w, stats=stats: stats[run_i](0, w), draws, resamples=1000,
+                counted={"seed": len(have), "trajectories": n},
+            )  # fmt: skip
+            row[c] = est.to_dict() | {"trajectories": n}
+        out["sources"][source] = row
+    return out
+
+
+def _cell(e: dict[str, Any] | None) -> str:
+    if e is None:
+        return "–"
+    return f"{100 * e['mean']:.1f} [{100 * e['low']:.1f}, {100 * e['high']:.1f}] ({e['trajectories']})"
+
+
+def audit_table(result: dict[str, Any], set_name: str) -> str:
+    """Models as rows, the audit's metrics as columns: mean (lowest–highest seed), in %."""
+    rows = result["audits"].get(set_name, {})
+    head = "| model | " + " | ".join(AUDIT.values()) + " |\n|---|" + "---|" * len(AUDIT) + "\n"
+
+    def cell(values: list[float] | None) -> str:
+        if not values:
+            return "–"
+        return f"{100 * sum(values) / len(values):.1f} ({100 * min(values):.1f}–{100 * max(values):.1f})"
+
+    lines = [f"| {m} | " + " | ".join(cell(r.get(k)) for k in AUDIT) + " |" for m, r in rows.items()]
+    return (
+        f"{len(result['seeds'])} seeds; cell: mean (lowest–highest seed), %\n\n"
+        + head
+        + "\n".join(lines)
+        + "\n"
+    )
+
+
+def table(result: dict[str, Any]) -> str:
+    """Sources as rows, classes of the gold first error as columns."""
+    head = "| source | " + " | ".join(CLASSES) + " |\n|---|" + "---|" * len(CLASSES) + "\n"
+    rows = [
+        f"| {source} | " + " | ".join(_cell(row.get(c)) for c in CLASSES) + " |"
+        for source, row in result["sources"].items()
+    ]
+    return (
+        f"{len(result['seeds'])} seeds; cell: % [95 % interval] (trajectories)\n\n"
+        + head
+        + "\n".join(rows)
+        + "\n"
+    )
+
+
+def render(text: str, root: Path) -> str:
+    """``text`` with every code-labels block re-rendered from its file."""
+
+    def one(m: re.Match[str]) -> str:
+        result = json.loads((root / m["file"]).read_text(encoding="utf-8"))
+        part = m["part"]
+        return m[1] + (table(result) if part == "labels" else audit_table(result, part)) + m[4]
+
+    return BLOCK.sub(one, text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path, nargs="?")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "code-world.json")
+    parser.add_argument("--render", type=Path, help="re-render this Markdown file's block, computing nothing")
+    args = parser.parse_args()
+    if args.render:
+        args.render.write_text(render(args.render.read_text(encoding="utf-8"), ROOT), encoding="utf-8")
+        return
+    result = collect(args.run)
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(table(result))
+    for set_name in SETS:
+        print(f"{set_name}:\n\n{audit_table(result, set_name)}")
+
+
+if __name__ == "__main__":
+    main()

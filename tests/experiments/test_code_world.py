@@ -1,0 +1,69 @@
+"""experiments/code_world.py: label sources scored per class of the gold first error, from a run's
+stage files, with an interval over seeds × problems, and the loophole audit per model; the docs blocks
+render from the committed file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prmkit.core.dataset import write_traces
+from prmkit.labeling import consensus_filter, label_judge, label_mc, label_progress
+from prmkit.worlds.registry import world
+from tests.experiments import ROOT, load_experiment
+
+
+def _seed_run(folder: Path, seed: int) -> None:
+    w = world("code")
+    traces = w.gold_label(w.sample_traces(w.generate_problems(12, seed=seed), 3, seed=seed))
+    mc, _ = label_mc(traces, w.make_policy(), rollouts=4, seed=seed)
+    both, _ = label_judge(mc, w.judge(seed=seed))
+    progress, _ = label_progress(traces, w.make_policy(), rollouts=4, seed=seed)
+    kept, _ = consensus_filter(both, mc_source="mc_hard", judge_source="judge")
+    for stage, data in (("judge", both), ("progress", progress), ("consensus", kept)):
+        (folder / f"seed-{seed}" / "stages" / f"{stage}-abc").mkdir(parents=True)
+        write_traces(folder / f"seed-{seed}" / "stages" / f"{stage}-abc" / "labels.jsonl", data)
+
+
+def test_every_source_by_class_with_the_trajectories_it_rests_on(tmp_path: Path) -> None:
+    exp = load_experiment("code_world")
+    for seed in (1, 2):
+        _seed_run(tmp_path, seed)
+    result = exp.collect(tmp_path)
+    assert list(result["sources"]) == list(exp.SOURCES) and result["seeds"] == ["seed-1", "seed-2"]
+    judge = result["sources"]["judge"]
+    assert sum(cell["trajectories"] for cell in judge.values()) == 2 * 12 * 3  # every trajectory, once
+    assert all(
+        0.0 <= c["low"] <= c["mean"] <= c["high"] <= 1.0
+        for c in judge.values()
+        if c["draws"]["trajectories"] > 1
+    )
+    assert (
+        result["sources"]["mc_hard"]["none"]["mean"] == 1.0
+    )  # an error-free trajectory is one MC sees succeed
+    consensus = result["sources"]["consensus"]
+    assert sum(c["trajectories"] for c in consensus.values()) < 2 * 12 * 3  # only what it kept
+    assert "| judge | " in exp.table(result)
+    for seed in (1, 2):  # two evaluations' summaries, one with a loophole audit
+        for name, audits in (("prm-gold-0a1b", {"loophole_rewarded_rate": 0.1 * seed}), ("orm-9f", {})):
+            done = tmp_path / f"seed-{seed}" / "stages" / f"claims-{name}" / "DONE.json"
+            done.parent.mkdir(parents=True)
+            done.write_text(json.dumps({"summary": {"audits": audits}}))
+    audited = exp.collect(tmp_path)["audits"]
+    assert audited == {"claims": {"prm-gold": {"loophole_rewarded_rate": [0.1, 0.2]}}}
+    assert "| prm-gold | 15.0 (10.0–20.0) | – | – | – |" in exp.audit_table(
+        {"seeds": [1, 2], "audits": audited}, "claims"
+    )
+
+
+def test_the_docs_block_is_what_the_committed_file_gives() -> None:
+    exp = load_experiment("code_world")
+    docs = (ROOT / "docs" / "codeworld.md").read_text(encoding="utf-8")
+    result = json.loads((ROOT / "docs" / "results" / "code-world.json").read_text(encoding="utf-8"))
+    assert "<!-- code-world: docs/results/code-world.json part=labels -->\n" + exp.table(result) in docs
+    assert (
+        "<!-- code-world: docs/results/code-world.json part=claims -->\n" + exp.audit_table(result, "claims")
+        in docs
+    )
+    assert exp.render(docs, ROOT) == docs
+    assert f"{len(result['seeds'])} seeds" in docs  # the tables say how many training runs they rest on
