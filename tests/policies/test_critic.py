@@ -159,7 +159,7 @@ def test_an_endpoint_judge_in_the_thinkprm_format(monkeypatch) -> None:
 def test_the_judge_format_is_an_endpoint_option() -> None:
     from prmkit.policies.options import JudgeOptions
 
-    with pytest.raises(ValueError, match="--judge-format .* only used by judge 'endpoint'"):
+    with pytest.raises(ValueError, match=r"--judge-format .* only used by judge 'endpoint'"):
         JudgeOptions(judge="arithmetic", judge_format="thinkprm")
     options = JudgeOptions(
         judge="endpoint", judge_url="http://127.0.0.1:9", judge_model="m", judge_format="thinkprm"

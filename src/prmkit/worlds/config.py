@@ -46,6 +46,7 @@ class SimulatedPolicyConfig(Config):
 
     EVENTS: ClassVar[tuple[str, ...]] = ()
     """The per-decision events, each a field holding its rate, in the order they are drawn."""
+
     def rates(self) -> dict[str, float]:
         """The per-decision error rates after ``temperature``, scaled down together if they exceed 1."""
         out = {k: getattr(self, k) * self.temperature for k in self.EVENTS}  # type: ignore[attr-defined]
