@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def make_random_prm(directory: str | Path, layers: int = 2, width: int = 64, heads: int = 2) -> str:
+def make_random_prm(
+    directory: str | Path, layers: int = 2, width: int = 64, heads: int = 2, head: str = "classifier"
+) -> str:
     """Save a randomly initialised prmkit PRM checkpoint in ``directory``; return its path as a string.
 
     A real model, tokenizer and spec with untrained weights: the tokenizer (vocabulary 300) is trained
@@ -17,11 +19,14 @@ def make_random_prm(directory: str | Path, layers: int = 2, width: int = 64, hea
     ``torch.manual_seed(0)``, so the same arguments always give the same checkpoint. ``layers``,
     ``width`` and ``heads`` size the backbone as :class:`~prmkit.modeling.backbone.TinyConfig` does
     (``prmkit train``'s default is 2 x 128 with 4 heads; ``width`` must be a multiple of ``heads``).
+    ``head`` is the head kind (:data:`prmkit.modeling.heads.HEADS`): a token classifier, or a causal LM
+    for ``likelihood`` and ``critic``, in the template the head reads.
     """
     import torch
 
-    from prmkit.modeling.backbone import TinyConfig, tiny_config, token_classifier
+    from prmkit.modeling.backbone import TinyConfig, causal_lm, tiny_config, token_classifier
     from prmkit.modeling.checkpoint import save_checkpoint
+    from prmkit.modeling.heads import head as head_kind
     from prmkit.modeling.spec import PrmSpec
     from prmkit.modeling.template import StepTemplate
     from prmkit.modeling.tokenizer import build_tokenizer
@@ -35,8 +40,10 @@ def make_random_prm(directory: str | Path, layers: int = 2, width: int = 64, hea
         texts += [s.text for s in cont.steps]
     tokenizer = build_tokenizer(texts, vocab_size=300)
     torch.manual_seed(0)
-    model = token_classifier(tiny_config(tokenizer, TinyConfig(layers=layers, width=width, heads=heads)), 2)
-    template = StepTemplate()
-    spec = PrmSpec(template=template, tag_id=template.tag_id(tokenizer))
+    config = tiny_config(tokenizer, TinyConfig(layers=layers, width=width, heads=heads))
+    kind = head_kind(head)
+    model = token_classifier(config, 2) if kind.reads_tag else causal_lm(config)
+    template = StepTemplate.named(kind.template) if kind.template else StepTemplate()
+    spec = PrmSpec(head=head, template=template, tag_id=template.tag_id(tokenizer))
     save_checkpoint(model, tokenizer, spec, directory)  # weights, tokenizer, config: no cards
     return str(directory)

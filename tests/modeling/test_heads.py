@@ -25,8 +25,9 @@ def prm(tmp_path_factory):
     return make_random_prm(tmp_path_factory.mktemp("prm") / "ckpt", layers=2, width=16, heads=2)
 
 
-def test_the_table_holds_both_heads_and_an_unknown_one_is_named():
-    assert HEADS.names() == ["classifier", "likelihood"]
+def test_the_table_holds_every_head_and_an_unknown_one_is_named():
+    assert HEADS.names() == ["classifier", "critic", "likelihood"]
+    assert head("critic").convention == "critic" and head("critic").examples is not None
     assert head("likelihood").convention == "likelihood" and head("classifier").convention == "prmkit"
     assert head("likelihood").template == "newline" and head("classifier").template is None
     with pytest.raises(UnknownNameError, match="Did you mean 'likelihood'"):

@@ -18,7 +18,7 @@ from prmkit.scoring.conventions import CONVENTIONS
 
 def test_registry_names_every_convention():
     assert CONVENTIONS.names() == [
-        "implicit", "likelihood", "math-shepherd", "prmkit", "qwen", "rlhflow", "skywork", "trl"
+        "critic", "implicit", "likelihood", "math-shepherd", "prmkit", "qwen", "rlhflow", "skywork", "trl"
     ]  # fmt: skip
     with pytest.raises(UnknownNameError, match="Did you mean 'qwen'"):
         CONVENTIONS.get("qwenn")

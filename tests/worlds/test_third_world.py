@@ -48,6 +48,8 @@ def test_one_registration_makes_a_policy_a_judge_an_oracle_and_commands(tmp_path
     assert cont.final_answer == problem.answer
     verdict = load_judge("sums", miss_rate=0.0, false_alarm_rate=0.0).judge(problem, cont.steps)
     assert verdict.first_error == -1
+    taught = load_judge("sums-teacher", miss_rate=0.0, false_alarm_rate=0.0).judge(problem, cont.steps)
+    assert taught.ratings == verdict.ratings and taught.raw.count("\\boxed{correct}") == len(cont.steps)
     assert oracle_world("sums-oracle") == "sums"
     slipped = w.traces(20, 4, seed=0, split="test", policy_config=w.policy_config(slip=0.5))
     scores = load_scorer("sums-oracle").score(slipped)

@@ -48,11 +48,13 @@ class GoldUse(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    use: Literal["corpus_filter", "training_labels", "dev_selection", "rl_reward"]
+    use: Literal["corpus_filter", "training_labels", "dev_selection", "rl_reward", "chain_filter"]
     """``corpus_filter``: the LM was pretrained only on traces gold passed; ``training_labels``: the
     model learned from gold step labels; ``dev_selection``: the best checkpoint and the score threshold
     were chosen by first-error F1 against gold on dev traces (like a small hand-labelled dev set);
-    ``rl_reward``: a policy was trained against a reward the gold checker paid."""
+    ``rl_reward``: a policy was trained against a reward the gold checker paid; ``chain_filter``: a
+    critic head's teacher chains were kept only where they agreed with gold on these traces (its
+    labelled filter set)."""
     source: str
     """The label source read (``gold``, ``gold:world:prefix``...)."""
     traces: int
@@ -69,6 +71,7 @@ class GoldUse(BaseModel):
             "training_labels": "trained on",
             "dev_selection": "checkpoint and threshold chosen on",
             "rl_reward": "RL reward paid by",
+            "chain_filter": "teacher chains filtered on",
         }[self.use]
         via = " (its backbone's pretraining)" if self.via == "backbone" else ""
         return f"{what} {self.source} labels: {self.labels:,} step labels on {self.traces:,} traces{via}"

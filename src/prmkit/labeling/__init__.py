@@ -13,6 +13,8 @@ command's typed config.
 - ``binary_search.py``  first error by divide and conquer (``binary_search``) — ``label binary_search``
 - ``judge.py``          LLM-as-judge labels (``judge``) — ``label judge``
 - ``consensus.py``      keep traces where MC and judge agree (``consensus``) — ``label consensus``
+- ``chains.py``         a teacher judge's verification chains read back, and ThinkPRM's process-based
+                        filtering against a small labelled set (the critic head's training data)
 - ``merge.py``          join the outputs of a job run in shards (``--shard I/N``) — ``label merge``
 - ``report.py``         precision / recall / F1, first-error accuracy, calibration, PNG — ``label report``
 - ``agreement.py``      annotators' agreement: Cohen's and Fleiss' kappa, first-error agreement (the

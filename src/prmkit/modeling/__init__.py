@@ -8,8 +8,9 @@ aggregation), so it loads with ``AutoModelForTokenClassification`` and serves on
 - ``template.py``   StepTemplate and encode_trace: token ids + one read position per step
 - ``backbone.py``   tiny config from scratch (local RoPE + global NoPE), or any local folder, same code path
 - ``spec.py``       PrmSpec: what a checkpoint means, stored in config.json
-- ``heads.py``      HEADS: the head kinds (classifier, likelihood): auto class, template, convention,
+- ``heads.py``      HEADS: the head kinds (classifier, likelihood, critic): auto class, template, convention,
                     training objective, model-card usage
+- ``critic.py``     the critic head's layout: each step followed by the check and verdict it writes
 - ``checkpoint.py`` save a model + tokenizer + spec as one HF folder (``prmkit.cards`` adds the cards)
 - ``loading.py``    LoadOptions (dtype, device map, attention) and load_exact: every weight as saved, or refused
 - ``released.py``   prmkit's own classes for released PRM architectures (Qwen2.5-Math-PRM, Skywork-PRM) and

@@ -5,7 +5,8 @@ A head kind decides five things that used to be if-chains on ``== "likelihood"``
 - the transformers auto class the checkpoint loads with (and the model :func:`Head.build` makes),
 - the step template it is trained and read with (fixed, or the run's ``separator``),
 - the scoring convention that reads it (``prmkit.scoring.CONVENTIONS``),
-- the training objective (a lazy ``"module:attr"`` hook; None: the step-tag loss),
+- the training objective (a lazy ``"module:attr"`` hook; None: the step-tag loss) and, where the
+  training text is more than the trace (the critic's verification chains), how its rows are made,
 - what its model card says: Hub pipeline tag, title, summary and the usage snippet (plain transformers,
   vLLM), written by ``prmkit.cards`` (the only writer of model cards).
 
@@ -53,6 +54,10 @@ class Head:
     summary: str
     usage: str
     """The model card's usage sections (``## Score steps with transformers only``, ``## Serve with vLLM``)."""
+    examples: str | None = None
+    """Lazy ``"module:attr"`` that makes the training rows, with ``prmkit.training.data.make_examples``'
+    signature, for a head whose training text is more than the trace (the critic's chains); None:
+    ``make_examples``."""
 
 
 HEADS: Registry[Head] = Registry("PRM head")
@@ -91,6 +96,7 @@ def card_fields(spec: PrmSpec, path: str, base: str | None) -> dict[str, Any]:
         "path": path,
         "prompt": repr(spec.template.prompt_template),
         "surprisal": spec.surprisal,
+        "verify_tokens": spec.verify_tokens,
     }
 
 
@@ -213,5 +219,64 @@ log-probability is read plus the entropy of the model's prediction there, so a f
 right continuations is not mistaken for an error. See `process_card.json` for the label sources, data
 split and dev metrics.""",
         usage=LIKELIHOOD_USAGE,
+    ),
+)
+
+CRITIC_USAGE = """## Score steps with transformers only
+
+The critic writes a check after each step, then its verdict; a step's score is P(correct) where the
+verdict's first token is predicted (greedy, one chain: what `prmkit score {path}` does by default).
+
+```python
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+path = "{path}"
+tok = AutoTokenizer.from_pretrained(path)
+model = AutoModelForCausalLM.from_pretrained(path).eval()
+problem, steps = "...", ["step one", "step two"]
+enc = lambda s: tok(s, add_special_tokens=False).input_ids
+good, bad = enc("correct"), enc("incorrect")
+ids, step_scores = [tok.bos_token_id] + enc(problem + "\\n"), []
+for s in steps:
+    ids += enc(s + "\\n")
+    out = model.generate(torch.tensor([ids]), max_new_tokens={verify_tokens}, do_sample=False,
+                         stop_strings=["\\\\boxed{{"], tokenizer=tok, pad_token_id=tok.pad_token_id)
+    check = tok.decode(out[0, len(ids):], skip_special_tokens=True).split("\\\\boxed{{")[0]
+    ids += enc(check.split("\\n")[0].rstrip() + " \\\\boxed{{")
+    with torch.no_grad():
+        last = model(torch.tensor([ids])).logits[0, -1]
+    step_scores.append(torch.sigmoid(last[good[0]] - last[bad[0]]).item())
+    ids += (good if step_scores[-1] >= 0.5 else bad) + enc("}}\\n")
+```
+
+More verifier compute: `prmkit score {path} --verify-k 8 --verify-temperature 0.7` samples 8 chains
+and averages each step's P(correct) (`--verify-combine vote`: the share of chains that say correct).
+"""
+
+HEADS.register(
+    "critic",
+    Head(
+        name="critic",
+        auto_class="AutoModelForCausalLM",
+        build=_causal_lm,
+        template="newline",
+        convention="critic",
+        objective="prmkit.training.critic:critic_loss",
+        num_labels=(2,),
+        reads_tag=False,
+        described="a causal LM that writes a check after each step; step score = P(verdict = correct)",
+        reads_at="scored by the verdict the critic writes after its own check of the step (critic head)",
+        pipeline_tag="text-generation",
+        card_tags="prm, prmkit, process-reward-model, generative-verifier, critic",
+        title="PRM (critic head) trained with prmkit",
+        summary="""A generative verifier: a causal language model that, after each step of a solution, writes a short
+check of it and a verdict, `\\boxed{{correct}}` or `\\boxed{{incorrect}}`. It was fine-tuned on a teacher's
+verification chains, kept only where their verdicts agreed with a small labelled set (process-based
+filtering; `process_card.json` names the teacher, the filter set and its size). A step's score is the
+probability of `correct` at its verdict, with the checks of earlier steps the model's own. Predicted
+first error: the first step scoring below {threshold:.4g} (tuned on dev). Default aggregation: `{agg}`.""",
+        usage=CRITIC_USAGE,
+        examples="prmkit.training.critic:critic_examples",
     ),
 )

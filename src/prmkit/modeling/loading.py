@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import Field
+
 from prmkit.core.config import Config
 from prmkit.core.errors import InputError, Issue
 
@@ -49,6 +51,24 @@ class LoadOptions(Config):
     beta: float | None = None
     """Implicit PRMs only: the reward's scale, reward = beta * log(policy / reference) (default 0.001,
     EurusPRM's)."""
+    QUIET = ("verify_k", "verify_temperature", "verify_seed", "verify_tokens", "verify_combine")
+    # added after recipes' stage keys were recorded (core.config.Config)
+
+    verify_k: int | None = Field(None, ge=1)
+    """Critic head only (``critic:PATH``): verification chains written per trace, each step's score the
+    combination of its ``k`` verdicts: more verifier compute (default 1)."""
+    verify_temperature: float | None = Field(None, ge=0)
+    """Critic head only: sampling temperature of each check and verdict (default 0: greedy, read once);
+    ``verify_k`` above 1 needs one above 0, or its chains would all be the same."""
+    verify_seed: int | None = None
+    """Critic head only: seeds the sampled chains (default 0): the same traces, batches and seed give the
+    same chains."""
+    verify_tokens: int | None = Field(None, ge=1)
+    """Critic head only: the most tokens one check may take, the cost bound per step (default: the
+    checkpoint's ``verify_tokens``, the longest check it was trained on, with a margin)."""
+    verify_combine: Literal["mean", "vote"] | None = None
+    """Critic head only: a step's score from its ``k`` chains: ``mean`` of P(correct) at each verdict
+    (default) or ``vote``, the share of chains whose verdict says correct."""
 
     def options(self) -> dict[str, Any]:
         """The options that were set, as ``load_scorer`` keywords."""

@@ -30,10 +30,11 @@ class PrmSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    head: Literal["classifier", "likelihood"] = "classifier"
+    head: Literal["classifier", "likelihood", "critic"] = "classifier"
     """``classifier``: a token-classification head read at the step tag (``*ForTokenClassification``);
     ``likelihood``: a causal LM whose step score is the lowest probability it gives a token of the step
-    (``*ForCausalLM``, read with the ``likelihood`` convention)."""
+    (``*ForCausalLM``, read with the ``likelihood`` convention); ``critic``: a causal LM that writes a
+    check and a verdict after each step, scored P(verdict = correct) (the ``critic`` convention)."""
     kind: Literal["prm", "orm"] = "prm"
     """``prm``: trained on per-step labels; ``orm``: trained on the final answer only (read at the last
     tag in training; at every tag in scoring, where it estimates whether the prefix ends right)."""
@@ -57,6 +58,9 @@ class PrmSpec(BaseModel):
     """Likelihood head: what a token's probability is measured against. ``raw``: its log-probability
     (the default, so checkpoints written before this field read as they were trained); ``excess``: its
     log-probability plus the entropy of the model's prediction there (see :func:`token_logp`)."""
+    verify_tokens: int = 48
+    """Critic head: the most tokens one check it writes may take when scored (the longest check it was
+    trained on, plus a margin); ``--verify-tokens`` overrides it."""
     threshold: float = 0.5
     """First-error threshold: a step scoring below it is predicted wrong (tuned on dev in training)."""
     version: str = SPEC_VERSION
@@ -66,8 +70,10 @@ class PrmSpec(BaseModel):
 
 
 def write_spec(config: Any, spec: PrmSpec) -> None:
-    """Store the spec on an HF config (saved with it) and set the label names from it."""
-    setattr(config, SPEC_KEY, spec.model_dump(mode="json"))
+    """Store the spec on an HF config (saved with it) and set the label names from it. A field only the
+    critic head reads is left out of other heads' configs, which stay as they were before it existed."""
+    only_critic = None if spec.head == "critic" else {"verify_tokens"}
+    setattr(config, SPEC_KEY, spec.model_dump(mode="json", exclude=only_critic))
     config.id2label = spec.id2label()
     config.label2id = {v: k for k, v in spec.id2label().items()}
 

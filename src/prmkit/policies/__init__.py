@@ -7,6 +7,7 @@ implements :class:`prmkit.core.protocols.Judge` (``judge``). Backends plug in by
               "hf"         -> a local transformers causal LM                  (hf.py)
               "endpoint"   -> an OpenAI-compatible /v1/completions server      (endpoint.py)
     JUDGES    WORLD        -> each embedded world's simulated, noisy judge
+              WORLD-teacher -> the same judge writing a verification chain (prmkit.worlds.teacher)
               "endpoint"   -> an OpenAI-compatible /v1/chat/completions critic (endpoint.py, critic.py)
 
 The worlds' entries follow from their one record in :data:`prmkit.worlds.registry.WORLDS` (a world
@@ -25,7 +26,7 @@ from typing import Any
 
 from prmkit.core.protocols import Judge, Policy
 from prmkit.core.registry import Registry
-from prmkit.worlds.registry import WORLDS, world_judge, world_policy
+from prmkit.worlds.registry import WORLDS, teacher_name, world_judge, world_policy, world_teacher
 
 POLICIES: Registry[Callable[..., Policy]] = Registry("policy", entry_points="prmkit.policies")
 POLICIES.derive(WORLDS, str, lambda name: partial(world_policy, name))
@@ -34,6 +35,7 @@ POLICIES.register("endpoint", "prmkit.policies.endpoint:EndpointPolicy")
 
 JUDGES: Registry[Callable[..., Judge]] = Registry("judge", entry_points="prmkit.judges")
 JUDGES.derive(WORLDS, str, lambda name: partial(world_judge, name))
+JUDGES.derive(WORLDS, teacher_name, lambda name: partial(world_teacher, name))
 JUDGES.register("endpoint", "prmkit.policies.endpoint:EndpointJudge")
 
 

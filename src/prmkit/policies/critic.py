@@ -121,12 +121,20 @@ def parse_step_verdicts(text: str | None, n_steps: int) -> list[bool | None]:
     """Each step's verdict in a ThinkPRM-style verification (``Step t: ... \\boxed{correct}`` or
     ``\\boxed{incorrect}``): True, False, or None where the chain gave that step none. A step verified
     twice (a chain that "double checks") keeps its last verdict, as the chain's final word on it."""
-    out: list[bool | None] = [None] * n_steps
+    return [None if c is None else c[1] for c in parse_step_checks(text, n_steps)]
+
+
+def parse_step_checks(text: str | None, n_steps: int) -> list[tuple[str, bool] | None]:
+    """Each step's check and verdict in a ThinkPRM-style verification: ``(CHECK, True)`` for ``Step t:
+    CHECK \\boxed{correct}``, the check being the step's text before its last box, stripped; None where
+    the chain gave the step no verdict. A step verified twice keeps its last section (its final word).
+    What a generative verifier is trained to write after each step (``prmkit.training.critic``)."""
+    out: list[tuple[str, bool] | None] = [None] * n_steps
     for number, body in _STEP_VERDICT.findall(text or ""):
-        verdicts = _CORRECTNESS.findall(body)
+        boxes = list(_CORRECTNESS.finditer(body))
         k = int(number) - 1
-        if verdicts and 0 <= k < n_steps:
-            out[k] = verdicts[-1].lower() == "correct"
+        if boxes and 0 <= k < n_steps:
+            out[k] = (body[: boxes[-1].start()].strip(), boxes[-1][1].lower() == "correct")
     return out
 
 

@@ -16,7 +16,7 @@ from prmkit.core.config import Config
 from prmkit.core.protocols import Judge, Policy
 from prmkit.core.steps import DEFAULT_ANSWER_PATTERN, StepFormat
 from prmkit.policies import load_judge, load_policy
-from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS
+from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, teacher_world
 
 ENDPOINT_CONCURRENCY = 64
 LOCAL_CONCURRENCY = 4
@@ -143,8 +143,9 @@ class JudgeOptions(Config):
     """Which judge reads the traces."""
 
     judge: str = DEFAULT_WORLD
-    """Judge backend: an embedded world's simulated, noisy judge (arithmetic, agent) or endpoint (an
-    OpenAI-compatible chat model)."""
+    """Judge backend: an embedded world's simulated, noisy judge (arithmetic, agent), its teacher that
+    also writes a verification chain (arithmetic-teacher, ...), or endpoint (an OpenAI-compatible chat
+    model)."""
     judge_model: str | None = None
     """endpoint: the model name the server serves."""
     judge_url: str | None = None
@@ -194,7 +195,7 @@ class JudgeOptions(Config):
 
     def build_judge(self, seed: int = 0) -> Judge:
         """The judge these options name; ``seed`` drives a sampled judge (world noise, endpoint sampling)."""
-        if self.judge in WORLDS:  # an embedded world's simulated judge: its noise is seeded
+        if self.judge in WORLDS or teacher_world(self.judge):  # a world's judge or teacher: seeded noise
             return load_judge(self.judge, seed=seed)
         if self.judge != "endpoint":
             return load_judge(self.judge)

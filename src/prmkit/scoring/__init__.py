@@ -11,6 +11,8 @@ provenance ``model``; :func:`aggregate` turns step scores into one number by a r
                      (exactly, or refused), fed and read; ``CONVENTION:PATH`` names one
 - ``families.py``    the released families, read as their cards read them: qwen, math-shepherd, rlhflow,
                      skywork, implicit
+- ``critic.py``      the ``critic`` convention: a critic head writes a check after each step, its verdict
+                     read; ``k`` sampled chains for more verifier compute
 - ``config.py``      ``prmkit score``'s config and ``run_score``
 - ``scorer.py``      ModelScorer (the checkpoint form): length-bucketed, padding-aware, inference-mode batches
 - ``remote.py``      RemoteScorer (the ``http(s)://`` form): a reward server's ``/score`` with retries

@@ -8,6 +8,8 @@ Never an if-chain on model ids:
 - ``prmkit``        token classification at prmkit's step tag; template and classes from config.json
 - ``trl``           TRL ``PRMTrainer``: token classification at the separator (``"\\n"``), LABEL_1 = correct
 - ``likelihood``    any causal LM as a zero-shot verifier: the lowest probability of a token of the step
+- ``critic``        prmkit's critic head: writes a check after each step, scored P(verdict = correct)
+                    (:mod:`prmkit.scoring.critic`)
 - the released families, in :mod:`prmkit.scoring.families`: ``qwen`` (Qwen2.5-Math-PRM), ``math-shepherd``,
   ``rlhflow``, ``skywork`` (Skywork-o1-Open-PRM), ``implicit`` (PRIME / EurusPRM)
 
@@ -55,6 +57,12 @@ class Convention:
     """What a prmkit checkpoint declares (template, head, its dev-tuned threshold); None for others."""
     takes_reference = False
     """Whether it reads the checkpoint against a reference model (``--reference``, ``--beta``)."""
+    verifies = False
+    """Whether it writes verifications when it scores (the critic head: ``--verify-k`` and the other
+    ``verify_*`` options of :class:`~prmkit.modeling.loading.LoadOptions`)."""
+    reads_any_lm = True
+    """Whether any checkpoint of its auto class can be read by it (False: prmkit's own head only), so a
+    refusal offers it for a causal LM."""
 
     def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
         self.tokenizer, self.config, self.max_length = tokenizer, config, max_length
@@ -282,7 +290,8 @@ def readers(unexpected: list[str], architectures: list[str]) -> str:
     """What would read a checkpoint whose weights ``unexpected`` a convention left unused: the conventions
     whose head those are, else the ones its ``architectures`` declare."""
     conventions = _conventions()
-    names = [n for n, c in conventions.items() if c.head and set(c.head) <= set(unexpected)]
+    names = [n for n, c in conventions.items()
+             if c.head and set(c.head) <= set(unexpected) and c.reads_any_lm]  # fmt: skip
     most = max((len(conventions[n].head) for n in names), default=0)
     names = [n for n in names if len(conventions[n].head) == most]  # Qwen's head, not the lm_head beside it
     if names:
@@ -303,7 +312,7 @@ def readers(unexpected: list[str], architectures: list[str]) -> str:
 
 def causal_choices() -> str:
     """The conventions a causal LM can be read by, as scorer specs (for errors and help)."""
-    names = [n for n, c in _conventions().items() if c.causal()]
+    names = [n for n, c in _conventions().items() if c.causal() and c.reads_any_lm]
     return ", ".join(f"{n}:PATH" for n in names)
 
 
@@ -392,8 +401,17 @@ def load_convention(
                           str(getattr(options, given[0])), "checkpoint", f"leave out --{given[0]}, or read "
                           "the checkpoint as implicit:PATH")  # fmt: skip
             raise InputError([issue], skippable=False)
+        verify = {f: v for f, v in options.options().items() if f.startswith("verify_")}
+        if verify and not cls.verifies:
+            field = next(iter(verify))
+            issue = Issue(str(path), None, field, "no --verify-* (only the critic head writes verifications)",
+                          str(verify[field]), "checkpoint", f"leave out --{field.replace('_', '-')}")  # fmt: skip
+            raise InputError([issue], skippable=False)
         model = cls.load_model(path, options)
-        return model, cls(tokenizer, model.config)
+        convention = cls(tokenizer, model.config)
+    if verify:  # outside the loading context: a bad option is the user's, not the checkpoint's
+        convention.configure(**{f.removeprefix("verify_"): v for f, v in verify.items()})
+    return model, convention
 
 
 for _name, _target in {
@@ -404,3 +422,4 @@ for _name, _target in {
     "implicit": "ImplicitConvention",
 }.items():
     CONVENTIONS.register(_name, f"prmkit.scoring.families:{_target}")
+CONVENTIONS.register("critic", "prmkit.scoring.critic:CriticConvention")

@@ -238,6 +238,11 @@ def load_checkpoint(
     trust_remote_code: bool | None = None,
     reference: str | None = None,
     beta: float | None = None,
+    verify_k: int | None = None,
+    verify_temperature: float | None = None,
+    verify_seed: int | None = None,
+    verify_tokens: int | None = None,
+    verify_combine: Literal["mean", "vote"] | None = None,
     batch_tokens: int = 16384,
     overlong: Overlong = "error",
 ) -> ModelScorer:
@@ -255,7 +260,9 @@ def load_checkpoint(
                       f"--convention {convention} too", "scorer", "leave out --convention")  # fmt: skip
         raise InputError([issue], skippable=False)
     options = LoadOptions(dtype=dtype, device=device, device_map=device_map, reference=reference, beta=beta,
-                          attn_implementation=attn_implementation, trust_remote_code=trust_remote_code)  # fmt: skip
+                          attn_implementation=attn_implementation, trust_remote_code=trust_remote_code,
+                          verify_k=verify_k, verify_temperature=verify_temperature, verify_seed=verify_seed,
+                          verify_tokens=verify_tokens, verify_combine=verify_combine)  # fmt: skip
     model, conv = load_convention(path, named or convention, options)
     return ModelScorer(
         model, conv, name=str(spec), device=device, batch_tokens=batch_tokens, overlong=overlong

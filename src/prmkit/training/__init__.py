@@ -11,6 +11,7 @@ rerun into the same folder resumes from its last checkpoint.
 - ``data.py``      split by problem, step targets (hard / soft / masked), collators, the data order
 - ``arrow.py``     training examples as a memory-mapped Arrow dataset, tokenised once and cached on disk
 - ``likelihood.py`` the likelihood head's objective: a step's lowest token probability says if it is right
+- ``critic.py``    the critic head's training: a teacher's filtered chains, the LM loss on what it writes
 - ``metrics.py``   first-error metrics for model selection and learnability curves, per error kind
 - ``loop.py``      Trainer subclass: step loss, dev first-error evaluation, time budget, resume, loss curve
 - ``heads.py``     train_prm, train_orm

@@ -80,17 +80,19 @@ def example_rows(
     overlong: Overlong = "error",
     counts: LengthCounts | None = None,
     skip_context: bool = False,
+    make: Callable[..., list[dict[str, Any]]] = make_examples,
 ) -> Iterator[dict[str, Any]]:
-    """The rows :func:`make_examples` returns for the same arguments, in order, one at a time.
+    """The rows :func:`make_examples` (or a head's own ``make``, with its signature) returns for the
+    same arguments, in order, one at a time.
 
-    It calls :func:`make_examples` itself, :data:`CHUNK` traces at a time, so the two can never drift
-    apart; ``counts`` (one shared :class:`LengthCounts`) records what every chunk left out or cut.
+    It calls ``make`` itself, :data:`CHUNK` traces at a time, so the two can never drift apart;
+    ``counts`` (one shared :class:`LengthCounts`) records what every chunk left out or cut.
     """
     counts = counts if counts is not None else LengthCounts(overlong, max_length)
     pairs = zip(traces, targets, strict=True)
     while chunk := list(islice(pairs, CHUNK)):
-        yield from make_examples([t for t, _ in chunk], [y for _, y in chunk], tokenizer, template, max_length,
-                                 overlong, counts, skip_context)  # fmt: skip
+        yield from make([t for t, _ in chunk], [y for _, y in chunk], tokenizer, template, max_length,
+                        overlong, counts, skip_context)  # fmt: skip
 
 
 def key_digest(key: Mapping[str, Any]) -> str:

@@ -167,14 +167,16 @@ class _HeadConfig(_Config):
             raise ValueError("lora_target_modules: 'all-linear' stands alone (it already means every linear)")
         return self
 
-    head: Literal["classifier", "likelihood"] = "classifier"
+    head: Literal["classifier", "likelihood", "critic"] = "classifier"
     """``classifier`` (default): a token-classification head read at the step tag, the field's standard
     (``AutoModelForTokenClassification``, vLLM STEP pooling). ``likelihood``: the base causal LM itself,
     fine-tuned so that a step's score is the lowest probability it gives one of the step's tokens (a
     generative verifier; saved as ``AutoModelForCausalLM``, steps one per line, ``separator`` unused).
     An ORM takes the same head, so the two differ only in their labels. 2-class labels only. How fast
     each head learns from a small LM that knows the task: docs/models.md, "Learnability on the embedded
-    world"."""
+    world". ``critic`` (PRMs only): a causal LM fine-tuned to write a check and a verdict after each step,
+    on the verification chains ``label_source``'s labels carry (a teacher judge's answers, e.g.
+    ``judge:arithmetic-teacher``), scored P(verdict = correct) (docs/models.md, "The critic head")."""
     lm_weight: float = Field(1.0, ge=0)
     """Likelihood head: weight of the LM loss on correct steps beside the step loss."""
     min_over: Literal["input", "own"] = "input"
@@ -194,8 +196,9 @@ class _HeadConfig(_Config):
 
     @model_validator(mode="after")
     def _likelihood_lr(self) -> _HeadConfig:
-        """The likelihood head fine-tunes every weight of a pretrained LM: 5e-4 unless ``lr`` is given."""
-        if self.head == "likelihood" and "lr" not in self.model_fields_set:
+        """The likelihood and critic heads fine-tune every weight of a pretrained LM: 5e-4 unless ``lr``
+        is given."""
+        if self.head in ("likelihood", "critic") and "lr" not in self.model_fields_set:
             self.lr = 5e-4
         return self
 
@@ -203,6 +206,8 @@ class _HeadConfig(_Config):
 class PrmConfig(_HeadConfig):
     """Train a PRM: a score for every step in one forward pass per trace (a classifier head read at the
     step tags, or the LM's own likelihood of each step's tokens)."""
+
+    QUIET = ("filter_source", "filter_traces")  # added after recipes' PRM stages were keyed
 
     @model_validator(mode="after")
     def _noise_two_class(self) -> PrmConfig:
@@ -234,6 +239,22 @@ class PrmConfig(_HeadConfig):
     "wrong" step when it is a valid step after a missed error. Modelled as ``missed_error_rate`` is."""
     last_step_only: bool = False
     """Train on the last step's label only (TRL's ``train_on_last_step_only``)."""
+    filter_source: str | None = None
+    """Critic head: the small labelled set's label source (``human``, ``gold``...). A trace's teacher
+    chain is trained on only where its verdicts agree with these labels up to their first error
+    (ThinkPRM's process-based filtering), and only traces carrying them are used; the card records how
+    many it read (``gold_use`` when gold). None: every chain, unchecked."""
+    filter_traces: int | None = Field(None, ge=1)
+    """Critic head: the filter set's size, a draw (by ``seed``) of this many of the traces carrying
+    ``filter_source`` labels: the label budget of the critic. None: every such trace."""
+
+    @model_validator(mode="after")
+    def _filter_is_the_critics(self) -> PrmConfig:
+        if self.head != "critic" and (self.filter_source is not None or self.filter_traces is not None):
+            raise ValueError("filter_source / filter_traces filter a critic head's chains: set head='critic'")
+        if self.filter_traces is not None and self.filter_source is None:
+            raise ValueError("filter_traces sizes the filter set: name its labels with filter_source")
+        return self
 
 
 class OrmConfig(_HeadConfig):
@@ -242,6 +263,12 @@ class OrmConfig(_HeadConfig):
     prefixes, so it can be compared with a PRM."""
 
     QUIET = ("outcome",)  # added after recipes' ORM stages were keyed (core.config.Config)
+
+    @model_validator(mode="after")
+    def _no_critic(self) -> OrmConfig:
+        if self.head == "critic":
+            raise ValueError("the critic head verifies steps from a teacher's chains: train it as a PRM")
+        return self
 
     aggregation: str = "last"
     """Default aggregation recorded in the checkpoint (an ORM's own score is the last step's)."""

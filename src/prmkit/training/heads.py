@@ -7,6 +7,7 @@ label source (PRM) or the final answer's correctness at the last step (ORM).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 import shutil
@@ -32,9 +33,11 @@ from prmkit.scoring.scorer import LengthCounts, OverlongError
 from prmkit.training import loop
 from prmkit.training.arrow import cached_examples, example_rows, tokenizer_digest, traces_digest
 from prmkit.training.config import OrmConfig, PrmConfig
+from prmkit.training.critic import check_tokens, critic_traces, filter_gold_use, verdict_targets
 from prmkit.training.data import (
     StepCollator,
     fit_traces,
+    make_examples,
     outcome_of,
     outcome_targets,
     split_by_problem,
@@ -139,6 +142,7 @@ def _examples(
     checkpoints, named by a hash of what made them (the traces and targets, tokenizer, layout, length
     policy); with what was cut or left out for length."""
     skip = spec.min_over == "own"
+    own = head_kind(spec.head).examples  # a head whose training text is more than the trace
 
     def targets_of() -> Iterator[list[float]]:
         return (targets(t) for t in train)
@@ -146,17 +150,26 @@ def _examples(
     key = {"inputs": traces_digest(train, targets_of()), "tokenizer": tokenizer_digest(tok),
            "template": template.model_dump(mode="json"), "max_length": config.max_length,
            "overlong": config.overlong, "skip_context": skip}  # fmt: skip
+    if own is not None:  # its rows read the traces' metadata (the critic's chains) too
+        key |= {"examples": own, "metadata": _metadata_digest(train)}
     counts = LengthCounts(config.overlong, config.max_length)
+    make = resolve(own) if own is not None else make_examples
 
     def rows() -> Iterator[dict[str, Any]]:
         return example_rows(
-            train, targets_of(), tok, template, config.max_length, config.overlong, counts, skip
+            train, targets_of(), tok, template, config.max_length, config.overlong, counts, skip, make
         )
 
     with args.main_process_first(local=False, desc="tokenising the training traces"):
         cache = out / loop.CHECKPOINTS / EXAMPLES
         examples, meta = cached_examples(rows, key, cache, meta=lambda: {"counts": counts.to_dict()})
     return examples, LengthCounts(**meta["counts"])
+
+
+def _metadata_digest(traces: Sequence[Trace]) -> str:
+    """sha256 of the traces' metadata, for the examples' cache key of a head whose rows read it."""
+    text = json.dumps([t.metadata for t in traces], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass
@@ -219,15 +232,17 @@ def _train_head(
     targets: Callable[[Trace], list[float]],
     spec_fields: dict[str, Any],
     sources: list[str],
+    filtered: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The path PRM and ORM share, step by step: set up, build the model, tokenise, train and read dev,
-    then write the model and its card. They differ only in ``kind``, ``targets``, ``spec_fields`` and
-    ``sources``."""
+    then write the model and its card. They differ only in ``kind``, ``targets``, ``spec_fields`` (a
+    value, or a function of the training traces and tokenizer), ``sources`` and, for a critic head, what
+    its chains' process filter read and kept (``filtered``)."""
     setup = _set_up(data, Path(output_dir), config, kind, spec_fields, sources)
     trainable = _build_model(config, setup)
     examples = _tokenise(config, setup, trainable.convention, targets)
     fitted = _fit(config, setup, trainable, examples)
-    card = _process_card(config, kind, sources, setup, examples, fitted)
+    card = _process_card(config, kind, sources, setup, examples, fitted, filtered)
     _save(config, kind, setup, trainable, fitted, card)
     overlong = {k: v.to_dict() for k, v in examples.lengths.items()}
     return {
@@ -263,8 +278,9 @@ def _set_up(
     head = getattr(config, "head", "classifier")
     template = StepTemplate.named(head_kind(head).template or config.separator)
     tok = _tokenizer(config, train, template)
+    fields = {k: v(train, tok) if callable(v) else v for k, v in spec_fields.items()}  # read off the data
     spec = PrmSpec(head=head, kind=kind, template=template, tag_id=template.tag_id(tok),
-                   max_length=config.max_length, aggregation=config.aggregation, **spec_fields)  # fmt: skip
+                   max_length=config.max_length, aggregation=config.aggregation, **fields)  # fmt: skip
     dev_source = config.dev_label_source or _dev_source(dev, sources)
     # the training arguments before the model: they start the launch's process group, and under
     # DeepSpeed ZeRO-3 they are what makes from_pretrained load each rank's shard, not the whole model
@@ -348,10 +364,13 @@ def _process_card(
     setup: _Setup,
     examples: _Examples,
     fitted: _Fitted,
+    filtered: dict[str, Any] | None = None,
 ) -> ProcessCard:
     """The process card: what was trained on what, how dev was split and scored, and every way gold
-    reached the model."""
+    reached the model (a critic's filter set included: ``training.critic`` names the teacher, the
+    filter set and its size)."""
     traces, train, dev = setup.traces, setup.train, examples.dev
+    critic = {"critic": filtered} if filtered is not None else {}
     return ProcessCard(
         kind=kind,
         base_model=config.base_model,
@@ -378,12 +397,14 @@ def _process_card(
             *inherited_gold_use(config.base_model),
             *[g for s in sources for g in gold_use("training_labels", s, train)],
             *(gold_use("dev_selection", setup.dev_source, dev) if dev else []),
+            *(filter_gold_use(filtered) if filtered is not None else []),
         ],
         training={
             "config": config.model_dump(mode="json"),
             **fitted.run,
             "examples": len(examples.train),
             "overlong": {k: v.to_dict() for k, v in examples.lengths.items()},
+            **critic,
         },
     )
 
@@ -459,6 +480,12 @@ def train_prm(
 
     fields = {"num_labels": num_classes, "positive_labels": positive, "label_scale": scale}
     fields |= _likelihood_fields(config)
+    if config.head == "critic":  # trained on the teacher's chains the filter keeps, not on labels alone
+        traces, filtered = critic_traces(traces, config.label_source, config.filter_source,
+                                         config.filter_traces, config.seed)  # fmt: skip
+        fields |= {"verify_tokens": check_tokens}
+        return _train_head((traces, name), output_dir, config, "prm", verdict_targets, fields,
+                           [config.label_source], filtered)  # fmt: skip
     return _train_head((traces, name), output_dir, config, "prm", targets, fields, [config.label_source])
 
 

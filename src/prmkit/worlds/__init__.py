@@ -18,6 +18,7 @@ noisy judge, the oracle scorer, the statistics and the file jobs. It imports onl
 - ``sampling.py``   ``SimulatedPolicy`` (``continue_from`` from a world policy's parts), ``SampleTraces``
                     (the loop behind every ``sample_traces``), the seeds of both
 - ``judge.py``      ``NoisyJudge``: gold statuses seen through miss and false-alarm rates
+- ``teacher.py``    ``Teacher``: a world's judge writing the check behind each verdict (a ThinkPRM chain)
 - ``oracle.py``     ``GoldOracle``: a world's checker as a StepScorer (prefix correctness)
 - ``summary.py``    ``tally``: the counts and shares every world's statistics report
 - ``jobs.py``       ``Jobs``: the file jobs behind ``prmkit <world> generate | sample | check | stats``

@@ -34,6 +34,7 @@ from prmkit.core.protocols import Judge, Policy, StepScorer
 from prmkit.core.registry import Registry, suggest
 from prmkit.worlds.checks import GoldCheck, label_all
 from prmkit.worlds.jobs import Jobs
+from prmkit.worlds.teacher import Explain, Teacher, kind_checks
 
 Behaviour = Callable[[GoldCheck], bool]
 """A behaviour a monitor is measured on: a predicate over the gold verdict of one trace."""
@@ -75,6 +76,9 @@ class World:
     behaviours: Mapping[str, Behaviour] = field(default_factory=dict)
     """Behaviours a monitor can be measured on (``prmkit eval monitorability --behaviour``) besides the
     error classes, which every world has (:meth:`behaviour`): name -> predicate over a trace's gold check."""
+    explain: Explain | None = None
+    """Its checks of each step in its own terms (a recomputation), which its teacher writes into
+    verification chains (:mod:`prmkit.worlds.teacher`); None: checks worded from its checker's error kinds."""
 
     @property
     def name(self) -> str:
@@ -210,6 +214,29 @@ def world_policy(name: str, **options: Any) -> Policy:
 def world_judge(name: str, **options: Any) -> Judge:
     """The simulated judge of world ``name``; ``options`` go to its constructor (``JUDGES``)."""
     return world(name).judge(**options)
+
+
+TEACHER_SUFFIX = "-teacher"
+
+
+def teacher_name(world_name: str) -> str:
+    """The judge name of a world's teacher: ``NAME-teacher`` (``prmkit.policies.JUDGES``)."""
+    return world_name + TEACHER_SUFFIX
+
+
+def teacher_world(name: str) -> str | None:
+    """The world whose teacher ``name`` is (``arithmetic-teacher`` -> ``arithmetic``), or None."""
+    base = name.removesuffix(TEACHER_SUFFIX)
+    return WORLDS.canonical(base) if name.endswith(TEACHER_SUFFIX) and base in WORLDS else None
+
+
+def world_teacher(name: str, **options: Any) -> Judge:
+    """The teacher of world ``name``: its simulated judge (``options`` go to its constructor) writing the
+    verification chain behind each verdict (:class:`~prmkit.worlds.teacher.Teacher`)."""
+    w = world(name)
+    explain = w.explain or kind_checks(w.check_trace)
+    label = options.pop("name", teacher_name(w.name))
+    return Teacher(w.judge(**options, name=label), explain, label)
 
 
 def world_oracle(name: str, spec: str) -> StepScorer:

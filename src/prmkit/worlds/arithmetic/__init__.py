@@ -15,6 +15,7 @@ file jobs) is written once in :mod:`prmkit.worlds`; this package keeps what is t
 - ``misconceptions.py`` the policy's wrong beliefs (the same in every problem) and the error classes
 - ``policy.py``     the simulated policy (continues any prefix, carries errors forward)
 - ``judge.py``      the simulated judge (miss / false-alarm rates, late-step leniency)
+- ``teacher.py``    each step's check in the world's terms (``7 * 8 = 56, the step says 54``): its teacher's chains
 - ``summary.py``    summary statistics of a set of checked traces (WorldStats)
 - ``oracle.py``     ``OracleScorer``: the checker as a StepScorer (scorer ``arithmetic-oracle``: ceilings, tests)
 - ``jobs.py``       ``prmkit arithmetic generate | sample | check | stats``: the shared jobs over this world's parts
@@ -62,6 +63,7 @@ __all__ = [
     "summarize",
 ]
 
+from prmkit.worlds.arithmetic.teacher import explain
 from prmkit.worlds.registry import World
 
 WORLD = World(
@@ -82,5 +84,6 @@ WORLD = World(
     step_definition="one sentence-level computation, the last step states the answer",
     summary="seeded arithmetic word problems, every step checked exactly (docs/world.md)",
     rl=True,
+    explain=explain,
 )
 """The arithmetic world's one registration record (:data:`prmkit.worlds.registry.WORLDS`)."""

@@ -53,7 +53,7 @@ ANSWER = re.compile(
 FRAGMENT = re.compile(r"=|\d\s*[+*/×÷]\s*\d")
 NUMBER = re.compile(r"(?<![\w-])-?\d+(?:\.\d+)?")
 STEP_PREFIX = re.compile(r"^\s*(?:step\s*\d+\s*[:.)]|\d+\s*[.)]\s)", re.IGNORECASE)
-_OP_NORMAL = {"x": "*", "×": "*", "÷": "/", "−": "-"}
+OP_NORMAL = {"x": "*", "×": "*", "÷": "/", "−": "-"}
 ERROR_KINDS = (
     "arithmetic",
     "wrong_quantity",
@@ -186,7 +186,7 @@ def _equation_step(
     st.misconception = None
     for sa, sop, sb, sc in found:
         a, b, c = parse_number(sa), parse_number(sb), parse_number(sc)
-        op = _OP_NORMAL.get(sop, sop)
+        op = OP_NORMAL.get(sop, sop)
         pending = chain.ops[st.k] if st.k < len(chain.ops) else None
         touches = st.r in (a, b) or (pending is not None and pending[1] in (a, b))
         if not touches and a in st.known and b in st.known and compute(op, a, b) == c:
