@@ -9,7 +9,9 @@ labels read to filter them and declared in its card); the PRMs learn from gold o
 Gold is read otherwise only to evaluate.
 
 ``python experiments/critic.py --out runs/critic-study`` (minutes to hours on a CPU: not run in CI);
-``--smoke`` runs the same code at toy sizes. ``--likelihood`` / ``--classifier`` reuse trained PRMs.
+``--smoke`` runs the same code at toy sizes. ``--likelihood`` / ``--classifier`` reuse trained PRMs;
+``--base`` starts every model trained here from one pretrained LM (the demo's ``pretrain`` stage), so the
+heads differ in their objective and labels only.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def train_models(args: argparse.Namespace, world: Any, out: Path) -> dict[str, s
     taught, _ = label_judge(traces, load_judge(teacher, seed=args.seed))
     tiny = TinyConfig(width=args.width, heads=4 if args.width >= 64 else 2, max_length=2048)
     common = {"tiny": tiny, "max_steps": args.steps, "seed": args.seed, "threads": args.threads,
-              "resume": False, "max_length": 2048}  # fmt: skip
+              "resume": False, "max_length": 2048, "base_model": args.base}  # fmt: skip
     filter_traces = max(1, round(args.budget * len(traces)))
     critic = PrmConfig(head="critic", label_source=f"judge:{teacher}", filter_source="gold",
                        filter_traces=filter_traces, batch_size=16, **common)  # fmt: skip
@@ -124,6 +126,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--steps", type=int, default=600, help="optimiser steps of every model trained here")
     parser.add_argument("--width", type=int, default=128)
+    parser.add_argument(
+        "--base",
+        help="a pretrained LM every model here starts from (as the demo's PRMs do); else from scratch",
+    )
     parser.add_argument("--eval-problems", type=int, default=100)
     parser.add_argument("--ks", default="1,2,4,8,16", help="chains per trace of the compute curve")
     parser.add_argument("--temperature", type=float, default=0.7, help="sampling temperature for k > 1")

@@ -154,7 +154,7 @@ def test_prm_runs_plan_their_own_settings_and_the_size_they_borrow(tmp_path):
     assert ":4: train.prm_runs.0.hed: expected a known setting" in msg
     msg = errors(tmp_path, text.replace("{head: likelihood}", "{head: nope}"))
     assert (
-        ":4: train.prm_runs.0.head: expected input should be 'classifier' or 'likelihood', found 'nope'"
+        ":4: train.prm_runs.0.head: expected input should be 'classifier', 'likelihood' or 'critic', found 'nope'"
         in msg
     )
 
