@@ -47,6 +47,15 @@ def verdict_labels(verdict: JudgeVerdict, n_steps: int) -> list[int | None]:
     return [1] * fe + [-1] + list(verdict.ratings[fe + 1 :])
 
 
+def verdict_scores(verdict: JudgeVerdict, n_steps: int) -> list[float | None]:
+    """Per-step soft scores a judge gave beside its ratings (``extra["scores"]``: GenPRM's P(Yes)), kept
+    on the labels that carry a rating; None where it gave none."""
+    scores = (verdict.extra or {}).get("scores")
+    if not isinstance(scores, list) or len(scores) != n_steps:
+        return [None] * n_steps
+    return [s if isinstance(s, float) and 0.0 <= s <= 1.0 else None for s in scores]
+
+
 def label_judge(
     traces: Sequence[Trace],
     judge: Judge,
@@ -101,7 +110,13 @@ def label_judge(
         prov = provenance("judge", judge.name, shared | ({"raw": v.raw} if v.raw is not None else {}), at)
         t.drop_labels(prov.source)
         ratings = verdict_labels(v, len(t.steps))
-        t.add_labels([None if r is None else Label(rating=r, provenance=prov) for r in ratings])
+        scores = verdict_scores(v, len(t.steps))
+        t.add_labels(
+            [
+                None if r is None else Label(rating=r, score=score, provenance=prov)
+                for r, score in zip(ratings, scores, strict=True)
+            ]
+        )
     return out, summary
 
 

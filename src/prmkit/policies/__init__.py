@@ -8,14 +8,16 @@ implements :class:`prmkit.core.protocols.Judge` (``judge``). Backends plug in by
               "endpoint"   -> an OpenAI-compatible /v1/completions server      (endpoint.py)
     JUDGES    WORLD        -> each embedded world's simulated, noisy judge
               WORLD-teacher -> the same judge writing a verification chain (prmkit.worlds.teacher)
-              "endpoint"   -> an OpenAI-compatible /v1/chat/completions critic (endpoint.py, critic.py)
+              "endpoint"   -> an OpenAI-compatible /v1/chat/completions critic (endpoint.py, critic.py),
+                              or GenPRM's released verifiers asked in their own layout (genprm.py)
 
 The worlds' entries follow from their one record in :data:`prmkit.worlds.registry.WORLDS` (a world
 registered there, or by a plugin, is a policy and a judge here under its name).
 
 Files (the prompt layout and step/answer parser every text backend shares is ``prmkit.core.steps``): ``http.py``
 (client with concurrency cap, retries, timeouts), ``critic.py`` (ProcessBench critic prompt and reader),
-``options.py`` (the typed options a command uses to build a policy or judge).
+``genprm.py`` (GenPRM's conversation, request chain and P(Yes)
+scores, with no code run), ``options.py`` (the typed options a command uses to build a policy or judge).
 """
 
 from __future__ import annotations

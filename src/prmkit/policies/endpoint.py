@@ -5,8 +5,9 @@
   ``chat=True`` it calls ``/v1/chat/completions`` instead, for instruct models: the problem is the user's
   message and the steps so far open the assistant's, which the model continues (vLLM's
   ``continue_final_message``, so the chat template is the model's own).
-- :class:`EndpointJudge` calls ``/v1/chat/completions`` with a ProcessBench-style critic prompt and
-  keeps the raw answer in the verdict.
+- :class:`EndpointJudge` calls ``/v1/chat/completions`` with a ProcessBench-style critic prompt, or
+  ThinkPRM's, and keeps the raw answer in the verdict; in GenPRM's format (``genprm.py``) it sends a
+  chain of requests per step on a prefilled assistant turn.
 
 An answer that is not one (a choice whose text is null, fewer choices than asked) is a
 :class:`~prmkit.policies.http.BadAnswerError` naming what was wrong: the job records it against the item.
@@ -32,7 +33,15 @@ from prmkit.policies.critic import (
     verdict_from_first_error,
     verdict_from_steps,
 )
-from prmkit.policies.http import BadAnswerError, OpenAIClient
+from prmkit.policies.genprm import SAMPLING, TOP_LOGPROBS, Completion, judge_genprm, requests_per_trace
+from prmkit.policies.http import BadAnswerError, EndpointError, OpenAIClient
+
+GENPRM_MAX_REQUESTS = 512
+"""The most answers a GenPRM-format judge may ask for one trace, unless raised (``--judge-max-requests``)."""
+
+
+class OverBudgetError(EndpointError):
+    """A trace that would cost more requests than the judge may send: refused before any is sent."""
 
 
 class EndpointPolicy:
@@ -138,7 +147,9 @@ class EndpointJudge:
 
     The prompt is :data:`~prmkit.policies.critic.CRITIC_TEMPLATE` unless replaced; the answer is read
     from its last ``\\boxed{int}``. Unparseable answers give a verdict with no ratings and
-    ``extra["status"] == "unparseable"`` (the labelling job counts them apart).
+    ``extra["status"] == "unparseable"`` (the labelling job counts them apart). ``verdict_format``
+    ``genprm`` asks as :mod:`prmkit.policies.genprm` says, ``k`` samples per step, and refuses a trace
+    that could cost over ``max_requests`` answers before sending anything.
     """
 
     def __init__(
@@ -147,15 +158,26 @@ class EndpointJudge:
         model: str,
         *,
         template: str | None = None,
-        verdict_format: Literal["processbench", "thinkprm"] = "processbench",
+        verdict_format: Literal["processbench", "thinkprm", "genprm"] = "processbench",
         temperature: float = 0.0,
         max_tokens: int = 2048,
         concurrency: int = 8,
         retries: int = 3,
         timeout: float = 300.0,
         seed: int | None = 0,
+        k: int = 1,
+        max_requests: int = GENPRM_MAX_REQUESTS,
     ):
         self.format = verdict_format
+        if verdict_format == "genprm" and template is not None:
+            raise ValueError(
+                "GenPRM is asked in its own conversation layout (prmkit.policies.genprm), not a template"
+            )
+        if verdict_format != "genprm" and (k, max_requests) != (1, GENPRM_MAX_REQUESTS):
+            raise ValueError(
+                f"k and max_requests are used by verdict_format 'genprm' only, not {verdict_format!r}"
+            )
+        self.k, self.max_requests = k, max_requests
         default = THINKPRM_TEMPLATE if verdict_format == "thinkprm" else CRITIC_TEMPLATE
         self.template = template if template is not None else default
         self._prompt("", [])  # fail now, not mid-job, on a template without its placeholders
@@ -167,15 +189,19 @@ class EndpointJudge:
     def settings(self) -> dict[str, Any]:
         """How it judges, as its labels' provenance records it: the served model, the sampling parameters,
         the answer format and the prompt (the format's own template, or a digest of the one that replaced
-        it)."""
+        it); for GenPRM also its fixed sampling, ``k`` and the request bound."""
         named = {CRITIC_TEMPLATE: "processbench-critic", THINKPRM_TEMPLATE: "thinkprm"}
         prompt = (
             named.get(self.template) or "sha256:" + hashlib.sha256(self.template.encode()).hexdigest()[:16]
         )
-        return {
+        settings = {
             "model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
             "seed": self.seed, "format": self.format, "template": prompt,
         }  # fmt: skip
+        if self.format == "genprm":  # added only here: the other formats' labels keep their identity
+            settings.update(template="genprm", k=self.k, top_p=SAMPLING["top_p"], top_k=SAMPLING["top_k"])
+            settings.update(top_logprobs=TOP_LOGPROBS, max_requests=self.max_requests)
+        return settings
 
     def _prompt(self, text: str, steps: Sequence[Step]) -> str:
         if self.format == "thinkprm":
@@ -187,6 +213,15 @@ class EndpointJudge:
         self.client.stop()
 
     def judge(self, problem: Problem, steps: Sequence[Step]) -> JudgeVerdict:
+        if self.format == "genprm":
+            need = requests_per_trace(len(steps), self.k)
+            if need > self.max_requests:
+                raise OverBudgetError(
+                    f"judge {self.name}: {len(steps)} steps x k={self.k} could cost {need} GenPRM requests, "
+                    f"over --judge-max-requests {self.max_requests}; nothing was sent. Raise "
+                    "--judge-max-requests (or lower --judge-k) to judge it."
+                )
+            return judge_genprm(self._complete, problem.text, steps, self.k, self.max_tokens)
         payload: dict = {
             "model": self.model,
             "messages": [{"role": "user", "content": self._prompt(problem.text, steps)}],
@@ -209,3 +244,53 @@ class EndpointJudge:
         if self.format == "thinkprm":
             return verdict_from_steps(parse_step_verdicts(raw, len(steps)), raw)
         return verdict_from_first_error(parse_first_error(raw), len(steps), raw)
+
+    def _complete(self, messages: list[dict], n: int, stop: list[str], max_tokens: int) -> list[Completion]:
+        """``n`` continuations of the assistant turn ``messages`` ends with (vLLM's
+        ``continue_final_message``), sampled as GenPRM samples, with each token's top logprobs."""
+        payload: dict = {
+            "model": self.model, "messages": messages, "n": n, "max_tokens": max_tokens,
+            "add_generation_prompt": False, "continue_final_message": True,
+            "temperature": self.temperature, "top_p": SAMPLING["top_p"], "top_k": SAMPLING["top_k"],
+            "stop": stop, "include_stop_str_in_output": True, "logprobs": True, "top_logprobs": TOP_LOGPROBS,
+        }  # fmt: skip
+        if self.seed is not None:
+            payload["seed"] = self.seed
+        url = self.client.base_url + "/v1/chat/completions"
+        body = self.client.post("/v1/chat/completions", payload)
+        _choice_texts(body, n, True, url)  # the shape checked, as for a policy
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        spent = usage.get("completion_tokens")
+        per_choice = spent if isinstance(spent, int) and n == 1 else max_tokens  # bounds it from above
+        choices = sorted(
+            body["choices"], key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0
+        )
+        return [_completion(c, per_choice, url) for c in choices]
+
+
+def _completion(choice: dict, spent: int, url: str) -> Completion:
+    """One chat choice as a :class:`~prmkit.policies.genprm.Completion`: a stop string the server matched
+    but left out is put back (GenPRM asks for it in the text); the tokens it cost are its logprobs' count
+    where it sent them, else ``spent``."""
+    text = choice["message"]["content"]
+    stop = choice.get("stop_reason")
+    if choice.get("finish_reason") == "stop" and isinstance(stop, str) and not text.endswith(stop):
+        text += stop
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if content is None:
+        return Completion(text, spent)
+    try:
+        tokens = tuple(
+            (
+                t["token"],
+                float(t["logprob"]),
+                {e["token"]: float(e["logprob"]) for e in t.get("top_logprobs") or []},
+            )
+            for t in content
+        )
+    except (KeyError, TypeError, ValueError) as err:
+        raise BadAnswerError(
+            f"{url}: logprobs.content not as OpenAI's chat API gives it: {str(content)[:120]}"
+        ) from err
+    return Completion(text, len(tokens), tokens)

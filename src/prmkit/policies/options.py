@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -16,10 +16,14 @@ from prmkit.core.config import Config
 from prmkit.core.protocols import Judge, Policy
 from prmkit.core.steps import DEFAULT_ANSWER_PATTERN, StepFormat
 from prmkit.policies import load_judge, load_policy
+from prmkit.policies.genprm import SAMPLING as GENPRM_SAMPLING
 from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, teacher_world
 
 ENDPOINT_CONCURRENCY = 64
 LOCAL_CONCURRENCY = 4
+
+
+_GENPRM_ONLY = ("judge_k", "judge_max_requests")
 
 
 def _changed(options: BaseModel, *names: str) -> bool:
@@ -152,15 +156,27 @@ class JudgeOptions(Config):
     """endpoint: base URL of the server, e.g. http://localhost:8000."""
     judge_template: Path | None = None
     """endpoint: a text file replacing the prompt; keeps {problem} and {tagged_response} (processbench)
-    or {problem} and {solution} (thinkprm)."""
-    QUIET = ("judge_format",)  # added after recipes' label stages were keyed (core.config.Config)
+    or {problem} and {solution} (thinkprm); genprm takes none (GenPRM is asked in its own layout)."""
+    QUIET = ("judge_format", "judge_k", "judge_max_tokens", "judge_max_requests")
+    # added after recipes' label stages were keyed (core.config.Config)
 
-    judge_format: Literal["processbench", "thinkprm"] = "processbench"
+    judge_format: Literal["processbench", "thinkprm", "genprm"] = "processbench"
     """endpoint: how the judge is asked and read: processbench (the critic names the earliest wrong
-    paragraph in \boxed{}) or thinkprm (a verification chain with \boxed{correct} / \boxed{incorrect}
-    after each step, as ThinkPRM's released verifiers write it)."""
+    paragraph in \boxed{}), thinkprm (a verification chain with \boxed{correct} / \boxed{incorrect}
+    after each step, as ThinkPRM's released verifiers write it) or genprm (GenPRM's released verifiers:
+    one step per request chain, \boxed{Yes} / \boxed{No}, scored from the verdict's logprobs; the
+    Python they write is never run)."""
     judge_temperature: float = 0.0
-    """endpoint: sampling temperature of the judge."""
+    """endpoint: sampling temperature of the judge (default 0; 0.6 for genprm, GenPRM's own)."""
+    judge_k: int = Field(default=1, ge=1, le=64)
+    """endpoint, genprm: verifications sampled per step, the step's score their mean (GenPRM's
+    majority_num: Maj@8 is 8); above 1 needs a temperature above 0."""
+    judge_max_tokens: int = Field(default=2048, ge=1, le=131072)
+    """endpoint: the most tokens one judge request may write (genprm: one verification, all its
+    requests together, as GenPRM's max_tokens)."""
+    judge_max_requests: int = Field(default=512, ge=1)
+    """endpoint, genprm: the most answers one trace may cost, steps x judge-k x 4 at worst (the analysis
+    and up to 3 more requests); a trace over it is refused before anything is sent."""
     concurrency: int | None = Field(default=None, ge=1)
     """Judge requests in flight at once; default 64 for an endpoint, 4 otherwise."""
     judge_request_timeout_s: float = Field(default=300.0, gt=0)
@@ -175,17 +191,39 @@ class JudgeOptions(Config):
     def _current_name(cls, value: str) -> str:
         return WORLDS.canonical(value)  # a renamed world's old name reads as its new one
 
+    @model_validator(mode="before")
+    @classmethod
+    def _genprm_temperature(cls, data: Any) -> Any:
+        """GenPRM samples at its own temperature unless told otherwise (the resolved config shows it)."""
+        if (
+            isinstance(data, dict)
+            and data.get("judge_format") == "genprm"
+            and "judge_temperature" not in data
+        ):
+            return {**data, "judge_temperature": GENPRM_SAMPLING["temperature"]}
+        return data
+
     @model_validator(mode="after")
     def _fits_backend(self) -> JudgeOptions:
         if self.judge == "endpoint" and (not self.judge_url or not self.judge_model):
             raise ValueError("judge 'endpoint' needs --judge-url and --judge-model")
         endpoint_only = self.judge_url or self.judge_template
-        if self.judge != "endpoint" and (
-            endpoint_only or _changed(self, "judge_request_timeout_s", "judge_retries", "judge_format")
-        ):
+        changed = ("judge_request_timeout_s", "judge_retries", "judge_format", "judge_max_tokens")
+        if self.judge != "endpoint" and (endpoint_only or _changed(self, *changed, *_GENPRM_ONLY)):
             raise ValueError(
                 "--judge-url / --judge-template / --judge-format / --judge-request-timeout-s / --judge-retries "
-                f"are only used by judge 'endpoint', not {self.judge!r}"
+                "/ --judge-max-tokens / --judge-k / --judge-max-requests are only used by judge 'endpoint', "
+                f"not {self.judge!r}"
+            )
+        if self.judge_format != "genprm" and _changed(self, *_GENPRM_ONLY):
+            raise ValueError(
+                f"--judge-k / --judge-max-requests are only used by --judge-format genprm, not {self.judge_format!r}"
+            )
+        if self.judge_format == "genprm" and self.judge_template:
+            raise ValueError("--judge-template: genprm is asked in GenPRM's own layout and takes no template")
+        if self.judge_k > 1 and self.judge_temperature == 0:
+            raise ValueError(
+                f"--judge-k {self.judge_k} needs a --judge-temperature above 0, or every sample is the same"
             )
         return self
 
@@ -199,9 +237,11 @@ class JudgeOptions(Config):
             return load_judge(self.judge, seed=seed)
         if self.judge != "endpoint":
             return load_judge(self.judge)
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         if self.judge_template is not None:
             kwargs["template"] = self.judge_template.read_text(encoding="utf-8")
+        if self.judge_format == "genprm":
+            kwargs.update(k=self.judge_k, max_requests=self.judge_max_requests)
         return load_judge(
             "endpoint",
             url=self.judge_url,
@@ -212,5 +252,6 @@ class JudgeOptions(Config):
             retries=self.judge_retries,
             seed=seed,
             verdict_format=self.judge_format,
+            max_tokens=self.judge_max_tokens,
             **kwargs,
         )
