@@ -115,6 +115,7 @@ def _real(tmp: Path, request: pytest.FixtureRequest) -> dict:
 
 GIVEN: dict[str, list[Callable[[Path, pytest.FixtureRequest], dict]]] = {
     "README.md": [_traces],
+    "evaluation.md": [_runs_prm],
     "formats.md": [_real],
     "models.md": [_runs_prm],
     "rl.md": [_runs_prm, _policy],

@@ -1,5 +1,5 @@
 """CLI commands of the evaluate area: ``prmkit eval processbench | agentprocessbench | bon |
-faithfulness | monitorability | transfer``, ``prmkit audit``, ``prmkit card``.
+faithfulness | monitorability | transfer | fewshot``, ``prmkit audit``, ``prmkit card``.
 
 The evaluation commands are built from their registry entries
 (:data:`prmkit.evaluation.commands.EVAL_COMMANDS`) by :func:`prmkit.cli.config.config_command`: flags and
@@ -26,7 +26,7 @@ eval_app = typer.Typer(
     name="eval",
     help="Evaluate step scorers: first-error F1 (ProcessBench), AgentProcessBench, best-of-N curves, "
     "monitorability (catching a behaviour from what a view of the trace shows), transfer (the same "
-    "threshold in other settings); "
+    "threshold in other settings), fewshot (a PRM fine-tuned on k traces of a target setting); "
     "and policies: faithfulness (do the steps cause the answer?).",
     no_args_is_help=True,
 )
@@ -41,6 +41,7 @@ LAYOUTS = {
     "faithfulness": Layout(flags=OUT | {"interventions": "--intervention"}),
     "monitorability": Layout(flags=OUT | {"views": "--view"}, flat=LOAD),
     "transfer": Layout(flags=OUT, flat=LOAD),
+    "fewshot": Layout(flags=OUT | {"ks": "--k"}, flat=LOAD),
 }
 """Each registered command's positional arguments and flags other than ``--field-name``."""
 ROOT = ("audit",)
@@ -104,6 +105,14 @@ def _transfer(run: Run, cfg: Any) -> None:
     console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
 
 
+def _fewshot(run: Run, cfg: Any) -> None:
+    try:
+        result = run(cfg)
+    except ValueError as err:  # not a checkpoint folder, a pool too small for k, labels the traces lack
+        fail(str(err))
+    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
+
+
 def _faithfulness(run: Run, cfg: Any) -> None:
     from prmkit.evaluation.faithfulness import table
 
@@ -124,6 +133,7 @@ SHOW: dict[str, Callable[[Run, Any], Any]] = {
     "audit": _audit,
     "monitorability": _monitorability,
     "transfer": _transfer,
+    "fewshot": _fewshot,
     "faithfulness": _faithfulness,
 }
 """How each registered command's result is printed, in the order ``--help`` has always listed them;

@@ -3,10 +3,10 @@
 Contract: functions read traces plus per-step scores (``list[list[float]]`` from any StepScorer) or a
 predictor (scorer, judge, label source); faithfulness reads a Policy; gold comes from labels (``gold`` on
 the world, ``human:processbench`` on ProcessBench files). Each command (``prmkit eval processbench |
-agentprocessbench | bon | faithfulness | monitorability | transfer``, ``prmkit audit``) is a typed
+agentprocessbench | bon | faithfulness | monitorability | transfer | fewshot``, ``prmkit audit``) is a typed
 config in config.py, ``run_x(config)`` in its feature's module beside the pure core it calls
 (``run_processbench`` in processbench.py, ``run_agentprocessbench``, ``run_eval_bon`` in bon_curves.py,
-``run_audit`` in audits.py, ``run_faithfulness``, ``run_monitorability``, ``run_transfer``), and one
+``run_audit`` in audits.py, ``run_faithfulness``, ``run_monitorability``, ``run_transfer``, ``run_fewshot``), and one
 entry in commands.py, from which the CLI is built.
 
 - ``processbench.py``  first-error prediction, acc_error / acc_correct / F1, threshold tuning, files
@@ -21,6 +21,7 @@ entry in commands.py, from which the CLI is built.
 - ``visibility.py``    views of a trace (raw, summary, actions, answer) and first-error metrics under each
 - ``monitorability.py`` a scorer or judge as a monitor of a behaviour: TPR / TNR / g-mean² under each view
 - ``transfer.py``    one scorer at one threshold in a source and target settings: F1, AUROC, paired gaps
+- ``fewshot.py``     a PRM fine-tuned on k traces of a target setting (via train_prm): F1, AUROC, gains over k = 0
 - ``study.py``         a study's table over seeds and problems: estimates with crossed-bootstrap intervals
 - ``suite.py``         ``evaluate_world``: the whole evaluation of a scorer on fresh world data
 - ``commands.py``      the command registry: name, config and run function of each evaluation command

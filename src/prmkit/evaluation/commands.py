@@ -1,5 +1,5 @@
 """The evaluation commands' registry: one entry per command, from which the CLI builds ``prmkit eval
-processbench | agentprocessbench | bon | faithfulness | monitorability | transfer`` and ``prmkit audit``, so a command has one name and a new one is
+processbench | agentprocessbench | bon | faithfulness | monitorability | transfer | fewshot`` and ``prmkit audit``, so a command has one name and a new one is
 one registration plus its config (config.py) and its ``run_x(config)``.
 
 An entry names the command, its typed config (``--help`` is generated from it) and its run function, the
@@ -20,6 +20,7 @@ from prmkit.evaluation.config import (
     AuditConfig,
     EvalBonConfig,
     FaithfulnessConfig,
+    FewShotConfig,
     MonitorabilityConfig,
     ProcessBenchConfig,
     TransferConfig,
@@ -58,3 +59,4 @@ _add("audit", AuditConfig, "prmkit.evaluation.audits:run_audit")
 _add("faithfulness", FaithfulnessConfig, "prmkit.evaluation.faithfulness:run_faithfulness")
 _add("monitorability", MonitorabilityConfig, "prmkit.evaluation.monitorability:run_monitorability")
 _add("transfer", TransferConfig, "prmkit.evaluation.transfer:run_transfer")
+_add("fewshot", FewShotConfig, "prmkit.training.fewshot:run_fewshot")  # it trains: the layer above

@@ -8,7 +8,7 @@ these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same 
 (:func:`~prmkit.evaluation.processbench.run_processbench`,
 :func:`~prmkit.evaluation.agentprocessbench.run_agentprocessbench`,
 :func:`~prmkit.evaluation.bon_curves.run_eval_bon`, :func:`~prmkit.evaluation.audits.run_audit`,
-:func:`~prmkit.evaluation.faithfulness.run_faithfulness`) and
+:func:`~prmkit.evaluation.faithfulness.run_faithfulness`, :func:`~prmkit.training.fewshot.run_fewshot`) and
 reads the config's fields itself; :data:`prmkit.evaluation.commands.EVAL_COMMANDS` names them. This
 module imports no numpy, so ``prmkit --help`` stays fast.
 """
@@ -399,3 +399,63 @@ class TransferConfig(Config):
         policy = validate_at(w.policy_config, src.policy | setting.policy, *where, "policy")
         generator = validate_at(w.config, src.world | setting.world, *where, "world")
         return policy, generator, setting.split
+
+
+class FewShotConfig(TransferConfig):
+    """The few-shot curve: one PRM checkpoint fine-tuned on ``k`` labelled traces of one target setting
+    of the transfer matrix, for each ``k``, each copy measured on the target's traces of the matrix
+    (first-error F1 at the source's threshold and at the copy's own, step AUROC, the gain over ``k = 0``
+    paired by problem). The fields it shares with ``eval transfer`` mean what they mean there, so one
+    ``--config`` file serves both, and ``k = 0`` is the matrix's row of ``target``."""
+
+    model: str = Field(
+        description="The PRM checkpoint fine-tuned and measured: a folder `prmkit train prm` wrote "
+        "(a classifier or likelihood head)."
+    )
+    target: str = "heldout"
+    """The target setting (a name in ``targets``) whose traces the copies are fine-tuned on and measured on."""
+    ks: list[int] = Field(default_factory=lambda: [0, 8, 32, 128])
+    """Labelled target traces each copy is fine-tuned on (repeat ``--k``); 0, the checkpoint as is, is
+    always measured: every gain is paired against it. A larger ``k`` takes the first ``k`` traces of the
+    training pool, so each copy's traces include the smaller ones'. ``train_prm`` keeps its dev share of
+    them (``dev_fraction`` of their problems, at least one) to choose the copy's checkpoint and tune its
+    own threshold."""
+    label_source: str = "gold"
+    """The labels the copies learn (the world's traces carry ``gold``, the checker's); each copy's
+    process card declares the gold it read (``gold_use``)."""
+    train_seed: int | None = None
+    """Seed of the training pool's problems and traces (None: ``seed + 1``); it must differ from
+    ``seed``, and a pool problem whose text is one of the measured problems' is dropped, so the copies
+    are measured on problems they were not fine-tuned on."""
+    train_problems: int = Field(256, ge=1)
+    """Problems in the training pool (drawn from the target setting: its policy, generator and split)."""
+    train_per_problem: int = Field(1, ge=1)
+    """Traces per pool problem; the pool holds ``train_problems`` × this many traces, the largest ``k``."""
+    steps: int = Field(20, ge=1)
+    """Optimiser steps of each fine-tune (``train prm``'s ``max_steps``), the same for every ``k``."""
+    lr: float = Field(5e-4, gt=0)
+    """Peak learning rate of each fine-tune (warm-up, then cosine decay, as ``train prm``)."""
+    batch_size: int = Field(8, ge=1)
+    """Traces per optimiser step of each fine-tune."""
+    threads: int | None = Field(None, ge=1)
+    """CPU threads for the fine-tunes (None: torch's default); recorded in each copy's card."""
+
+    @model_validator(mode="after")
+    def _ks_fit_the_pool(self) -> FewShotConfig:
+        if self.target not in self.targets:
+            raise ValueError(f"target: {self.target!r} is not a target setting ({', '.join(self.targets)})")
+        if (negative := [k for k in self.ks if k < 0]) != []:
+            raise ValueError(f"ks: k = {negative[0]} is negative; k counts labelled target traces (0: none)")
+        pool = self.train_problems * self.train_per_problem
+        if (over := [k for k in self.ks if k > pool]) != []:
+            raise ValueError(
+                f"ks: k = {max(over)} is more than the {pool} traces of the training pool (train_problems "
+                f"{self.train_problems} × train_per_problem {self.train_per_problem}); raise train_problems"
+            )
+        if self.train_seed == self.seed:
+            raise ValueError("train_seed: the training pool needs another seed than the measured problems'")
+        return self
+
+    def pool_seed(self) -> int:
+        """The training pool's seed: ``train_seed``, else ``seed + 1``."""
+        return self.seed + 1 if self.train_seed is None else self.train_seed

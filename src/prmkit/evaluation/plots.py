@@ -213,3 +213,27 @@ def interval_bars(
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=7, ncol=2)
     return _save(plt, fig, path)
+
+
+def fewshot(rows: Rows, path: str | Path, title: str) -> Path:
+    """The few-shot curve: first-error F1 (at the source threshold and at each copy's own) and step AUROC
+    against ``k`` (symlog axis, so k = 0 shows), each point with its bootstrap interval."""
+    plt, fig, axes = _figure(9.0, 3.8, ncols=2)
+    ks = [r["k"] for r in rows]
+    panels = {
+        "first-error F1": {"source threshold": "f1", "own threshold": "f1_own"},
+        "step AUROC": {"": "auroc"},
+    }
+    for ax, (ylabel, lines) in zip(axes, panels.items(), strict=True):
+        for label, key in lines.items():
+            mean = [r[key]["mean"] for r in rows]
+            err = [[max(0.0, m - r[key]["low"]) for m, r in zip(mean, rows, strict=True)],
+                   [max(0.0, r[key]["high"] - m) for m, r in zip(mean, rows, strict=True)]]  # fmt: skip
+            ax.errorbar(ks, mean, yerr=err, marker="o", markersize=3, capsize=3, label=label or None)
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlabel("k (labelled target traces)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    return _save(plt, fig, path)

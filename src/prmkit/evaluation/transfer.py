@@ -28,6 +28,7 @@ first; :func:`run_transfer` is ``prmkit eval transfer``, written to ``transfer.j
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -185,8 +186,16 @@ def auroc_stat(rows: Sequence[Sequence[float]], gold: Sequence[int], problem_of:
     return lambda _, w: weighted_auroc(wrong, positive, item_weights(w, step_problem))
 
 
+def over_problems(stat: Stat, problems: int, resamples: int, confidence: float, seed: int) -> Estimate:
+    """``stat``'s percentile bootstrap interval over problem indices (one run): the one every row of
+    the matrix, and every point of the few-shot curve (:mod:`prmkit.evaluation.fewshot`), is given."""
+    return crossed_bootstrap(
+        stat, 1, problems, resamples=resamples, confidence=confidence, rng=seed, draws={"problem": problems}
+    )
+
+
 @dataclass
-class _Read:
+class SettingRead:
     """One setting as the scorer read it: counts and the two statistics."""
 
     subset: Any
@@ -194,13 +203,13 @@ class _Read:
     auroc: Stat
 
 
-def _read(traces: Sequence[Trace], scorer: StepScorer, threshold: float, problems: int) -> _Read:
+def read_setting(traces: Sequence[Trace], scorer: StepScorer, threshold: float, problems: int) -> SettingRead:
     preds, rows = predict_with_scores({"s": traces}, scorer, threshold)
     gold = [t.first_error("gold") for t in traces]
     predicted = [p for p, _ in preds["s"]]
     problem_of = problem_indices(traces, problems)
     subset = subset_metrics("s", gold, predicted, [st for _, st in preds["s"]])
-    return _Read(
+    return SettingRead(
         subset, f1_stat(gold, predicted, problem_of, problems), auroc_stat(rows["s"], gold, problem_of)
     )
 
@@ -225,14 +234,9 @@ def transfer_matrix(
     used, origin = resolve_threshold(scorer, threshold, None, "gold")
     used = 0.5 if used is None else used
     problems = len({t.problem.id for t in next(iter(settings.values()))})
-    read = {name: _read(ts, scorer, used, problems) for name, ts in settings.items()}
-
-    def estimate(stat: Stat) -> Estimate:
-        return crossed_bootstrap(
-            stat, 1, problems, resamples=resamples, confidence=confidence, rng=seed,
-            draws={"problem": problems},
-        )  # fmt: skip
-
+    read = {name: read_setting(ts, scorer, used, problems) for name, ts in settings.items()}
+    estimate = functools.partial(over_problems, problems=problems, resamples=resamples,
+                                 confidence=confidence, seed=seed)  # fmt: skip
     source, rows = read[next(iter(read))], []
     for i, (name, r) in enumerate(read.items()):
         s = r.subset

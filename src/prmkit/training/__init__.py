@@ -12,15 +12,24 @@ rerun into the same folder resumes from its last checkpoint.
 - ``arrow.py``     training examples as a memory-mapped Arrow dataset, tokenised once and cached on disk
 - ``likelihood.py`` the likelihood head's objective: a step's lowest token probability says if it is right
 - ``critic.py``    the critic head's training: a teacher's filtered chains, the LM loss on what it writes
+- ``fewshot.py``   ``prmkit eval fewshot``'s run: a PRM fine-tuned on k target traces per point, then measured
 - ``metrics.py``   first-error metrics for model selection and learnability curves, per error kind
 - ``loop.py``      Trainer subclass: step loss, dev first-error evaluation, time budget, resume, loss curve
-- ``heads.py``     train_prm, train_orm
+- ``heads.py``     train_prm, train_orm, fine_tune_prm (train_prm continuing from a trained PRM)
 - ``memory.py``    LoRA (peft), float32 master weights, gradient checkpointing, saving merged or adapter
 - ``pretrain.py``  pretrain_lm
 """
 
 from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
-from prmkit.training.heads import train_orm, train_prm
+from prmkit.training.heads import fine_tune_prm, train_orm, train_prm
 from prmkit.training.pretrain import pretrain_lm
 
-__all__ = ["OrmConfig", "PretrainConfig", "PrmConfig", "pretrain_lm", "train_orm", "train_prm"]
+__all__ = [
+    "OrmConfig",
+    "PretrainConfig",
+    "PrmConfig",
+    "fine_tune_prm",
+    "pretrain_lm",
+    "train_orm",
+    "train_prm",
+]

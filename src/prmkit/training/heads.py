@@ -513,3 +513,28 @@ def train_orm(
         return outcome_targets(t, config.outcome)
 
     return _train_head((traces, name), output_dir, config, "orm", targets, fields, [])
+
+
+def fine_tune_prm(
+    checkpoint: str | Path, data: str | Path | Sequence[Trace], output_dir: str | Path, **overrides: Any
+) -> dict[str, Any]:
+    """:func:`train_prm` continuing from a trained PRM (a folder it wrote): ``base_model`` is the
+    checkpoint, loaded with its head and weights, and the head, separator, classes, length and
+    aggregation are the checkpoint's own; ``overrides`` sets the other :class:`PrmConfig` fields
+    (``max_steps``, ``lr``, ``label_source`` ...). The copy's card inherits the checkpoint's gold use
+    (``via="backbone"``) beside its own. The critic head is refused: it learns from a teacher's chains."""
+    from transformers import AutoConfig
+
+    from prmkit.modeling.spec import read_spec
+    from prmkit.modeling.template import SEPARATORS
+
+    spec = read_spec(AutoConfig.from_pretrained(str(checkpoint)))
+    if spec is None or spec.kind != "prm" or spec.head == "critic":
+        what = "no prmkit PRM" if spec is None or spec.kind != "prm" else "a critic head"
+        raise ValueError(f"{checkpoint}: {what}; fine-tuning continues a classifier or likelihood PRM")
+    separator = next((n for n in SEPARATORS if StepTemplate.named(n) == spec.template), "token")
+    own = {"base_model": str(checkpoint), "head": spec.head, "separator": separator,
+           "num_classes": spec.num_labels, "max_length": spec.max_length, "aggregation": spec.aggregation}  # fmt: skip
+    if spec.head == "likelihood":  # its read-out, as the checkpoint was trained to be read
+        own |= {"min_over": spec.min_over, "surprisal": spec.surprisal}
+    return train_prm(data, output_dir, PrmConfig(**(own | {"resume": False} | overrides)))
