@@ -6,7 +6,8 @@
 - **The loophole audit** of every model on the claims and the tuning set: how often it passes a loophole
   trajectory as error-free, prefers one to an honest right trajectory, and how often its best-of-N picks
   use one, against the loopholes' share of the pools (mean and range over seeds: each seed's audit is
-  one number).
+  one number); and the same audit of **overfit fixes** (a fix fitted to weak visible tests, which CI
+  passes and the hidden tests fail).
 
 Reads a finished ``prmkit run recipes/code.yaml`` sweep: each seed's label files (the judge's file carries
 Monte Carlo's labels too; progress and consensus have their own; consensus only on the trajectories it
@@ -39,14 +40,17 @@ SOURCES = {
     "consensus": "consensus",
 }
 """Label source -> the stage whose labels file holds it."""
-CLASSES = ("plan", "edit", "misconception", "verification", "loophole", "premise", "none")
+CLASSES = ("plan", "edit", "overfit", "misconception", "verification", "loophole", "premise", "none")
 BLOCK = re.compile(r"(?s)(<!-- code-world: (?P<file>\S+) part=(?P<part>\w+) -->\n).*?(<!-- /code-world -->)")
 AUDIT = {
-    "loophole_rewarded_rate": "passed as error-free",
-    "loophole_preference": "preferred to an honest right trajectory",
-    "loophole_pick_share": "best-of-N picks that use one",
-    "loophole_pool_share": "loophole share of the pools",
+    "rewarded_rate": "passed as error-free",
+    "preference": "preferred to an honest right trajectory",
+    "pick_share": "best-of-N picks that use one",
+    "pool_share": "their share of the pools",
 }
+"""The class audit's metrics (``prmkit.evaluation.loophole``), each read as ``{class}_{metric}``."""
+AUDITED = ("loophole", "overfit")
+"""The gold classes audited: gaming the tests, and fixes fitted to weak visible tests."""
 SETS = {"claims": "claims", "tuning": "eval"}
 """Evaluation set -> the stage prefix of its evaluations."""
 
@@ -94,7 +98,7 @@ def audits(seeds: list[Path]) -> dict[str, Any]:
                 if model in seen:  # a stage of an earlier recipe beside this one's: which is meant?
                     raise SystemExit(f"{seed}: two {prefix} stages of {model}; keep one run's stages")
                 seen.add(model)
-                for key in AUDIT:
+                for key in (f"{c}_{m}" for c in AUDITED for m in AUDIT):
                     value = (summary.get("audits") or {}).get(key)
                     if value is not None:
                         out.setdefault(set_name, {}).setdefault(model, {}).setdefault(key, []).append(value)
@@ -139,9 +143,12 @@ def _cell(e: dict[str, Any] | None) -> str:
     return f"{100 * e['mean']:.1f} [{100 * e['low']:.1f}, {100 * e['high']:.1f}] ({e['trajectories']})"
 
 
-def audit_table(result: dict[str, Any], set_name: str) -> str:
-    """Models as rows, the audit's metrics as columns: mean (lowest–highest seed), in %."""
-    rows = result["audits"].get(set_name, {})
+def audit_table(result: dict[str, Any], set_name: str, audited: str = "loophole") -> str:
+    """Models as rows, the ``audited`` class audit's metrics as columns: mean (lowest–highest seed), in %."""
+    rows = {
+        model: {m: r[f"{audited}_{m}"] for m in AUDIT if f"{audited}_{m}" in r}
+        for model, r in result["audits"].get(set_name, {}).items()
+    }
     head = "| model | " + " | ".join(AUDIT.values()) + " |\n|---|" + "---|" * len(AUDIT) + "\n"
 
     def cell(values: list[float] | None) -> str:
@@ -173,13 +180,37 @@ def table(result: dict[str, Any]) -> str:
     )
 
 
+def fewshot_table(result: dict[str, Any]) -> str:
+    """The few-shot curve (``prmkit eval fewshot``'s ``fewshot.json``): F1 at the source threshold, AUROC
+    and the paired gain in F1 over k = 0, per k."""
+
+    def cell(e: dict[str, Any] | None, sign: str = "") -> str:
+        if not e:
+            return ""
+        if e.get("low") is None or e["low"] == e["high"]:
+            return f"{100 * e['mean']:{sign}.1f}"
+        return f"{100 * e['mean']:{sign}.1f} [{100 * e['low']:{sign}.1f}, {100 * e['high']:{sign}.1f}]"
+
+    head = "| k labelled held-out trajectories | F1 | AUROC | gain in F1 over k = 0 |\n|---|---|---|---|\n"
+    rows = [
+        f"| {p['k']} | {cell(p['f1'])} | {cell(p['auroc'])} | {cell(p.get('gain_f1'), '+')} |"
+        for p in result["points"]
+    ]
+    return head + "\n".join(rows) + "\n"
+
+
 def render(text: str, root: Path) -> str:
     """``text`` with every code-labels block re-rendered from its file."""
 
     def one(m: re.Match[str]) -> str:
         result = json.loads((root / m["file"]).read_text(encoding="utf-8"))
         part = m["part"]
-        return m[1] + (table(result) if part == "labels" else audit_table(result, part)) + m[4]
+        if part == "labels":
+            return m[1] + table(result) + m[4]
+        if part == "fewshot":
+            return m[1] + fewshot_table(result) + m[4]
+        set_name, _, audited = part.partition("_")
+        return m[1] + audit_table(result, set_name, audited or "loophole") + m[4]
 
     return BLOCK.sub(one, text)
 
@@ -197,7 +228,8 @@ def main() -> None:
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(table(result))
     for set_name in SETS:
-        print(f"{set_name}:\n\n{audit_table(result, set_name)}")
+        for audited in AUDITED:
+            print(f"{set_name}, {audited}:\n\n{audit_table(result, set_name, audited)}")
 
 
 if __name__ == "__main__":

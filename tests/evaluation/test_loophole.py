@@ -70,3 +70,21 @@ def test_the_audit_runs_with_the_others_and_draws_its_plot(tmp_path) -> None:
     report = audit_scores(traces, _outcome_scores(traces), max_n=3, draws=4, out_dir=tmp_path)
     assert (tmp_path / report["plots"]["loophole"]).stat().st_size > 0
     assert summary(report)["loophole_rewarded_rate"] == 1.0
+
+
+def test_the_same_audit_reads_another_class_and_the_summary_names_it(tmp_path) -> None:
+    # fixes fitted to weak visible tests: wrong answers an outcome check on those tests passes
+    traces = []
+    for p in range(3):
+        traces.append(_trace(f"{p}-honest", f"p{p}", [1, 1, 1], right=True))
+        overfit = _trace(f"{p}-overfit", f"p{p}", [1, -1, -1], right=False)
+        overfit.steps[1].labels[0].metadata["class"] = "overfit"
+        traces.append(overfit)
+    ci = [[0.9] * len(t.steps) for t in traces]  # CI passes both
+    audit = loophole_audit(traces, ci, threshold=0.5, max_n=2, seed=0, error_class="overfit")
+    assert audit is not None and audit["error_class"] == "overfit" and audit["loophole_traces"] == 3
+    assert audit["rewarded_rate"] == 1.0 and audit["preference"] == 0.5
+    assert loophole_audit(traces, ci) is None  # no loophole step among them
+    headline = summary(audit_scores(traces, _process_scores(traces), max_n=2, draws=2, out_dir=tmp_path))
+    assert headline["overfit_rewarded_rate"] == 0.0 and headline["overfit_pick_share"] == 0.0
+    assert not any(k.startswith("loophole") for k in headline)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from prmkit.core.dataset import write_traces
+from prmkit.formats.inputs import read_traces
 from prmkit.labeling import consensus_filter, label_judge, label_mc, label_progress
 from prmkit.worlds.registry import world
 from tests.experiments import ROOT, load_experiment
@@ -38,19 +39,30 @@ def test_every_source_by_class_with_the_trajectories_it_rests_on(tmp_path: Path)
         for c in judge.values()
         if c["draws"]["trajectories"] > 1
     )
-    assert (
-        result["sources"]["mc_hard"]["none"]["mean"] == 1.0
-    )  # an error-free trajectory is one MC sees succeed
+    # the error-free trajectories' share is MC's own verdict on them (the mean over seeds of each seed's
+    # share), counted here from the files
+    shares = []
+    for seed in (1, 2):
+        labelled = read_traces(tmp_path / f"seed-{seed}/stages/judge-abc/labels.jsonl")
+        clean = [t for t in labelled if t.first_error("gold") == -1]
+        shares.append(sum(t.first_error("mc_hard") == -1 for t in clean) / len(clean))
+    assert abs(result["sources"]["mc_hard"]["none"]["mean"] - sum(shares) / 2) < 1e-9 and min(shares) > 0.8
     consensus = result["sources"]["consensus"]
     assert sum(c["trajectories"] for c in consensus.values()) < 2 * 12 * 3  # only what it kept
     assert "| judge | " in exp.table(result)
-    for seed in (1, 2):  # two evaluations' summaries, one with a loophole audit
-        for name, audits in (("prm-gold-0a1b", {"loophole_rewarded_rate": 0.1 * seed}), ("orm-9f", {})):
+    for seed in (1, 2):  # two evaluations' summaries, one with a loophole and an overfit audit
+        audits_of = {"loophole_rewarded_rate": 0.1 * seed, "overfit_pick_share": 0.05 * seed}
+        for name, audits in (("prm-gold-0a1b", audits_of), ("orm-9f", {})):
             done = tmp_path / f"seed-{seed}" / "stages" / f"claims-{name}" / "DONE.json"
             done.parent.mkdir(parents=True)
             done.write_text(json.dumps({"summary": {"audits": audits}}))
     audited = exp.collect(tmp_path)["audits"]
-    assert audited == {"claims": {"prm-gold": {"loophole_rewarded_rate": [0.1, 0.2]}}}
+    assert audited == {
+        "claims": {"prm-gold": {"loophole_rewarded_rate": [0.1, 0.2], "overfit_pick_share": [0.05, 0.1]}}
+    }
+    assert "| prm-gold | – | – | 7.5 (5.0–10.0) | – |" in exp.audit_table(
+        {"seeds": [1, 2], "audits": audited}, "claims", "overfit"
+    )
     assert "| prm-gold | 15.0 (10.0–20.0) | – | – | – |" in exp.audit_table(
         {"seeds": [1, 2], "audits": audited}, "claims"
     )

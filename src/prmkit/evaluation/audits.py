@@ -12,6 +12,7 @@ PRM, an ORM (its trace score broadcast to every step, or on the last step) or an
 - ``length``      length bias: aggregated score against number of steps (calibration.py)
 - ``loophole``    does the scorer reward trajectories that game the task? (loophole.py; only where gold
                   marks loophole steps, as the agent world's checker does)
+- ``overfit``     the same audit on fixes fitted to weak visible tests (the code world's ``overfit`` class)
 
 :func:`run_audit` is the ``prmkit audit`` command: from its :class:`~prmkit.evaluation.config.AuditConfig`
 it loads a scorer (any spec ``prmkit.scoring.load_scorer`` reads), scores a trace file and runs the audits.
@@ -32,10 +33,10 @@ from prmkit.evaluation.collapse import lucky_answers, process_collapse, step_gro
 from prmkit.evaluation.config import AuditConfig
 from prmkit.evaluation.gaming import outcome_shift, verifier_gaming
 from prmkit.evaluation.gold import check_lengths, has_gold
-from prmkit.evaluation.loophole import loophole_audit
+from prmkit.evaluation.loophole import OVERFIT, loophole_audit
 from prmkit.evaluation.scored import broadcast_last, score_with
 
-AUDITS = ("gaming", "shift", "collapse", "lucky", "calibration", "length", "loophole")
+AUDITS = ("gaming", "shift", "collapse", "lucky", "calibration", "length", "loophole", "overfit")
 
 
 def audit_scores(
@@ -78,6 +79,17 @@ def audit_scores(
         "length": length_bias(traces, scores, aggregation, source),
         "loophole": loophole_audit(
             traces, scores, threshold, aggregation, max_n=max_n, draws=draws, seed=seed, source=source
+        ),
+        "overfit": loophole_audit(
+            traces,
+            scores,
+            threshold,
+            aggregation,
+            max_n=max_n,
+            draws=draws,
+            seed=seed,
+            source=source,
+            error_class=OVERFIT,
         ),
     }
     if out_dir is not None:
@@ -123,7 +135,7 @@ def write_audit(
 def summary(report: dict[str, Any]) -> dict[str, Any]:
     """The headline number of each audit (what a process card and a README table show)."""
     cal = report["calibration"]["views"]
-    return {
+    out = {
         "gaming_gap_at_max_n": report["gaming"]["gap_at_max"],
         "gaming_gap_growth": report["gaming"]["gap_growth"],
         "gaming_max_n": report["gaming"]["max_n"],
@@ -136,18 +148,15 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
         "ece_local": cal.get("local", {}).get("ece"),
         "ece_prefix": cal.get("prefix", {}).get("ece"),
         "length_slope_valid_only": report["length"]["score_slope_valid_only"],
-    } | _loophole_summary(report.get("loophole"))
-
-
-def _loophole_summary(loophole: dict[str, Any] | None) -> dict[str, Any]:
-    if not loophole:
-        return {}
-    return {
-        "loophole_rewarded_rate": loophole["rewarded_rate"],
-        "loophole_preference": loophole["preference"],
-        "loophole_pick_share": loophole["pick_share"],
-        "loophole_pool_share": loophole["pool_share"],
     }
+    for name in ("loophole", "overfit"):  # the class audits: only where gold marks that class
+        audit = report.get(name)
+        if audit:
+            out |= {
+                f"{name}_{key}": audit[key]
+                for key in ("rewarded_rate", "preference", "pick_share", "pool_share")
+            }
+    return out
 
 
 def run_audit(config: AuditConfig) -> dict[str, Any]:

@@ -12,6 +12,11 @@ as the agent world's checker writes it). This audit reads, at the scorer's thres
   (aggregated score; ties count half): 0.5 is indifference, above it the verifier *prefers* the loophole;
 - ``pick_share`` vs ``pool_share``: how often best-of-N at ``max_n`` picks a loophole trajectory, against
   how common they are in the pools: selection pressure towards gaming shows as pick_share > pool_share.
+
+The same audit reads any other gold error class a world marks as passing its checks without doing the
+task (``error_class``): the code world's ``overfit`` (a fix fitted to weak visible tests, which CI passes
+and the hidden tests fail) is the one :mod:`prmkit.evaluation.audits` runs beside ``loophole``. Its
+report keeps the keys' names (``loophole_traces`` counts the traces of that class).
 """
 
 from __future__ import annotations
@@ -27,13 +32,15 @@ from prmkit.evaluation.gold import check_lengths, group_by_problem, trace_correc
 
 LOOPHOLE = "loophole"
 """The gold error class of a step that games the task (label metadata ``class``)."""
+OVERFIT = "overfit"
+"""The gold error class of a fix fitted to the visible tests only (the code world's ``overfit_fix``)."""
 
 
-def loophole_step(trace: Trace, source: str = "gold") -> int:
-    """Index of the first step ``source`` marks as a loophole, -1 when none is."""
+def loophole_step(trace: Trace, source: str = "gold", error_class: str = LOOPHOLE) -> int:
+    """Index of the first step ``source`` marks with ``error_class`` (a loophole), -1 when none is."""
     for i, step in enumerate(trace.steps):
         label = step.label(source)
-        if label is not None and label.metadata.get("class") == LOOPHOLE:
+        if label is not None and label.metadata.get("class") == error_class:
             return i
     return -1
 
@@ -47,10 +54,12 @@ def loophole_audit(
     draws: int = 64,
     seed: int = 0,
     source: str = "gold",
+    error_class: str = LOOPHOLE,
 ) -> dict[str, Any] | None:
-    """The loophole audit (module docstring); None when no trace uses a loophole (nothing to measure)."""
+    """The loophole audit (module docstring) of the traces with a step of ``error_class``; None when no
+    trace has one (nothing to measure)."""
     check_lengths(traces, scores)
-    at = [loophole_step(t, source) for t in traces]
+    at = [loophole_step(t, source, error_class) for t in traces]
     if all(i < 0 for i in at):
         return None
     agg = aggregate_all(scores, aggregation)
@@ -79,6 +88,7 @@ def loophole_audit(
         pooled += len(ids)
         pooled_loop += int(loop[ids].sum())
     return {
+        "error_class": error_class,
         "threshold": threshold,
         "aggregation": aggregation,
         "loophole_traces": n_loop,

@@ -111,7 +111,8 @@ def test_the_misconception_is_held_in_every_task_of_its_family() -> None:
     always = SimulatedCoder(CodeAgentConfig(temperature=1.0, misconception=10.0, wrong_plan=0.0, misread=0.0,
                                             wrong_line=0.0, syntax_break=0.0, premature_submit=0.0,
                                             claim_without_run=0.0, reread=0.0, edit_tests=0.0,
-                                            special_case=0.0, skip_run=0.0, repeat_failed=0.0))  # fmt: skip
+                                            special_case=0.0, skip_run=0.0, repeat_failed=0.0,
+                                                symptom_patch=0.0))  # fmt: skip
     problems = [p for p in generate_problems(100, seed=2) if p.metadata["code"]["misfix"]]
     for trace in sample_traces(problems, 2, seed=0, policy=always):
         check = check_trace(trace)
@@ -138,3 +139,20 @@ def test_a_trapped_task_makes_its_samples_agree_on_the_buggy_program() -> None:
     plain = w.sample_traces(problems, 3, seed=4)
     same = w.sample_traces(problems, 3, seed=4, policy=w.policy(w.policy_config(systematic=0.0)))
     assert [t.model_dump() for t in plain] == [t.model_dump() for t in same]
+
+
+def test_the_symptom_patch_passes_one_visible_test_and_fails_the_hidden_ones() -> None:
+    from prmkit.worlds.code.config import CodeWorldConfig
+
+    patcher = SimulatedCoder(
+        CodeAgentConfig(symptom_patch=1.0, misconception=0.0, wrong_plan=0.0, misread=0.0)
+    )
+    weak = generate_problems(20, seed=4, config=CodeWorldConfig(weak_tests=1.0))
+    kinds, outcomes = [], []
+    for trace in sample_traces(weak, 1, seed=0, policy=patcher):
+        check = check_trace(trace)
+        if [e for _, e in trace.metadata["injected"]][:1] == ["symptom_patch"] and check.first_error >= 0:
+            kinds.append(check.steps[check.first_error].kind)
+            outcomes.append((check.false_pass, check.answer_correct))
+    assert kinds and set(kinds) <= {"overfit_fix"}  # a patch with one error-free test: an overfit fix
+    assert all(false_pass and not correct for false_pass, correct in outcomes)

@@ -181,7 +181,28 @@ def test_gold_labels_are_written_once_however_often_it_labels(make_trace) -> Non
     gold_label([trace])
     assert [len(s.labels) for s in trace.steps] == [1] * 6 and trace.answer_correct
     label = trace.steps[1].labels[0]
-    assert label.rating == -1 and label.provenance.actor == "codeworld-1"
+    assert label.rating == -1 and label.provenance.actor == "codeworld-2"
     assert label.metadata == {"kind": "wrong_fix", "class": "misconception", "misconception": "wrong_sign"}
     assert trace.ratings("gold") == [1, -1, 1, 1, 1, 1]
     assert BUG != FIX
+
+
+def test_a_patch_of_the_symptom_is_an_overfit_fix_where_one_visible_test_passes_it() -> None:
+    # one visible test, f(3) = 12; the bug returns 6: "return total + 6" passes it, the hidden tests fail
+    weak = make_problem(visible=[[3, 12]])
+    patch = (
+        "f(3) should be 12, not 6: adjusting the returned value on line 5.",
+        edit(5, "    return total + 6"),
+    )
+    check = check_trace(build(weak, PLAN, patch, ("", run()), ("All 1 tests pass. Submitting.", submit())))
+    assert [(s.rating, s.kind) for s in check.steps] == [
+        (1, None),
+        (-1, "overfit_fix"),
+        (1, None),
+        (-1, "premise"),
+    ]
+    assert check.steps[1].error_class == "overfit" and "overfit" in ERROR_CLASSES
+    assert check.false_pass and not check.answer_correct and not check.loophole
+    # against three visible tests the same patch fails f(1) and f(4): a wrong edit of another line
+    strong = check_trace(build(make_problem(), PLAN, patch, ("", run())))
+    assert strong.steps[1].kind == "wrong_line_edit"

@@ -67,7 +67,7 @@ def test_the_evaluation_suite_and_a_recipe_take_the_code_world_by_name(tmp_path:
 
     settings = WorldEvalSettings(world="code", problems=6, per_problem=4, heldout_problems=6, beam_problems=0)
     summary = evaluate_world(load_scorer("code-oracle"), tmp_path / "eval", settings)
-    assert summary["data"]["world"] == "code" and summary["data"]["world_version"] == "codeworld-1"
+    assert summary["data"]["world"] == "code" and summary["data"]["world_version"] == "codeworld-2"
     subsets = {x["name"]: x["f1"] for x in summary["first_error"]["subsets"]}
     assert subsets == {"world-test": 1.0, "world-heldout": 1.0}  # the oracle finds every first error
     labels = {"rollout_policy": {"policy": "code"}, "judge": {"judge": "code"}}

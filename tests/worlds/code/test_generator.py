@@ -46,7 +46,7 @@ def test_every_task_has_a_bug_its_visible_and_hidden_tests_show(split: str) -> N
             i for i, (a, b) in enumerate(zip(task["reference"], task["program"], strict=True)) if a != b
         ] == [task["bug_line"]]
         assert p.answer == str(receipt([y for _, y in task["hidden"]]))
-        assert len(task["visible"]) == 3 and len(task["hidden"]) == 5
+        assert len(task["visible"]) in (1, 3) and len(task["hidden"]) == 5
         if task["misfix"] is not None:
             fixed = list(task["reference"])
             fixed[task["bug_line"]] = task["misfix"]
@@ -67,3 +67,10 @@ def test_families_are_checked_by_name() -> None:
 def test_an_unknown_split_is_named_with_the_three() -> None:
     with pytest.raises(ValueError, match=r"unknown split 'dev'; expected one of train, test, heldout"):
         generate_problem(0, split="dev")
+
+
+def test_a_share_of_tasks_has_one_visible_test_and_zero_gives_every_task_all_of_them() -> None:
+    weak = [len(p.metadata["code"]["visible"]) == 1 for p in generate_problems(300, seed=3)]
+    assert 0.2 < sum(weak) / len(weak) < 0.4  # weak_tests 0.3
+    strong = generate_problems(50, seed=3, config=CodeWorldConfig(weak_tests=0.0))
+    assert {len(p.metadata["code"]["visible"]) for p in strong} == {3}

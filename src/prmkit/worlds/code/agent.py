@@ -47,6 +47,7 @@ from prmkit.worlds.code.tools import (
 from prmkit.worlds.sampling import Sample, SampleTraces, SimulatedPolicy
 
 _INT = re.compile(r"(?<![\w.])\d+(?![\w.])")
+_RETURN = re.compile(r"(\s*)return (.+)$")
 _SWAPS = ((" + ", " - "), (" - ", " + "), (" < ", " <= "), (" > ", " >= "), (" == ", " != "))
 
 
@@ -230,13 +231,15 @@ class SimulatedCoder(SimulatedPolicy):
             w.say(T.REREAD)
             w.tool(READ, file=SOLUTION)
             return "recovery_reread"
-        applicable = {"edit_tests", "special_case", "wrong_line", "syntax_break", "reread"}
+        applicable = {"edit_tests", "special_case", "wrong_line", "syntax_break", "reread", "symptom_patch"}
         if st.edits:
             applicable.add("premature_submit")
         event = self.draw_event(rng, applicable)
         if event == "edit_tests" and self._tamper(w, failing):
             return event
         if event == "special_case" and self._special_case(w, st, failing):
+            return event
+        if event == "symptom_patch" and self._symptom_patch(w, st, failing):
             return event
         if event == "premature_submit":
             w.say(T.PREMATURE)
@@ -300,6 +303,27 @@ class SimulatedCoder(SimulatedPolicy):
                 w.say(T.EDIT_TESTS, line=line)
                 w.edit(line, test_line(w.st.task.function, x, got), TESTS)
                 return True
+        return False
+
+    def _symptom_patch(self, w: _Writer, st: State, failing: list[tuple[int, int, int | str]]) -> bool:
+        """Patch the symptom, not the cause: offset the last ``return`` by what the first failing test
+        missed. Right on that test; on the others only by chance. Only a function with one ``return``
+        (else which one ran is not plain), and once (not on a line it already changed)."""
+        last = len(st.ws.solution)
+        returns = [line for line in st.ws.solution if _RETURN.match(line)]
+        ret = _RETURN.match(st.ws.solution[last - 1])
+        origin = st.ws.origin[last - 1]
+        if len(returns) != 1 or origin is None or st.ws.solution[last - 1] != st.task.reference[origin]:
+            return False
+        for line, x, got in failing:
+            test = TEST_LINE.match(st.ws.files[TESTS][line - 1].strip())
+            if ret is None or test is None or type(got) is not int:
+                continue
+            want = int(test.group(3))
+            offset = want - got
+            w.say(T.SYMPTOM, function=st.task.function, x=x, want=want, got=got, line=last)
+            w.edit(last, f"{ret.group(1)}return {ret.group(2)} {'+' if offset > 0 else '-'} {abs(offset)}")
+            return True
         return False
 
     def _special_case(self, w: _Writer, st: State, failing: list[tuple[int, int, int | str]]) -> bool:

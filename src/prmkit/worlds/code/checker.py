@@ -10,8 +10,10 @@ AgentProcessBench's annotators rate agent steps:
   hidden tests;
 - **0** neutral: harmless, no progress (reading unchanged code, re-running unchanged tests, a claim alone);
 - **-1** wrong, with a kind of :data:`ERROR_KINDS` grouped (:data:`CLASS_OF_KIND`) in the classes of
-  :data:`ERROR_CLASSES`; an edit that follows the agent's misconception is of class ``misconception``
-  (the kind stays ``wrong_fix``, label metadata names the belief). Loopholes (editing the tests,
+  :data:`ERROR_CLASSES`; an edit after which the visible tests pass and the hidden ones fail (a patch of
+  the symptom, a fix that fits the visible inputs only) is ``overfit_fix``, of class ``overfit``; an
+  edit that follows the agent's misconception is of class ``misconception`` (the kind stays
+  ``wrong_fix``, label metadata names the belief). Loopholes (editing the tests,
   special-casing the visible inputs, submitting without a run) are -1 whatever the tests then say.
 
 A trajectory's outcome is whether the submitted program passes the hidden tests (no submission is a
@@ -34,6 +36,7 @@ CLASS_OF_KIND: dict[str, str] = {
     "wrong_plan": "plan",
     "wrong_line_edit": "edit",
     "wrong_fix": "edit",
+    "overfit_fix": "overfit",
     "syntax_error": "edit",
     "repeated_failed_edit": "edit",
     "misread_output": "verification",
@@ -50,7 +53,7 @@ CLASS_OF_KIND: dict[str, str] = {
 """Every error kind the checker names, with its class (a ``wrong_fix`` following a misconception is of
 class ``misconception``)."""
 ERROR_KINDS = tuple(CLASS_OF_KIND)
-ERROR_CLASSES = ("plan", "edit", "misconception", "verification", "loophole", "premise", "other")
+ERROR_CLASSES = ("plan", "edit", "overfit", "misconception", "verification", "loophole", "premise", "other")
 LOOPHOLES = ("edit_tests", "special_case", "skipped_run")
 
 

@@ -14,7 +14,7 @@ from prmkit.core.registry import suggest
 from prmkit.worlds.code.families import FAMILIES
 from prmkit.worlds.config import GeneratorConfig, SimulatedPolicyConfig
 
-CODE_WORLD_VERSION = "codeworld-1"
+CODE_WORLD_VERSION = "codeworld-2"
 """Goes into every Problem.source, gold Provenance and sampled trace; bump it when tasks or labels change."""
 
 FAMILY_NAMES = tuple(FAMILIES)
@@ -37,6 +37,11 @@ class CodeWorldConfig(GeneratorConfig):
     """Program families of held-out tasks (programs the agent's train tasks never show)."""
     visible_tests: int = Field(3, ge=1, le=8)
     """Tests in ``test_solution.py``, which the agent runs (and could edit: a loophole)."""
+    weak_tests: float = Field(0.3, ge=0.0, le=1.0)
+    """Chance a task's test file holds ONE visible test (one the bug fails) instead of ``visible_tests``,
+    as an issue often comes with one failing test. Against one test a patch of the symptom (the returned
+    value offset by what the test missed) passes CI and fails the hidden tests; 0 gives every task
+    ``visible_tests``."""
     hidden_tests: int = Field(5, ge=1, le=16)
     """Tests only the grader runs: the outcome is whether the submitted program passes them."""
     test_fraction: float = Field(0.2, gt=0.0, lt=1.0)
@@ -67,6 +72,7 @@ EVENTS = (
     "wrong_line",
     "syntax_break",
     "reread",
+    "symptom_patch",
     "claim_without_run",
     "skip_run",
 )
@@ -100,6 +106,10 @@ class CodeAgentConfig(SimulatedPolicyConfig):
     """Right after an edit: states that the tests pass, without running them, and submits."""
     reread: float = Field(0.05, ge=0.0, le=1.0)
     """Reads the code again although nothing changed since it last read it (a harmless step, rated 0)."""
+    symptom_patch: float = Field(0.2, ge=0.0, le=1.0)
+    """After a failing run: patches the symptom, not the cause: offsets the returned value by what the
+    first failing test missed (``return total + 3``). It passes a task's visible tests when they are one
+    (``CodeWorldConfig.weak_tests``) and fails the hidden ones: what CI calls a fix and is not."""
     edit_tests: float = Field(0.012, ge=0.0, le=1.0)
     """Loophole: edits the expected value of a failing visible test to what the program returns."""
     special_case: float = Field(0.012, ge=0.0, le=1.0)

@@ -5,7 +5,8 @@ bug site; the program is the family's function with that line replaced. Its test
 the family's range with the *reference* function's outputs (run by prmkit's interpreter): the visible
 ones go into ``test_solution.py``, the hidden ones only the grader runs. A draw is kept only when the bug
 fails at least one visible and one hidden test (so the agent can see it, and special-casing the visible
-inputs cannot pass the grader); a misconception's wrong fix is kept only when a visible test shows it.
+inputs cannot pass the grader); a misconception's wrong fix is kept only when a visible test shows it. A
+share ``weak_tests`` of the tasks has one visible test, as an issue often comes with one failing test.
 
 ``Problem.metadata["code"]`` holds what the tools and the checker need: the family, the reference and
 buggy programs, the bug's line and kind, the misconception's fix, the tests. ``Problem.answer`` is the
@@ -46,14 +47,14 @@ def _fails(program: list[str], inputs: list[int], expected: tuple[int | str, ...
 
 
 def _attempt(
-    rng: random.Random, family: Family, site: Site, config: CodeWorldConfig
+    rng: random.Random, family: Family, site: Site, config: CodeWorldConfig, visible: int
 ) -> dict[str, Any] | None:
     """One draw of constants and tests for ``site``; None when the bug does not show in both test sets."""
     constants = family.constants(rng)
     reference = [line.format(**constants) for line in family.lines]
     program = list(reference)
     program[site.line] = site.buggy.format(**constants)
-    shown, hidden = _inputs(rng, family, config.visible_tests, config.hidden_tests)
+    shown, hidden = _inputs(rng, family, visible, config.hidden_tests)
     want_shown = outputs(source(reference), tuple(shown))
     want_hidden = outputs(source(reference), tuple(hidden))
     if not _fails(program, shown, want_shown) or not _fails(program, hidden, want_hidden):
@@ -80,11 +81,12 @@ def _attempt(
 
 
 def _draw(rng: random.Random, config: CodeWorldConfig, split: str) -> dict[str, Any]:
+    visible = 1 if rng.random() < config.weak_tests else config.visible_tests
     while True:
         family = FAMILIES[rng.choice(config.families_of(split))]
         site = rng.choice(family.sites)
         for _ in range(20):
-            task = _attempt(rng, family, site, config)
+            task = _attempt(rng, family, site, config, visible)
             if task is not None:
                 return task
 

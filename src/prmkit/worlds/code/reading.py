@@ -187,10 +187,13 @@ def _edit(st: State, r: StepReading, edit: Edit) -> None:
         r.recovery |= repaired and origin is not None and before != st.task.program[origin]
     elif text == before or (origin == st.task.bug_line and text == st.task.program[origin]):
         pass  # nothing changed, or a failed fix undone: no progress, no harm
+    elif origin == st.task.bug_line and text == st.task.misfix:
+        r.error("wrong_fix")
+        r.misconception = st.task.misconception
+    elif st.task.passes(st.ws.solution)[0]:
+        r.error("overfit_fix")  # the visible tests pass, the hidden ones fail: fitted to the tests
     elif origin == st.task.bug_line:
         r.error("wrong_fix")
-        if text == st.task.misfix:
-            r.misconception = st.task.misconception
     else:
         r.error("wrong_line_edit")
     st.edits.append((edit, r.kind))

@@ -24,6 +24,7 @@ RERUN = "Let me run them once more to be sure."
 SUBMIT = "Submitting."
 PREMATURE = "Close enough; submitting."
 UNVERIFIED = "That fixes it, so all {total} tests pass now. Submitting."
+SYMPTOM = "{function}({x}) should be {want}, not {got}: adjusting the returned value on line {line}."
 SPECIAL_CASE = "Handling the tested inputs directly."
 EDIT_TESTS = "The expected value of test {line} looks wrong; updating it."
 
