@@ -53,6 +53,8 @@ def test_verify_options_are_refused_where_they_cannot_apply(critic, tmp_path):
     classifier = make_random_prm(tmp_path / "classifier", layers=2, width=32, heads=2)
     with pytest.raises(InputError, match="only the critic head writes verifications"):
         load_scorer(classifier, verify_k=2)
+    with pytest.raises(ValueError, match="less than or equal to 64"):  # the cost is bounded before any work
+        load_scorer(critic, verify_k=65, verify_temperature=1.0)
 
 
 def test_the_model_cards_transformers_recipe_scores_as_the_scorer_does(critic, traces, tmp_path):

@@ -54,7 +54,7 @@ class LoadOptions(Config):
     QUIET = ("verify_k", "verify_temperature", "verify_seed", "verify_tokens", "verify_combine")
     # added after recipes' stage keys were recorded (core.config.Config)
 
-    verify_k: int | None = Field(None, ge=1)
+    verify_k: int | None = Field(None, ge=1, le=64)
     """Critic head only (``critic:PATH``): verification chains written per trace, each step's score the
     combination of its ``k`` verdicts: more verifier compute (default 1)."""
     verify_temperature: float | None = Field(None, ge=0)
@@ -63,7 +63,7 @@ class LoadOptions(Config):
     verify_seed: int | None = None
     """Critic head only: seeds the sampled chains (default 0): the same traces, batches and seed give the
     same chains."""
-    verify_tokens: int | None = Field(None, ge=1)
+    verify_tokens: int | None = Field(None, ge=1, le=4096)
     """Critic head only: the most tokens one check may take, the cost bound per step (default: the
     checkpoint's ``verify_tokens``, the longest check it was trained on, with a margin)."""
     verify_combine: Literal["mean", "vote"] | None = None
