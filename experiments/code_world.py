@@ -149,7 +149,6 @@ def audit_table(result: dict[str, Any], set_name: str, audited: str = "loophole"
         model: {m: r[f"{audited}_{m}"] for m in AUDIT if f"{audited}_{m}" in r}
         for model, r in result["audits"].get(set_name, {}).items()
     }
-    head = "| model | " + " | ".join(AUDIT.values()) + " |\n|---|" + "---|" * len(AUDIT) + "\n"
 
     def cell(values: list[float] | None) -> str:
         if not values:
@@ -157,26 +156,27 @@ def audit_table(result: dict[str, Any], set_name: str, audited: str = "loophole"
         return f"{100 * sum(values) / len(values):.1f} ({100 * min(values):.1f}–{100 * max(values):.1f})"
 
     lines = [f"| {m} | " + " | ".join(cell(r.get(k)) for k in AUDIT) + " |" for m, r in rows.items()]
-    return (
-        f"{len(result['seeds'])} seeds; cell: mean (lowest–highest seed), %\n\n"
-        + head
-        + "\n".join(lines)
-        + "\n"
+    return _markdown(
+        f"{len(result['seeds'])} seeds; cell: mean (lowest–highest seed), %",
+        ["model", *AUDIT.values()],
+        lines,
     )
+
+
+def _markdown(caption: str, columns: list[str], rows: list[str]) -> str:
+    """A caption, then a Markdown table of ``columns`` over the rendered ``rows``."""
+    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
+    return f"{caption}\n\n" + head + "\n".join(rows) + "\n"
 
 
 def table(result: dict[str, Any]) -> str:
     """Sources as rows, classes of the gold first error as columns."""
-    head = "| source | " + " | ".join(CLASSES) + " |\n|---|" + "---|" * len(CLASSES) + "\n"
     rows = [
         f"| {source} | " + " | ".join(_cell(row.get(c)) for c in CLASSES) + " |"
         for source, row in result["sources"].items()
     ]
-    return (
-        f"{len(result['seeds'])} seeds; cell: % [95 % interval] (trajectories)\n\n"
-        + head
-        + "\n".join(rows)
-        + "\n"
+    return _markdown(
+        f"{len(result['seeds'])} seeds; cell: % [95 % interval] (trajectories)", ["source", *CLASSES], rows
     )
 
 
