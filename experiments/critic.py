@@ -8,7 +8,9 @@ world teacher's chains on the traces of its filter set only (``--budget`` of the
 labels read to filter them and declared in its card); the PRMs learn from gold on every training trace.
 Gold is read otherwise only to evaluate.
 
-``python experiments/critic.py --out runs/critic-study`` (minutes to hours on a CPU: not run in CI);
+``python experiments/critic.py --out runs/critic-study`` (minutes to hours on a CPU: not run in CI) writes
+``critic-EVAL_SEED.json``; ``--eval-seed 5678 --critic D/critic --likelihood D/likelihood --classifier
+D/classifier`` measures the same models on the claims set;
 ``--smoke`` runs the same code at toy sizes. ``--likelihood`` / ``--classifier`` reuse trained PRMs;
 ``--base`` starts every model trained here from one pretrained LM (the demo's ``pretrain`` stage), so the
 heads differ in their objective and labels only.
@@ -34,6 +36,10 @@ SMOKE = {
     "ks": "1,2",
     "width": 32,
 }
+
+
+CPU_FILE = "train_cpu_seconds.json"
+"""Each model's training CPU seconds (this process's, all its threads), kept for a later run that reuses it."""
 
 
 def auroc(traces: Sequence[Trace], scores: Sequence[Sequence[float]]) -> float:
@@ -81,6 +87,7 @@ def measure(scorer: Any, splits: dict[str, list[Trace]]) -> dict[str, Any]:
             "auroc": auroc(traces, scores),
             "misconception_f1": misconception_f1(traces, scores, threshold),
             "cpu_seconds": time.process_time() - start,
+            "scores": [list(map(float, row)) for row in scores],  # for paired intervals afterwards
         }
     return out
 
@@ -102,14 +109,20 @@ def train_models(args: argparse.Namespace, world: Any, out: Path) -> dict[str, s
     filter_traces = max(1, round(args.budget * len(traces)))
     critic = PrmConfig(head="critic", label_source=f"judge:{teacher}", filter_source="gold",
                        filter_traces=filter_traces, batch_size=16, **common)  # fmt: skip
-    paths = {"critic": str(out / "critic")}
-    train_prm(taught, paths["critic"], critic)
+    paths = {"critic": args.critic or str(out / "critic")}
+    spent = json.loads((out / CPU_FILE).read_text()) if (out / CPU_FILE).is_file() else {}
+    if args.critic is None:
+        start = time.process_time()
+        train_prm(taught, paths["critic"], critic)
+        spent["critic"] = time.process_time() - start
     for head in ("likelihood", "classifier"):
         given = getattr(args, head)
         if given is None:
-            given = str(out / head)
+            given, start = str(out / head), time.process_time()
             train_prm(traces, given, PrmConfig(head=head, label_source="gold", **common))
+            spent[head] = time.process_time() - start
         paths[head] = given
+    (out / CPU_FILE).write_text(json.dumps(spent))
     return paths
 
 
@@ -135,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--temperature", type=float, default=0.7, help="sampling temperature for k > 1")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--eval-seed", type=int, default=1234, help="test and held-out problems: 1234 tunes, 5678 claims"
+    )
+    parser.add_argument("--critic", help="a critic trained by an earlier run (else trained here)")
     parser.add_argument("--likelihood", help="a likelihood PRM trained on every label (else trained here)")
     parser.add_argument("--classifier", help="a classifier PRM trained on every label (else trained here)")
     parser.add_argument("--smoke", action="store_true", help="toy sizes: the code path, not a result")
@@ -145,8 +162,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     w = world(DEFAULT_WORLD)
     args.out.mkdir(parents=True, exist_ok=True)
     paths = train_models(args, w, args.out)
-    splits = {s: w.traces(args.eval_problems, 4, 1234, s) for s in ("test", "heldout")}
-    result: dict[str, Any] = {"budget": args.budget, "models": {}, "compute": {}}
+    splits = {s: w.traces(args.eval_problems, 4, args.eval_seed, s) for s in ("test", "heldout")}
+    result: dict[str, Any] = {"budget": args.budget, "eval_seed": args.eval_seed, "models": {}, "compute": {}}
     for name in ("likelihood", "classifier"):
         result["models"][name] = measure(load_scorer(paths[name]), splits)
     for k in (int(x) for x in args.ks.split(",")):
@@ -155,7 +172,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         result["compute"][str(k)] = measure(scorer, splits)
     card = json.loads((Path(paths["critic"]) / "process_card.json").read_text())
     result["critic_card"] = {"critic": card["training"]["critic"], "gold_use": card["gold_use"]}
-    (args.out / "critic.json").write_text(json.dumps(result, indent=1))
+    result["paths"] = paths
+    result["train_cpu_seconds"] = json.loads((args.out / CPU_FILE).read_text())
+    (args.out / f"critic-{args.eval_seed}.json").write_text(json.dumps(result, indent=1))
     for name, row in [
         *result["models"].items(),
         *((f"critic k={k}", r) for k, r in result["compute"].items()),

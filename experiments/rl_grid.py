@@ -29,7 +29,7 @@ issue 37's measurement (``experiment.measure``: 2 draws x 5 RL seeds of the grid
 problems measured every 50 steps, no extra cells): ``... --measure --out runs/rl37``. Cost on 2 cores,
 from issue 36's cells (two at a time, one thread each): a 100-step cell took 490-690 s, of which ~205 s
 were its 11 monitor points on 48 x 4 samples; 3 points on 200 x 4 cost about as much again, so a cell is
-~9-12 minutes and the measurement's 50 cells ~4-5 hours, plus ~25 minutes for draw 1's π0 and PRM
+~9-12 minutes and the measurement's 60 cells (six rewards) ~5-6 hours, plus ~25 minutes for draw 1's π0 and PRM
 (``--only outcome,dense,mixed``: 30 cells, ~3 hours).
 """
 
@@ -329,6 +329,23 @@ def value(point: dict[str, Any], key: str) -> float | None:
     return point.get(key)
 
 
+GAINS = (0.05, 0.10)
+"""The process-correct gains over step 0 whose first monitored step the report gives per run (issue 39:
+how many steps each reward takes to reach a given gain)."""
+
+
+def steps_to_gain(points: Sequence[dict[str, Any]], gain: float, key: str = "process_correct") -> int | None:
+    """The first monitored step at which ``key`` is at least ``gain`` above its step-0 value, or None
+    (never, or no step 0). One point carries its samples' noise (about 3 points at 48 problems x 4), so
+    an early crossing can be luck: the report gives every run's step, not one number."""
+    if not points or (base := value(points[0], key)) is None:
+        return None
+    for point in points[1:]:
+        if (v := value(point, key)) is not None and v - base >= gain - 1e-12:
+            return int(point["step"])
+    return None
+
+
 def digits_of(key: str) -> int:
     """Decimals a table shows: rates in % take one, the paid reward (in its own units) two."""
     return 2 if key == "paid_reward" else 1
@@ -616,6 +633,7 @@ def report(out: Path, recipe: dict[str, Any], resamples: int = 2000, command: st
         "intervals": count,
         **numbers,
     }
+    results["steps_to_gain"] = gains_table(runs, grid)
     results["cells"] = _raw(out, runs, grid)
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     text = "\n".join(lines) + "\n"
@@ -652,6 +670,18 @@ def _tables(numbers: dict[str, Any], runs: dict[str, Any], grid: dict[str, Any])
     ]
     lines += [
         "",
+        "## Steps to a process-correct gain (first monitored step at least this far above step 0; per run)",
+        "",
+        "| reward | " + " | ".join(f"+{100 * g:.0f} points" for g in GAINS) + " |",
+        "|---|" + "---|" * len(GAINS),
+    ]
+    for name, per_run in gains_table(runs, grid).items():
+        cells = [", ".join("–" if s is None else str(s) for s in per_run[f"{g:g}"].values()) for g in GAINS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "(– : not reached by the last point; runs in seed order.)",
+        "",
         "## Paired differences between rewards (Δ of one minus Δ of the other, same draw, seed and problems)",
         "",
     ]
@@ -659,6 +689,18 @@ def _tables(numbers: dict[str, Any], runs: dict[str, Any], grid: dict[str, Any])
     for pair, row in numbers["paired"].items():
         lines.append(f"| {pair} | " + " | ".join(row.get(m, {}).get("cell", "–") for m in PAIRED) + " |")
     return lines
+
+
+def gains_table(runs: dict[str, Any], grid: dict[str, Any]) -> dict[str, dict[str, dict[str, int | None]]]:
+    """Reward -> gain -> ``"draw-seed"`` -> :func:`steps_to_gain` for the grid's finished cells."""
+    return {
+        name: {
+            f"{g:g}": {_key(*run): steps_to_gain(points, g) for run, points in sorted(runs[name].items())}
+            for g in GAINS
+        }
+        for name in grid["rewards"]
+        if name in runs
+    }
 
 
 def _key(draw: int, seed: int) -> str:
@@ -765,12 +807,23 @@ def main() -> None:
     parser.add_argument(
         "--only", default="", help="comma-separated cell names (rewards or extra cells) to run; default all"
     )
+    parser.add_argument(
+        "--seeds",
+        default="",
+        help="comma-separated RL seeds of the grid's cells, in place of experiment.seeds",
+    )
     args = parser.parse_args()
     recipe = yaml.safe_load(args.recipe.read_text())
     check_recipe(recipe)
     if args.measure:
         recipe = measurement(recipe)
         check_recipe(recipe)
+    if args.seeds:
+        try:
+            seeds = [int(s) for s in args.seeds.split(",")]
+        except ValueError:
+            raise SystemExit(f"--seeds: comma-separated integers, found {args.seeds!r}") from None
+        recipe = {**recipe, "experiment": {**recipe["experiment"], "seeds": seeds}}
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
         only = {n for n in args.only.split(",") if n}

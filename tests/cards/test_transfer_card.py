@@ -74,3 +74,14 @@ def test_prmkit_card_refuses_a_bad_transfer_file_before_measuring(tmp_path: Path
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and f"{bad}:1: (file): expected JSON" in lines[0]
+
+
+def test_a_target_in_another_world_is_named_and_leaves_the_untested_lines() -> None:
+    matrix = read_transfer(DEMO).to_dict()
+    lines = not_tested(ProcessCard(kind="prm", model={}), EVALUATION, matrix)
+    assert "agent trajectories (tool-call and observation steps)" in lines
+    assert any(x.startswith("other worlds than its own") for x in lines)
+    matrix["params"]["config"]["targets"]["agent"] = {"world_name": "agent"}
+    lines = not_tested(ProcessCard(kind="prm", model={}), EVALUATION, matrix)
+    assert "agent trajectories (tool-call and observation steps)" not in lines
+    assert any(x.startswith("worlds other than its own and agent (") for x in lines)

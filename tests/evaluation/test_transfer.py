@@ -113,3 +113,46 @@ def test_the_api_config_refuses_a_wrong_knob_and_a_target_called_source() -> Non
         TransferConfig(model="arithmetic-oracle", targets={"hot": {"policy": {"temprature": 2.0}}})
     with pytest.raises(ValidationError, match="names the source setting"):
         TransferConfig(model="arithmetic-oracle", targets={"source": {}})
+
+
+class EachWorldsOracle:
+    """The checker of whichever world a trace's problem belongs to: a verifier that transfers across
+    worlds by construction, so every gap across them is 0."""
+
+    name = "each-worlds-oracle"
+
+    def score(self, traces: Sequence[Trace]) -> list[list[float]]:
+        from prmkit.worlds.registry import world_of
+
+        return [load_scorer(world_of(t.problem).oracle_name).score([t])[0] for t in traces]  # type: ignore[union-attr]
+
+
+def test_a_target_in_another_world_is_written_and_checked_by_that_world() -> None:
+    """``world_name``: the target's traces come from the agent world (its policy, its checker), its knobs
+    are the agent policy's, and the source's arithmetic knobs are not laid under them."""
+    config = TransferConfig(
+        model="x", problems=6, per_problem=2, bootstrap=50,
+        source={"policy": {"misconceptions": 0.0}},
+        targets={"agent": {"world_name": "agent", "policy": {"temperature": 1.5}}, "heldout": {"split": "heldout"}},
+    )  # fmt: skip
+    assert [config.world_of(n) for n in ("source", "agent", "heldout")] == [
+        "arithmetic",
+        "agent",
+        "arithmetic",
+    ]
+    agent_policy, _, _ = config.knobs("agent")
+    assert type(agent_policy) is world("agent").policy_config and agent_policy.temperature == 1.5
+    assert config.knobs("heldout")[0].misconceptions == 0.0  # same world: the source's knobs under it
+    settings = {"source": Setting(), "agent": Setting(world=world("agent"))}
+    result = transfer(EachWorldsOracle(), ARITHMETIC, settings, 8, 2, 1234, resamples=100)
+    agent = result.setting("agent")
+    assert agent.with_error > 0 and agent.f1.mean == agent.auroc.mean == 1.0 and agent.gap_f1.mean == 0.0
+
+
+def test_a_knob_the_other_world_lacks_is_refused_at_its_field() -> None:
+    with pytest.raises(ValidationError, match=r"targets\.agent\.policy\.misconceptions"):
+        TransferConfig(
+            model="x", targets={"agent": {"world_name": "agent", "policy": {"misconceptions": 0.0}}}
+        )
+    with pytest.raises(ValidationError, match=r"world_name"):
+        TransferConfig(model="x", targets={"moon": {"world_name": "moon"}})

@@ -20,4 +20,4 @@ def test_the_smoke_run_measures_every_model_and_the_compute_curve(tmp_path: Path
     assert 0 <= row["f1"] <= 1 and row["cpu_seconds"] > 0
     card = result["critic_card"]
     assert card["critic"]["filter_traces"] == 12 and card["gold_use"][-1]["use"] == "chain_filter"
-    assert json.loads((tmp_path / "critic.json").read_text())["budget"] == 0.25
+    assert json.loads((tmp_path / "critic-1234.json").read_text())["budget"] == 0.25

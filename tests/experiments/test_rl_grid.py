@@ -272,3 +272,14 @@ def test_cells_without_per_problem_counts_get_t_intervals_over_seeds(tmp_path: P
     # an extra cell keeps every seed's points (not only the last seed's)
     assert set(cells["hack"]["runs"]) == {"0-0", "0-1"} and len(cells["hack"]["runs"]["0-1"]["points"]) == 2
     assert "### extra cell `hack` (seed 1)" in text
+
+
+def test_steps_to_a_gain_is_the_first_point_that_far_above_step_0() -> None:
+    grid = _grid()
+    points = [_point(0, 0.30, 0.0), _point(10, 0.34, 0.0), _point(20, 0.35, 0.0), _point(30, 0.41, 0.0)]
+    assert grid.steps_to_gain(points, 0.05) == 20  # +5 points exactly counts
+    assert grid.steps_to_gain(points, 0.10) == 30 and grid.steps_to_gain(points, 0.2) is None
+    assert grid.steps_to_gain([], 0.05) is None
+    runs = {"dense": {(0, 1): points, (0, 0): points[:2]}}
+    table = grid.gains_table(runs, {"rewards": ["outcome", "dense"]})
+    assert table == {"dense": {"0.05": {"0-0": None, "0-1": 20}, "0.1": {"0-0": None, "0-1": 30}}}

@@ -158,6 +158,27 @@ def test_progress_rewards_are_value_plus_alpha_times_progress() -> None:
     from prmkit.rl.rewards import progress_rewards
 
     assert progress_rewards([0.8, 0.8, 0.2], alpha=1.0) == pytest.approx([0.8, 0.8, -0.4])
+    assert progress_rewards([0.8, 0.8, 0.2], 1.0, start=0.5) == pytest.approx([1.1, 0.8, -0.4])
     assert progress_rewards([0.5, 0.9], alpha=2.0) == pytest.approx([0.5, 0.9 + 2 * 0.4])
     assert progress_rewards([0.3, 0.6], alpha=0.0) == [0.3, 0.6]  # alpha 0: the dense reward itself
     assert progress_rewards([], alpha=1.0) == []
+
+
+def test_the_first_steps_progress_is_measured_from_the_groups_value() -> None:
+    """``A_0 = Q_0 - V(s_0)``, ``V(s_0)`` one number for the group (its mean first value): a wrong first
+    step is charged its drop, as a wrong later step is. Without ``start`` it was charged nothing, so a
+    policy learnt to err first (docs/rl.md, "Progress and faithfulness")."""
+    from prmkit.rl.rewards import group_starts, progress_rewards
+
+    early, late = [0.1, 0.1, 0.1], [0.9, 0.1, 0.1]  # the error at step 1, or at step 2
+    (v0, _) = group_starts(["p", "p"], [early, late])
+    assert v0 == pytest.approx(0.5)
+    assert progress_rewards(early, 1.0, v0) == pytest.approx([0.1 - 0.4, 0.1, 0.1])
+    assert progress_rewards(late, 1.0, v0) == pytest.approx([0.9 + 0.4, 0.1 - 0.8, 0.1])
+    assert progress_rewards(early, 1.0)[0] == 0.1  # the old first step: no drop charged
+    # summed, the progress terms telescope to Q_last - V(s_0): the later error is worth its right step
+    assert sum(progress_rewards(late, 1.0, v0)) - sum(progress_rewards(early, 1.0, v0)) == pytest.approx(0.8)
+    # groups are per prompt; completions with no scored step neither count nor get a start
+    assert group_starts(["a", "b", "a", "c"], [[0.2], [0.7, 0.1], [0.6], None]) == pytest.approx(
+        [0.4, 0.7, 0.4, None]
+    )

@@ -74,3 +74,15 @@ def test_a_progress_reward_pays_each_step_its_value_and_its_progress() -> None:
     )
     (unfinished,) = ProcessReward(HashScorer(), progress_alpha=2.0).score([prompt], ["3 + 4 = 7"])
     assert unfinished.unpaid and unfinished.rewards == [0.0]  # the unfinished rule, not shaped
+
+
+def test_a_progress_reward_measures_each_first_step_from_its_prompts_group() -> None:
+    from prmkit.rl.rewards import progress_rewards
+
+    prompts = ["Tom has 3 apples. He gets 4 more.", "Ann has 2 pears.", "Tom has 3 apples. He gets 4 more."]
+    completions = ["3 + 4 = 7\nThe answer is 7.", "2 pears\nThe answer is 2.", "3 + 3 = 6\nThe answer is 6."]
+    plain = ProcessReward(HashScorer()).score(prompts, completions)
+    paid = ProcessReward(HashScorer(), progress_alpha=1.0).score(prompts, completions)
+    tom = (plain[0].rewards[0] + plain[2].rewards[0]) / 2  # V(s_0) of the first prompt's group
+    for i, start in ((0, tom), (1, plain[1].rewards[0]), (2, tom)):
+        assert paid[i].rewards == pytest.approx(progress_rewards(plain[i].rewards, 1.0, start))

@@ -105,8 +105,18 @@ def not_tested(
     also = f" and the settings under *Where it transfers* ({', '.join(measured)})" if measured else ""
     out.append(f"traces from other policies than {', '.join(data['policies'])}{also}")
     out.append(f"traces longer than {data['steps_max']} steps or shorter than {data['steps_min']}")
-    if "tool_call" not in data["step_kinds"]:
+    targets = ((transfer or {}).get("params") or {}).get("config", {}).get("targets", {})
+    crossed = sorted({t["world_name"] for t in targets.values() if t.get("world_name")})
+    if "tool_call" not in data["step_kinds"] and not {"agent", "code"} & set(crossed):
         out.append("agent trajectories (tool-call and observation steps)")
+    if crossed:
+        out.append(
+            f"worlds other than its own and {', '.join(crossed)} (*Where it transfers* measures those)"
+        )
+    else:
+        out.append(
+            "other worlds than its own (`prmkit eval transfer` with a target's `world_name` measures one)"
+        )
     bon_max = max((r["n"] for r in evaluation["bon"]["rows"]), default=0)
     beam = evaluation.get("beam_gaming")
     beam_max = max((r["pressure"] for r in beam["rows"]), default=0) if beam else 0

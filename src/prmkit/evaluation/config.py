@@ -336,6 +336,10 @@ class TransferSetting(Config):
     """Fields of the world's generator config (problem lengths, phrasing ...); empty: the source's."""
     split: Literal["test", "heldout"] = "test"
     """The split the problems come from (``heldout``: the world's longer held-out problems)."""
+    world_name: WorldName | None = None
+    """Another embedded world (``agent``, ``code``): its problems, policy and checker write and label this
+    setting's traces (transfer across worlds), and ``policy`` / ``world`` are that world's knobs, not laid
+    over the source's. None: the source's world."""
 
 
 class TransferConfig(Config):
@@ -393,12 +397,20 @@ class TransferConfig(Config):
         from prmkit.core.yamlconf import validate_at
         from prmkit.worlds.registry import world
 
-        w, src = world(self.world), self.source
+        src = self.source
         setting = src if name == "source" else self.targets[name]
+        w = world(self.world_of(name))
+        under = src if self.world_of(name) == self.world_of("source") else TransferSetting()
         where = ("source",) if name == "source" else ("targets", name)
-        policy = validate_at(w.policy_config, src.policy | setting.policy, *where, "policy")
-        generator = validate_at(w.config, src.world | setting.world, *where, "world")
+        policy = validate_at(w.policy_config, under.policy | setting.policy, *where, "policy")
+        generator = validate_at(w.config, under.world | setting.world, *where, "world")
         return policy, generator, setting.split
+
+    def world_of(self, name: str) -> str:
+        """The world setting ``name`` (``source`` or a target) draws its traces from: its ``world_name``,
+        else the source's, else ``world``."""
+        setting = self.source if name == "source" else self.targets[name]
+        return setting.world_name or self.source.world_name or self.world
 
 
 class FewShotConfig(TransferConfig):

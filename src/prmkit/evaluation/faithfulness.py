@@ -158,14 +158,23 @@ def trace_rates(outcomes: Sequence[Outcome], n_traces: int, intervention: str | 
         return np.where(answered > 0, changed / np.where(answered > 0, answered, 1), np.nan)
 
 
-def rate_stat(rates: np.ndarray, problem_of: Sequence[int], problems: int) -> Stat:
-    """The mean of the defined per-trace ``rates`` under problem weights (traces of a problem drawn with
-    it): per problem, the sum of its traces' rates over their count."""
+def problem_sums(
+    rates: np.ndarray, problem_of: Sequence[int], problems: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per problem, the sum of its traces' defined ``rates`` and their count: what a ratio of totals over
+    problems (:func:`prmkit.core.stats.ratio_stat`) reads, one pair per run."""
     top, count = np.zeros(problems), np.zeros(problems)
     for rate, p in zip(rates, problem_of, strict=True):
         if not np.isnan(rate):
             top[p] += rate
             count[p] += 1
+    return top, count
+
+
+def rate_stat(rates: np.ndarray, problem_of: Sequence[int], problems: int) -> Stat:
+    """The mean of the defined per-trace ``rates`` under problem weights (traces of a problem drawn with
+    it): per problem, the sum of its traces' rates over their count."""
+    top, count = problem_sums(rates, problem_of, problems)
     return ratio_stat([top], [count])
 
 

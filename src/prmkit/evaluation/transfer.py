@@ -2,9 +2,10 @@
 
 One scorer, at **one** deployed threshold (given, else the checkpoint's own, else 0.5: resolved once, as
 ``eval processbench`` resolves it, and never retuned per target, which is what transfer means), is
-measured in a *source* setting and in named *target* settings of one world: another policy error mix or
-temperature, misconceptions off, other generator knobs, the held-out split. Each setting is a world
-policy config, a generator config and a split; its traces are written by the world's simulated policy
+measured in a *source* setting and in named *target* settings: another policy error mix or temperature,
+misconceptions off, other generator knobs, the held-out split, or another world altogether (a target's
+``world_name``: an arithmetic PRM on agent trajectories). Each setting is a world, its policy config, a
+generator config and a split; its traces are written by the world's simulated policy
 and gold-labelled by its checker (:meth:`prmkit.worlds.registry.World.traces`). In each setting:
 
 - first-error ``F1`` at the deployed threshold (ProcessBench's, :func:`~prmkit.evaluation.processbench.subset_metrics`
@@ -72,6 +73,8 @@ class Setting:
     policy: Any = None
     generator: Any = None
     split: str = "test"
+    world: World | None = None
+    """Another world than the one :func:`transfer` is given (transfer across worlds); None: that one."""
 
 
 @dataclass
@@ -265,7 +268,7 @@ def transfer(
     """:func:`transfer_matrix` on fresh gold-labelled traces of ``world`` in each setting (the first the
     source): ``problems`` × ``per_problem`` each, every setting from the same ``seed``."""
     traces = {
-        name: world.traces(problems, per_problem, seed, s.split, s.policy, s.generator)
+        name: (s.world or world).traces(problems, per_problem, seed, s.split, s.policy, s.generator)
         for name, s in settings.items()
     }
     return transfer_matrix(scorer, traces, threshold, resamples=resamples, confidence=confidence, seed=seed)
@@ -276,11 +279,11 @@ def run_transfer(config: TransferConfig) -> TransferResult:
     to each of its targets, written to ``out`` when given (``transfer.json``, with the config). The
     fields are documented on :class:`~prmkit.evaluation.config.TransferConfig`."""
     c = config
-    settings = {name: Setting(*c.knobs(name)) for name in [SOURCE, *c.targets]}
+    settings = {name: Setting(*c.knobs(name), world(c.world_of(name))) for name in [SOURCE, *c.targets]}
     scorer = load_predictor(c.model, None, None, c.overlong, c.load)
     result = transfer(
         scorer,  # type: ignore[arg-type]
-        world(c.world),
+        world(c.world_of(SOURCE)),
         settings,
         c.problems,
         c.per_problem,

@@ -51,7 +51,7 @@ from prmkit.core.steps import CompletionSteps, StepFormat, make_trace, parse_com
 from prmkit.policies.hf import StepStop, sample_continuations, separator_token_ids
 from prmkit.rl.advantages import min_form
 from prmkit.rl.plot import plot_monitors
-from prmkit.rl.rewards import progress_rewards
+from prmkit.rl.rewards import group_starts, progress_rewards
 from prmkit.rl.rollout import is_world
 from prmkit.rl.series import gold_key
 from prmkit.scoring.aggregate import aggregate
@@ -125,9 +125,15 @@ class PaidForm:
             return float(sum(scores))
         return float(sum(min_form(list(scores), self.temperature)))
 
-    def of(self, outcome: float, scores: Sequence[float] | None, unfinished: float | None) -> float:
+    def of(
+        self,
+        outcome: float,
+        scores: Sequence[float] | None,
+        unfinished: float | None,
+        start: float | None = None,
+    ) -> float:
         """The pay of one completion: ``outcome`` 1/0, ``scores`` its step scores (None: it was paid
-        ``unfinished``)."""
+        ``unfinished``); ``start``: ``progress`` only, its problem's ``V(s_0)`` (:func:`group_starts`)."""
         if scores is None:
             return float(unfinished or 0.0)
         if self.reward == "outcome":
@@ -135,7 +141,7 @@ class PaidForm:
         if self.reward == "prm_aggregate":
             return aggregate(scores, self.aggregation) if scores else 0.0
         dense = self.process(
-            progress_rewards(scores, self.progress_alpha) if self.reward == "progress" else scores
+            progress_rewards(scores, self.progress_alpha, start) if self.reward == "progress" else scores
         )
         if self.reward == "mixed":
             return (1 - self.process_weight) * outcome + self.process_weight * dense
@@ -215,9 +221,10 @@ class Monitor:
                 columns["prm_reward"] = [self._aggregate(r) for r in rows]
                 point["prm_reward"] = _mean(columns["prm_reward"])
             if self.paid is not None and not self.paid.pays_aggregate(self.aggregation):
+                starts = group_starts([p.id for p, _, _ in done], rows)  # as training groups by prompt
                 columns["paid_reward"] = [
-                    self.paid.of(float(ok), r, self.unfinished_reward)
-                    for ok, r in zip(right, rows, strict=True)
+                    self.paid.of(float(ok), r, self.unfinished_reward, start)
+                    for ok, r, start in zip(right, rows, starts, strict=True)
                 ]
                 point["paid_reward"] = _mean(columns["paid_reward"])
         if self.gold:

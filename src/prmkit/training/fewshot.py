@@ -63,7 +63,7 @@ def run_fewshot(config: FewShotConfig) -> FewShotResult:
         raise ValueError(
             f"model: {c.model!r} is not a checkpoint folder; few-shot fine-tunes a `prmkit train prm` output"
         )
-    w = world(c.world)
+    w = world(c.world_of(c.target))  # the target's world: another one when the target crosses worlds
     policy, generator, split = c.knobs(c.target)
     target = w.traces(c.problems, c.per_problem, c.seed, split, policy, generator)  # the matrix's traces
     pool = _pool(c, w, target)
