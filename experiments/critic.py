@@ -126,6 +126,52 @@ def train_models(args: argparse.Namespace, world: Any, out: Path) -> dict[str, s
     return paths
 
 
+def summarise(file: Path, resamples: int = 2000) -> dict[str, Any]:
+    """The committed summary of a ``critic-SEED.json``: per model and split, first-error F1 at its own
+    threshold and step AUROC (:mod:`prmkit.evaluation.transfer`'s statistics, the library's), each with a
+    bootstrap interval over problems, and each critic row minus the likelihood PRM, paired by problem;
+    the CPU seconds. The traces are drawn again from the file's seed (deterministic); scores stay out."""
+    from prmkit.core.stats import multiplicity, paired
+    from prmkit.evaluation.processbench import predicted_first_error
+    from prmkit.evaluation.transfer import auroc_stat, f1_stat, over_problems, problem_indices
+    from prmkit.worlds.registry import DEFAULT_WORLD, world
+
+    data = json.loads(file.read_text())
+    n, seed = data["eval_problems"], data["eval_seed"]
+    rows = {**data["models"], **{f"critic k={k}": r for k, r in data["compute"].items()}}
+    out: dict[str, Any] = {"eval_seed": seed, "problems": n, "per_problem": 4, "budget": data["budget"],
+                           "critic_card": data["critic_card"], "train_cpu_seconds": data["train_cpu_seconds"],
+                           "rows": {}}  # fmt: skip
+    count = 0
+    for split in ("test", "heldout"):
+        traces = world(DEFAULT_WORLD).traces(n, 4, seed, split)
+        gold = [t.first_error("gold") for t in traces]
+        where = problem_indices(traces, n)
+
+        def stats(row: dict[str, Any], threshold: float, gold=gold, where=where) -> tuple[Any, Any]:
+            predicted = [predicted_first_error(r, threshold) for r in row["scores"]]
+            return f1_stat(gold, predicted, where, n), auroc_stat(row["scores"], gold, where)
+
+        base = stats(rows["likelihood"][split], data["models"]["likelihood"]["threshold"])
+        for name, row in rows.items():
+            f1, auc = stats(row[split], row["threshold"])
+            cell = {"f1": over_problems(f1, n, resamples, 0.95, 0).to_dict(),
+                    "auroc": over_problems(auc, n, resamples, 0.95, 0).to_dict(),
+                    "cpu_seconds": round(row[split]["cpu_seconds"], 1)}  # fmt: skip
+            count += 2
+            if name.startswith("critic"):
+                cell["auroc_minus_likelihood"] = over_problems(
+                    paired(auc, base[1]), n, resamples, 0.95, 0
+                ).to_dict()
+                cell["f1_minus_likelihood"] = over_problems(
+                    paired(f1, base[0]), n, resamples, 0.95, 0
+                ).to_dict()
+                count += 2
+            out["rows"].setdefault(name, {})[split] = cell
+    out["multiplicity"] = multiplicity(count)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from prmkit.scoring import load_scorer
     from prmkit.worlds.registry import DEFAULT_WORLD, world
@@ -155,7 +201,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--likelihood", help="a likelihood PRM trained on every label (else trained here)")
     parser.add_argument("--classifier", help="a classifier PRM trained on every label (else trained here)")
     parser.add_argument("--smoke", action="store_true", help="toy sizes: the code path, not a result")
+    parser.add_argument(
+        "--summarise",
+        type=Path,
+        help="a critic-SEED.json: write its summary with intervals to --out and stop",
+    )
     args = parser.parse_args(argv)
+    if args.summarise:
+        summary = summarise(args.summarise)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(summary, indent=1) + "\n")
+        return summary
     if args.smoke:
         for key, value in SMOKE.items():
             setattr(args, key, value)
@@ -163,18 +219,28 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args.out.mkdir(parents=True, exist_ok=True)
     paths = train_models(args, w, args.out)
     splits = {s: w.traces(args.eval_problems, 4, args.eval_seed, s) for s in ("test", "heldout")}
-    result: dict[str, Any] = {"budget": args.budget, "eval_seed": args.eval_seed, "models": {}, "compute": {}}
-    for name in ("likelihood", "classifier"):
-        result["models"][name] = measure(load_scorer(paths[name]), splits)
-    for k in (int(x) for x in args.ks.split(",")):
-        sampled = {"verify_k": k, "verify_temperature": args.temperature, "verify_seed": args.seed}
-        scorer = load_scorer(paths["critic"], **(sampled if k > 1 else {}))
-        result["compute"][str(k)] = measure(scorer, splits)
+    file = args.out / f"critic-{args.eval_seed}.json"
+    result: dict[str, Any] = {"budget": args.budget, "eval_seed": args.eval_seed,
+                              "eval_problems": args.eval_problems, "models": {}, "compute": {}}  # fmt: skip
+    if file.is_file():  # an earlier run on the same problems: keep what it measured, add the rest
+        before = json.loads(file.read_text())
+        if before.get("eval_problems") == args.eval_problems and before.get("paths") == paths:
+            result["models"], result["compute"] = before["models"], before["compute"]
     card = json.loads((Path(paths["critic"]) / "process_card.json").read_text())
     result["critic_card"] = {"critic": card["training"]["critic"], "gold_use": card["gold_use"]}
     result["paths"] = paths
     result["train_cpu_seconds"] = json.loads((args.out / CPU_FILE).read_text())
-    (args.out / f"critic-{args.eval_seed}.json").write_text(json.dumps(result, indent=1))
+    for name in ("likelihood", "classifier"):
+        if name not in result["models"]:
+            result["models"][name] = measure(load_scorer(paths[name]), splits)
+    for k in (int(x) for x in args.ks.split(",")):
+        if str(k) in result["compute"]:
+            continue
+        sampled = {"verify_k": k, "verify_temperature": args.temperature, "verify_seed": args.seed}
+        scorer = load_scorer(paths["critic"], **(sampled if k > 1 else {}))
+        result["compute"][str(k)] = measure(scorer, splits)
+        file.write_text(json.dumps(result, indent=1))  # each k kept as it is measured: hours of CPU
+    file.write_text(json.dumps(result, indent=1))
     for name, row in [
         *result["models"].items(),
         *((f"critic k={k}", r) for k, r in result["compute"].items()),

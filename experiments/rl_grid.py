@@ -500,10 +500,12 @@ def estimates(
     kls: dict[Run, float | None],
     rewards: Sequence[str],
     resamples: int,
+    bases: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Every interval of the report (:func:`interval`): per reward and metric its value at π0, at the
     last point and the change (``delta``, paired by run and problem); its KL to π0 at the end; and each
-    reward's change minus outcome's, on the same draws, seeds and problem resamples."""
+    reward's change minus outcome's (and minus ``bases[name]``'s where given: an extra cell against its
+    own reward), on the same draws, seeds and problem resamples."""
     out: dict[str, Any] = {"rewards": {}, "paired": {}}
     by_problem = bool(problems)
     for name in rewards:
@@ -525,19 +527,43 @@ def estimates(
             est = interval(stat, by_draw(runs, {}), resamples, by_problem)
             row["kl_last"] = est.to_dict() | {"cell": est.cell(1.0, 3)}
         out["rewards"][name] = row
-    for name in rewards:
+    pairs = [(name, BASE) for name in rewards] + [(n, b) for n, b in (bases or {}).items() if n in rewards]
+    for name, base in pairs:
         mine = {(d, s) for n, d, s in tables if n == name}
-        common = sorted(mine & {(d, s) for n, d, s in tables if n == BASE})
-        if name == BASE or not common:
+        common = sorted(mine & {(d, s) for n, d, s in tables if n == base})
+        if name == base or not common:
             continue
-        a, b = [(name, d, s) for d, s in common], [(BASE, d, s) for d, s in common]
-        out["paired"][f"{name} − {BASE}"] = {
+        a, b = [(name, d, s) for d, s in common], [(base, d, s) for d, s in common]
+        out["paired"][f"{name} − {base}"] = {
             m: _entry(interval(paired(change(tables, a, m, "delta"), change(tables, b, m, "delta")),
                                by_draw(a, problems), resamples, by_problem), m, signed=True)
             for m in PAIRED
             if all(m in tables[r]["first"] for r in a + b)
         }  # fmt: skip
     return out
+
+
+def extra_estimates(
+    out: Path, recipe: dict[str, Any], runs: dict[str, Any], main: Sequence[Cell], resamples: int
+) -> dict[str, Any] | None:
+    """The extra cells measured on the grid's monitor problems, as the grid's rewards are: each one's Δ
+    from π0, minus outcome's and minus its own reward's on the same seeds (``progress_sum`` against
+    ``progress``). None where there is none, or their per-problem counts do not line up with the grid's
+    (cells from before issue 37): the report then shows their points only."""
+    extra = recipe["experiment"].get("extra") or {}
+    mine = [c for c in cells(recipe) if c.name in extra and c.name in runs]
+    if not mine:
+        return None
+    seeds = {(c.draw, c.seed) for c in mine}
+    same = [c for c in main if (c.draw, c.seed) in seeds]
+    tables, problems = problem_tables(out, [*same, *mine], runs)
+    if not problems:
+        return None
+    bases = {c.name: c.rl["reward"] for c in mine}
+    names = sorted(bases)
+    kls = {(c.name, c.draw, c.seed): final_kl(c.folder(out)) for c in mine}
+    found = estimates(tables, problems, kls, names, resamples, bases)
+    return {"rewards": found["rewards"], "paired": found["paired"], "bases": bases}
 
 
 def draws_line(
@@ -605,9 +631,13 @@ def report(out: Path, recipe: dict[str, Any], resamples: int = 2000, command: st
         (c.name, c.draw, c.seed): final_kl(c.folder(out)) for c in main if (c.name, c.draw, c.seed) in tables
     }
     numbers = estimates(tables, problems, kls, grid["rewards"], resamples)
+    extra = extra_estimates(out, recipe, runs, main, resamples)
     rows = list(numbers["rewards"].values())
     count = sum(len(row[which]) for row in rows for which in ("first", "last", "delta"))
     count += sum("kl_last" in row for row in rows) + sum(len(v) for v in numbers["paired"].values())
+    if extra:
+        count += sum(len(row["delta"]) + ("kl_last" in row) for row in extra["rewards"].values())
+        count += sum(len(v) for v in extra["paired"].values())
     per_problem = next(iter(tables.values()))["first"]["answer_accuracy"][1] if problems else None
     samples = round(float(per_problem.mean())) if per_problem is not None else None  # samples per problem
     said = draws_line(tables, problems, samples, resamples) if tables else "No finished cells."
@@ -624,6 +654,7 @@ def report(out: Path, recipe: dict[str, Any], resamples: int = 2000, command: st
         "",
     ]
     lines += _tables(numbers, runs, grid)
+    lines += _extra_table(extra)
     lines += _warnings_and_extras(runs, grid)
     if plot_curves(runs, grid, out / "curves.png"):
         lines += ["", "![curves](curves.png)"]
@@ -634,6 +665,7 @@ def report(out: Path, recipe: dict[str, Any], resamples: int = 2000, command: st
         **numbers,
     }
     results["steps_to_gain"] = gains_table(runs, grid)
+    results["extra"] = extra
     results["cells"] = _raw(out, runs, grid)
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     text = "\n".join(lines) + "\n"
@@ -701,6 +733,28 @@ def gains_table(runs: dict[str, Any], grid: dict[str, Any]) -> dict[str, dict[st
         for name in grid["rewards"]
         if name in runs
     }
+
+
+def _extra_table(extra: dict[str, Any] | None) -> list[str]:
+    if not extra:
+        return []
+    lines = [
+        "",
+        "## Extra cells on the grid's problems (Δ from π0; paired with outcome and with their own reward)",
+        "",
+        "| cell | runs | " + " | ".join(f"Δ {METRICS[m]}" for m in PAIRED) + " |",
+        "|---|---|" + "---|" * len(PAIRED),
+    ]
+    for name, row in extra["rewards"].items():
+        cells_ = [row["delta"].get(m, {}).get("cell", "–") for m in PAIRED]
+        lines.append(
+            f"| {name} | {row['delta'][next(iter(PAIRED))]['draws'].get('run', '')} | "
+            + " | ".join(cells_)
+            + " |"
+        )
+    for pair, row in extra["paired"].items():
+        lines.append(f"| {pair} | | " + " | ".join(row.get(m, {}).get("cell", "–") for m in PAIRED) + " |")
+    return lines
 
 
 def _key(draw: int, seed: int) -> str:

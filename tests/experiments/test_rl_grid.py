@@ -283,3 +283,28 @@ def test_steps_to_a_gain_is_the_first_point_that_far_above_step_0() -> None:
     runs = {"dense": {(0, 1): points, (0, 0): points[:2]}}
     table = grid.gains_table(runs, {"rewards": ["outcome", "dense"]})
     assert table == {"dense": {"0.05": {"0-0": None, "0-1": 20}, "0.1": {"0-0": None, "0-1": 30}}}
+
+
+def test_an_extra_cell_on_the_grids_problems_is_paired_with_outcome_and_its_own_reward(
+    tmp_path: Path,
+) -> None:
+    """``dense_twice`` (seeds 0, 1 of draw 0) gains one more right sample than dense wherever a problem
+    has room: its Δ minus dense's, paired by seed and problem, is that share exactly, and above 0."""
+    grid = _grid()
+    recipe = _fabricate(tmp_path, 0)
+    recipe["experiment"]["extra"] = {"dense_twice": {"reward": "dense", "seeds": [0, 1]}}
+    for seed in (0, 1):
+        start, end = {}, {}
+        for p in range(24):
+            start[f"d0-p{p:02d}"] = _row(p % 4)
+            end[f"d0-p{p:02d}"] = _row(min(4, p % 4 + 2 + ((p + seed) % 3 == 0)))
+        _write_cell(tmp_path / "cells" / f"dense_twice-{seed}", {0: start, 100: end}, kl=0.02)
+    text = grid.report(tmp_path, recipe, resamples=300)
+    extra = json.loads((tmp_path / "results.json").read_text())["extra"]
+    assert extra["bases"] == {"dense_twice": "dense"} and "## Extra cells on the grid's problems" in text
+    assert extra["rewards"]["dense_twice"]["delta"]["process_correct"]["draws"]["run"] == 2
+    own = extra["paired"]["dense_twice − dense"]["process_correct"]
+    capped = sum(min(4, p % 4 + 2 + ((p + s) % 3 == 0)) - min(4, p % 4 + 1 + ((p + s) % 3 == 0))
+                 for s in (0, 1) for p in range(24)) / (2 * 96)  # fmt: skip
+    assert own["mean"] == pytest.approx(capped) and own["low"] > 0
+    assert "dense_twice − outcome" in extra["paired"]

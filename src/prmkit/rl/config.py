@@ -53,7 +53,9 @@ class RlConfig(Config):
     ``mixed``: ``(1 - process_weight) * outcome + process_weight * dense`` advantages; ``progress``: every
     step paid ``Q + progress_alpha * A`` (PAV's effective reward, Setlur et al.), the PRM's step scores read
     as a prover's success chance ``Q`` (a PRM trained on ``mc_soft`` labels rolled out by the prover) and
-    ``A`` the change from the step before; ``gold_process``:
+    ``A`` the change from the step before (the first step's from its GRPO group's mean first value); pair
+    it with ``credit: sum``, PAV's own: under ``min`` a completion is paid near its largest drop, and on
+    the world it lost process-correct (docs/rl.md, "Progress rewards and faithfulness"); ``gold_process``:
     dense step rewards from the world's checker (world problems only; the ceiling, and a use of gold in
     training that the policy card records)."""
     prm: str | None = None
