@@ -157,6 +157,7 @@ def summarise(file: Path, resamples: int = 2000) -> dict[str, Any]:
             f1, auc = stats(row[split], row["threshold"])
             cell = {"f1": over_problems(f1, n, resamples, 0.95, 0).to_dict(),
                     "auroc": over_problems(auc, n, resamples, 0.95, 0).to_dict(),
+                    "misconception_f1": row[split]["misconception_f1"],
                     "cpu_seconds": round(row[split]["cpu_seconds"], 1)}  # fmt: skip
             count += 2
             if name.startswith("critic"):
@@ -170,6 +171,27 @@ def summarise(file: Path, resamples: int = 2000) -> dict[str, Any]:
             out["rows"].setdefault(name, {})[split] = cell
     out["multiplicity"] = multiplicity(count)
     return out
+
+
+def table(summary: dict[str, Any]) -> str:
+    """The docs' Markdown table of a :func:`summarise` result (%; CPU seconds to score each split)."""
+    from prmkit.core.stats import Estimate
+
+    head = ("| model | test F1 | test AUROC | held-out F1 | held-out AUROC | misconception F1 (test / held-out) "
+            "| AUROC − likelihood (test / held-out) | CPU s (test / held-out) |")  # fmt: skip
+    lines = [head, "|---" * 8 + "|"]
+    for name, row in summary["rows"].items():
+        t, h = row["test"], row["heldout"]
+        diff = (
+            " / ".join(Estimate(**c["auroc_minus_likelihood"]).cell(signed=True) for c in (t, h))
+            if "auroc_minus_likelihood" in t
+            else ""
+        )
+        cells = [Estimate(**t["f1"]).cell(), Estimate(**t["auroc"]).cell(), Estimate(**h["f1"]).cell(),
+                 Estimate(**h["auroc"]).cell(), f"{100 * t['misconception_f1']:.1f} / {100 * h['misconception_f1']:.1f}",
+                 diff, f"{t['cpu_seconds']:.0f} / {h['cpu_seconds']:.0f}"]  # fmt: skip
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -211,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         summary = summarise(args.summarise)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(summary, indent=1) + "\n")
+        print(table(summary) + "\n\n" + summary["multiplicity"])
         return summary
     if args.smoke:
         for key, value in SMOKE.items():

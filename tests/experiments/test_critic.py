@@ -24,7 +24,15 @@ def test_the_smoke_run_measures_every_model_and_the_compute_curve(tmp_path: Path
     # the committed summary: intervals over problems, the critic paired with the likelihood PRM
     summary = exp.summarise(tmp_path / "critic-1234.json", resamples=50)
     row = summary["rows"]["critic k=2"]["heldout"]
-    assert set(row) == {"f1", "auroc", "cpu_seconds", "auroc_minus_likelihood", "f1_minus_likelihood"}
+    assert set(row) == {
+        "f1",
+        "auroc",
+        "misconception_f1",
+        "cpu_seconds",
+        "auroc_minus_likelihood",
+        "f1_minus_likelihood",
+    }
     assert row["auroc"]["draws"] == {"problem": 4} and "intervals at 95 %" in summary["multiplicity"]
     auroc = result["compute"]["2"]["heldout"]["auroc"]  # the library's AUROC is the experiment's own
     assert row["auroc"]["mean"] == pytest.approx(auroc, nan_ok=True)
+    assert exp.table(summary).count("\n| critic k=") == 2
