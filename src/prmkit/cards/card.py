@@ -107,7 +107,10 @@ def not_tested(
     out.append(f"traces longer than {data['steps_max']} steps or shorter than {data['steps_min']}")
     targets = ((transfer or {}).get("params") or {}).get("config", {}).get("targets", {})
     crossed = sorted({t["world_name"] for t in targets.values() if t.get("world_name")})
-    if "tool_call" not in data["step_kinds"] and not {"agent", "code"} & set(crossed):
+    from prmkit.worlds.registry import world
+
+    tool_worlds = [n for n in crossed if not world(n).rl]  # their steps call tools (World.rl says so)
+    if "tool_call" not in data["step_kinds"] and not tool_worlds:
         out.append("agent trajectories (tool-call and observation steps)")
     if crossed:
         out.append(
