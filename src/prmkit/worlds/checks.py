@@ -11,8 +11,10 @@ world's loophole) and how an error kind maps to its class.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,3 +124,15 @@ def label_all(
         for trace in traces:
             apply(trace, check(trace))
     return traces
+
+
+_PARSING = threading.Lock()
+
+
+def parse_python(source: str, mode: str = "exec") -> ast.AST:
+    """``ast.parse`` one call at a time. CPython 3.11 can raise a spurious ``SystemError: AST
+    constructor recursion depth mismatch`` when threads parse at once (python/cpython#106905, fixed in
+    later releases); labellers roll out world policies on threads, and the agent and code worlds parse
+    tool expressions and programs, so they parse through here."""
+    with _PARSING:
+        return ast.parse(source, mode=mode)

@@ -50,3 +50,23 @@ def test_evaluate_walks_only_integer_arithmetic(expression: str, value: int | No
 def test_a_problem_without_a_task_is_named() -> None:
     with pytest.raises(ValueError, match=r"problem p: metadata\.task\.kb"):
         execute(Problem(id="p", text="1 + 1?"), ToolCall(name="lookup", arguments="{}"))
+
+
+def test_expressions_parse_one_at_a_time_across_threads() -> None:
+    """Labellers roll out on threads; CPython 3.11's parser can raise a spurious SystemError when threads
+    parse at once (python/cpython#106905), so the tools parse under one lock and agree with one thread."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from prmkit.worlds import checks
+    from prmkit.worlds.agent.tools import evaluate
+
+    expressions = [f"{i} + {i * 7} * 3 - 12" for i in range(400)]
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(evaluate, expressions)) == [evaluate(e) for e in expressions]
+    with ThreadPoolExecutor(1) as pool:
+        with checks._PARSING:  # held elsewhere: a parse waits for it
+            pending = pool.submit(evaluate, "1 + 1")
+            time.sleep(0.2)
+            assert not pending.done()
+        assert pending.result(timeout=5) == 2

@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from prmkit.core.model import Observation, Problem, ToolCall
+from prmkit.worlds.checks import parse_python
 
 LOOKUP, CALCULATOR, GRADER = "lookup", "calculator", "grader_reference"
 TOOL_NAMES = (LOOKUP, CALCULATOR, GRADER)
@@ -75,7 +76,7 @@ def evaluate(expression: str) -> int | None:
     if len(expression) > MAX_EXPRESSION:
         return None
     try:
-        tree = ast.parse(expression, mode="eval")
+        tree = parse_python(expression, mode="eval")
     except (SyntaxError, ValueError):
         return None
     return _walk(tree.body)

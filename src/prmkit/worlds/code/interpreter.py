@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from prmkit.worlds.checks import parse_python
+
 MAX_NODES = 5_000
 """How many AST nodes one call may evaluate (a statement spends its own size, a loop turn one more)."""
 MAX_MAGNITUDE = 10**12
@@ -318,7 +320,7 @@ class Program:
 def load(source: str) -> Program:
     """Parse and check ``source`` (one ``def``); a :class:`ProgramError` names the line and the problem."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError as err:
         raise ProgramError(f"line {err.lineno}: SyntaxError: {err.msg}") from None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
