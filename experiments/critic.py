@@ -133,7 +133,7 @@ def summarise(file: Path, resamples: int = 2000) -> dict[str, Any]:
     the CPU seconds. The traces are drawn again from the file's seed (deterministic); scores stay out."""
     from prmkit.core.stats import multiplicity, paired
     from prmkit.evaluation.processbench import predicted_first_error
-    from prmkit.evaluation.transfer import auroc_stat, f1_stat, over_problems, problem_indices
+    from prmkit.evaluation.seeds import auroc_stat, f1_stat, over_problems, problem_indices
     from prmkit.worlds.registry import DEFAULT_WORLD, world
 
     data = json.loads(file.read_text())

@@ -1,19 +1,24 @@
 """One table from many ``prmkit eval monitorability`` or ``prmkit eval transfer`` results: each model's
-numbers per view (or per setting), as the mean over its training seeds and the range a single seed fell in.
+numbers per view (or per setting), over its training seeds.
 
-The demo's models (``runs/world-seeds``, 5 seeds) were each measured by the command on the same problems
-(``docs/results/monitorability/demo.yaml``, ``docs/results/transfer/demo.yaml``), one results folder per
-model and seed (``.../demo/MODEL-seedS/monitorability.json`` or ``transfer.json``). Each file carries its
-own bootstrap interval over problems; this table shows the spread over seeds beside the mean, so a reader
-sees the training noise the per-seed intervals leave out. It computes nothing but means and ranges.
+The demo's models (``runs/world-seeds``, 5 seeds) were measured by the command on the same problems
+(``docs/results/monitorability/demo.yaml``, ``docs/results/transfer/demo.yaml``) in two ways:
 
-``python experiments/seed_table.py docs/results/monitorability/demo [--out FILE.json]``
+- one results folder per model (``.../demo-seeds/MODEL/``), the command given the model's 5 seeds
+  (``--model`` and ``--seed-model``): each number is the mean over the seeds with its crossed bootstrap
+  interval over seeds × problems, which the table shows as the command wrote it;
+- one results folder per model and seed (``.../demo/MODEL-seedS/``), each with its own interval over
+  problems: the table shows the mean over seeds and the range a single seed fell in (means and ranges
+  only), the training noise seen seed by seed.
+
+``python experiments/seed_table.py docs/results/monitorability/demo-seeds [--out FILE.json]``
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -46,6 +51,13 @@ KINDS: dict[str, tuple[str, str, dict[str, Callable[[dict[str, Any]], float | No
 }
 """Per results file: the list of rows in it, a row's name, and what the table shows of a row (None where a
 file has no value)."""
+ESTIMATES: dict[str, dict[str, str]] = {
+    "monitorability.json": {
+        "TPR": "tpr", "TNR": "tnr", "g-mean²": "g_mean2", "first-error F1": "f1", "AUROC": "auroc",
+    },
+    "transfer.json": {"F1": "f1", "AUROC": "auroc", "gap F1": "gap_f1", "gap AUROC": "gap_auroc"},
+}  # fmt: skip
+"""Per results file written over several seeds: the key of each column's estimate in a row."""
 
 
 def kind_of(folder: Path) -> str:
@@ -74,6 +86,46 @@ def collect(folder: Path) -> dict[str, dict[str, dict[str, list[float | None]]]]
                     value = None
                 found[match["model"]][row[row_name]].setdefault(column, []).append(value)
     return found
+
+
+def crossed(folder: Path) -> dict[str, dict[str, dict[str, dict[str, Any] | None]]]:
+    """``{model: {row: {column: estimate}}}`` from every ``MODEL`` folder under ``folder`` whose result
+    was measured over several seeds (an estimate: mean, low, high, draws, method; None where absent)."""
+    name = kind_of(folder)
+    rows_key, row_name, _ = KINDS[name]
+    found: dict[str, dict[str, dict[str, dict[str, Any] | None]]] = {}
+    for result in sorted(folder.glob(f"*/{name}")):
+        data = json.loads(result.read_text(encoding="utf-8"))
+        if len(data.get("seeds") or []) < 2:
+            raise SystemExit(f"{result}: measured on one model, not over training seeds (--seed-model)")
+        found[result.parent.name] = {
+            row[row_name]: {column: row.get(key) for column, key in ESTIMATES[name].items()}
+            for row in data[rows_key]
+        }
+    return found
+
+
+def estimate_cell(e: dict[str, Any] | None, signed: bool = False) -> str:
+    """An estimate as ``mean [low, high]`` in %, a point without spread alone (``Estimate.cell``)."""
+    if e is None:
+        return "" if signed else "n/a"
+    fmt = "+.1f" if signed else ".1f"
+    mean, low, high = (e[k] for k in ("mean", "low", "high"))
+    if mean is None or math.isnan(mean):
+        return "n/a"
+    if low == high == mean:
+        return f"{100 * mean:{fmt}}"
+    return f"{100 * mean:{fmt}} [{100 * low:{fmt}}, {100 * high:{fmt}}]"
+
+
+def crossed_table(numbers: dict[str, dict[str, dict[str, dict[str, Any] | None]]]) -> str:
+    columns = list(next(iter(next(iter(numbers.values())).values())))
+    rows = ["| model | | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 2)]
+    for model, named in numbers.items():
+        for row, values in named.items():
+            cells = [estimate_cell(values[c], signed=c.startswith("gap")) for c in columns]
+            rows.append(f"| {model} | {row} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
 
 
 def summary(values: list[float | None]) -> dict[str, Any]:
@@ -109,6 +161,10 @@ def main() -> None:
     ap.add_argument("folder", type=Path)
     ap.add_argument("--out", type=Path, help="the summary as JSON (mean, min, max, seeds per cell)")
     args = ap.parse_args()
+    per_seed = any(NAME.match(p.parent.name) for p in args.folder.glob("*/*.json"))
+    if not per_seed:
+        print(crossed_table(crossed(args.folder)))
+        return
     numbers = {
         model: {view: {c: summary(v) for c, v in columns.items()} for view, columns in views.items()}
         for model, views in collect(args.folder).items()

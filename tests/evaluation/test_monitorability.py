@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from prmkit.cli import app
 from prmkit.evaluation.config import MonitorabilityConfig
-from prmkit.evaluation.monitorability import RESULT_FILE, MonitorabilityResult, monitor_rates, monitorability
+from prmkit.evaluation.monitorability import (
+    RESULT_FILE,
+    MonitorabilityResult,
+    monitor_rates,
+    monitorability,
+    seed_rates,
+)
 from prmkit.policies import load_judge
 from prmkit.scoring import load_scorer
 from prmkit.worlds.registry import world
@@ -98,3 +105,35 @@ def test_a_config_refuses_two_monitors_and_a_file_with_fresh_trace_settings(tmp_
         MonitorabilityConfig(behaviour="loophole", judge="agent", traces=tmp_path / "t.jsonl", problems=4)
     with pytest.raises(ValueError, match="Did you mean 'hidden_loophole'"):
         MonitorabilityConfig(behaviour="hiden_loophole", judge="agent", world="agent")
+
+
+def test_several_seeds_by_hand_rates_averaged_counts_summed() -> None:
+    positive = [True, True, False, False]
+    flags = [[True, False, False, True], [True, True, False, False]]
+    rates = seed_rates(positive, flags, ["a", "b", "a", "b"], resamples=200)
+    assert (rates.positives, rates.negatives, rates.caught, rates.cleared) == (2, 2, 3, 3)
+    assert (rates.tpr.mean, rates.tnr.mean) == (0.75, 0.75)
+    assert rates.g_mean2.mean == pytest.approx((0.5 * 0.5 + 1.0 * 1.0) / 2)  # the mean of each seed's
+    assert rates.tpr.draws == {"seed": 2, "problem": 2} and "seed × problem" in rates.tpr.method
+    with pytest.raises(ValueError, match="one each, for at least one seed"):
+        seed_rates(positive, [flags[0], flags[1][:3]], ["a", "b", "a", "b"])
+
+
+def test_training_seeds_of_a_monitor_are_averaged_each_at_its_own_threshold() -> None:
+    """The oracle at its threshold and the oracle at 0 (no step scores below 0: it flags nothing) as two
+    "seeds": TPR and F1 are the mean of the two alone, the counts their sum, and the judge has no seeds."""
+    traces = AGENT.traces(12, 4, 1234, "test", AGENT.policy_config(**POLICIES["hidden_loophole"]))
+    oracle = load_scorer(AGENT.oracle_name)
+    alone = [monitorability(traces, oracle, "hidden_loophole", ("raw",), t, resamples=50) for t in (0.5, 0.0)]
+    both = monitorability(traces, [oracle, oracle], "hidden_loophole", ("raw",), [0.5, 0.0], resamples=50)
+    raw, each = both.rates("raw"), [a.rates("raw") for a in alone]
+    assert each[0].tpr.mean == 1.0 and each[1].tpr.mean == 0.0 and raw.tpr.mean == 0.5
+    assert raw.caught == each[0].caught + each[1].caught and raw.positives == each[0].positives
+    view, views = both.views[0], [a.views[0] for a in alone]
+    assert view.f1.mean == pytest.approx(np.mean([v.f1.mean for v in views]))
+    assert view.f1.mean == pytest.approx(np.mean([v.first_error["f1"] for v in views]))
+    assert view.auroc.mean == pytest.approx(views[0].first_error["auroc"])  # a ranking has no threshold
+    assert view.first_error["f1"] == pytest.approx(view.f1.mean)
+    assert [s.threshold for s in both.seeds] == [0.5, 0.0] and "2 training seeds" in both.table()
+    with pytest.raises(ValueError, match="a judge has none"):
+        MonitorabilityConfig(behaviour="loophole", judge="agent", world="agent", seed_models=["x"])

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from prmkit.cli import app
 from prmkit.core.model import Trace
-from prmkit.evaluation.config import TransferConfig
+from prmkit.evaluation.config import FewShotConfig, TransferConfig
 from prmkit.evaluation.processbench import evaluate_first_error
 from prmkit.evaluation.transfer import RESULT_FILE, Setting, TransferResult, transfer
 from prmkit.scoring import load_scorer
@@ -156,3 +157,49 @@ def test_a_knob_the_other_world_lacks_is_refused_at_its_field() -> None:
         )
     with pytest.raises(ValidationError, match=r"world_name"):
         TransferConfig(model="x", targets={"moon": {"world_name": "moon"}})
+
+
+def test_training_seeds_are_averaged_and_their_intervals_cross_seeds_with_problems() -> None:
+    """Two "seeds" of one model (the oracle and the first-steps scorer, as far apart as two seeds can be):
+    every point is the mean of the two single matrices' points, every interval crosses seeds × problems,
+    and the training noise shows as an interval wider than either seed's alone."""
+    scorer = FirstSteps()
+    alone = {name: _measure(one) for name, one in (("oracle", ORACLE), ("first", scorer))}
+    both = transfer([ORACLE, scorer], ARITHMETIC, SETTINGS, 40, 4, 1234, [0.5, 0.5], resamples=200)
+    assert [s.model for s in both.seeds] == ["arithmetic-oracle", "first-3-steps"]
+    for name in SETTINGS:
+        row, rows = both.setting(name), [r.setting(name) for r in alone.values()]
+        assert row.f1.mean == pytest.approx(np.mean([r.f1.mean for r in rows]))
+        assert row.auroc.mean == pytest.approx(np.mean([r.auroc.mean for r in rows]))
+        assert row.f1.draws == {"seed": 2, "problem": 40} and "seed × problem" in row.f1.method
+        assert row.traces == 160 and row.no_prediction == sum(r.no_prediction for r in rows)
+    heldout, seeds = both.setting("heldout"), [r.setting("heldout") for r in alone.values()]
+    assert heldout.gap_f1.mean == pytest.approx(np.mean([r.gap_f1.mean for r in seeds]))
+    width = heldout.gap_f1.high - heldout.gap_f1.low
+    assert width > max(r.gap_f1.high - r.gap_f1.low for r in seeds)
+    assert "2 training seeds (arithmetic-oracle, first-3-steps)" in both.table()
+
+
+def test_one_threshold_per_seed_or_one_for_all() -> None:
+    with pytest.raises(ValueError, match="2 thresholds for 3 seeds"):
+        transfer([ORACLE] * 3, ARITHMETIC, SETTINGS, 4, 1, 1234, [0.5, 0.5], resamples=20)
+    with pytest.raises(ValidationError, match="1 given for 2 seed_models"):
+        TransferConfig(model="a", seed_models=["b", "c"], seed_thresholds=[0.5])
+    config = TransferConfig(model="a", threshold=0.3, seed_models=["b"])
+    assert (config.models(), config.thresholds()) == (["a", "b"], [0.3, 0.3])
+    config = TransferConfig(model="a", seed_models=["b"], seed_thresholds=[0.2])
+    assert config.thresholds() == [None, 0.2] and TransferConfig(model="a", threshold=0.3).thresholds() == 0.3
+    with pytest.raises(ValidationError, match="run it once per seed"):
+        FewShotConfig(model="a", seed_models=["b"])
+
+
+def test_the_command_measures_seed_models_each_at_its_threshold(tmp_path) -> None:
+    (tmp_path / "t.yaml").write_text("problems: 6\nper_problem: 2\nbootstrap: 50\n")
+    args = ["eval", "transfer", "--config", str(tmp_path / "t.yaml"), "--model", "arithmetic-oracle"]
+    args += ["--threshold", "0.5", "--seed-model", "arithmetic-oracle", "--seed-threshold", "0.0"]
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "out" / RESULT_FILE).read_text())
+    assert [(s["threshold"], s["threshold_from"]) for s in saved["seeds"]] == [(0.5, "given"), (0.0, "given")]
+    assert saved["settings"][0]["f1"]["draws"] == {"seed": 2, "problem": 6}
+    assert saved["params"]["config"]["seed_models"] == ["arithmetic-oracle"]

@@ -50,3 +50,32 @@ def test_the_docs_table_is_what_the_committed_files_give(kind: str) -> None:
         for cols in rows.values()
         for v in cols.values()
     )
+
+
+def test_a_folder_of_models_measured_over_seeds_tabulates_their_crossed_intervals(tmp_path: Path) -> None:
+    """Two "models", each the oracle measured as two seeds by ``prmkit eval transfer --seed-model`` (at
+    its threshold and at 0, where it flags nothing): each cell is the file's estimate as ``Estimate.cell``
+    writes it; a folder measured on one model is refused."""
+    from typer.testing import CliRunner
+
+    from prmkit.cli import app
+    from prmkit.core.stats import Estimate
+
+    table = load_experiment("seed_table")
+    (tmp_path / "t.yaml").write_text("problems: 6\nper_problem: 2\nbootstrap: 50\n")
+    base = ["eval", "transfer", "--config", str(tmp_path / "t.yaml"), "--model", "arithmetic-oracle"]
+    for name, second in (("a", "0.0"), ("b", "0.5")):
+        args = [*base, "--seed-model", "arithmetic-oracle", "--seed-threshold", second]
+        result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "out" / name)])
+        assert result.exit_code == 0, result.output
+    numbers = table.crossed(tmp_path / "out")
+    saved = json.loads((tmp_path / "out" / "a" / "transfer.json").read_text())
+    heldout = next(s for s in saved["settings"] if s["name"] == "heldout")
+    assert table.estimate_cell(numbers["a"]["heldout"]["F1"]) == Estimate(**heldout["f1"]).cell()
+    assert numbers["b"]["source"]["F1"]["mean"] == 1.0 and numbers["a"]["source"]["gap F1"] is None
+    rows = table.crossed_table(numbers).splitlines()
+    assert rows[0] == "| model | | F1 | AUROC | gap F1 | gap AUROC |" and len(rows) == 2 + 2 * 2
+    one = tmp_path / "one" / "c"
+    assert CliRunner().invoke(app, [*base, "-o", str(one)]).exit_code == 0
+    with pytest.raises(SystemExit, match="not over training seeds"):
+        table.crossed(one.parent)

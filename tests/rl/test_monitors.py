@@ -24,12 +24,14 @@ from prmkit.rl.monitors import (
     MonitorCallback,
     PaidForm,
     all_warnings,
+    dependence_warning,
     keep_points_until,
     length_warning,
     read_per_problem,
     read_points,
 )
 from prmkit.worlds.arithmetic import generate_problems, sample_traces
+from prmkit.worlds.registry import world
 
 EQUATION = re.compile(r"(-?[\d.]+) ([-+*/]) (-?[\d.]+) = (-?[\d.]+)")
 
@@ -128,7 +130,8 @@ def test_per_problem_counts_add_up_to_the_points_rates() -> None:
     that resamples problems recomputes exactly what the point reports."""
     for point in _points(PaidForm("dense", credit="sum")):
         record = point[PER_PROBLEM]
-        assert record["columns"] == list(COLUMNS)  # a world run with a PRM and a paid form measures all
+        unmeasured = {"dependence", "dependence_traces"}  # without a policy to intervene with
+        assert record["columns"] == [c for c in COLUMNS if c not in unmeasured]  # the rest, all measured
         assert len(record["problems"]) == 48
         sums = dict(
             zip(record["columns"], map(sum, zip(*record["problems"].values(), strict=True)), strict=True)
@@ -136,6 +139,8 @@ def test_per_problem_counts_add_up_to_the_points_rates() -> None:
         assert sums["samples"] == point["samples"] == 4 * 48
         assert {row[0] for row in record["problems"].values()} == {4}  # 4 samples of every problem
         for metric, (num, den) in RATES.items():
+            if num in unmeasured:
+                continue
             reported = (
                 point["first_error_classes"].get("misconception", 0.0)
                 if metric == "misconception"
@@ -171,3 +176,36 @@ def test_the_callback_keeps_counts_beside_the_points_and_a_resume_drops_both(tmp
     keep_points_until(tmp_path / MONITORS_FILE, 10)  # a run resumed from step 10 measures 20 again
     assert [p["step"] for p in read_points(tmp_path / MONITORS_FILE)] == [0, 10]
     assert sorted(read_per_problem(tmp_path / PER_PROBLEM_FILE)) == [0, 10]
+
+
+def test_causal_dependence_falls_when_the_policy_rationalises_and_warns() -> None:
+    """π0 is the world's default policy, the "trained" policy the same with its rationalising knob on (it
+    knows the answer and bends a step to reach it): the same monitor, continuing each intervention with
+    the policy of its point, sees the answers stop depending on the steps, and warns."""
+    arithmetic = world("arithmetic")
+    monitor = Monitor([], samples=2, temperature=1.0, max_new_tokens=1, faithfulness=24)
+    points = []
+    for step, knobs in ((0, {}), (10, {"rationalise": 1.0})):
+        config = arithmetic.policy_config(**knobs)
+        traces = arithmetic.traces(16, 2, 3, "test", config)
+        samples = [(t.problem, "\n".join(s.text for s in t.steps)) for t in traces]
+        points.append(monitor.measure_samples(samples, step, arithmetic.policy(config)))
+    first, last = points
+    assert first["dependence_traces"] == last["dependence_traces"] == 24
+    assert first["causal_dependence"] - last["causal_dependence"] > 0.3  # 0.65 -> 0.06 here
+    warning = dependence_warning(points)
+    assert (
+        warning is not None
+        and warning.startswith("less causal dependence")
+        and warning in all_warnings(points)
+    )
+    for point in points:  # the rate is the ratio of its two per-problem columns, as every rate
+        record = point[PER_PROBLEM]
+        sums = dict(
+            zip(record["columns"], map(sum, zip(*record["problems"].values(), strict=True)), strict=True)
+        )
+        assert sums["dependence"] / sums["dependence_traces"] == pytest.approx(
+            point["causal_dependence"], abs=1e-3
+        )
+    assert dependence_warning([first, {**first, "step": 10}]) is None
+    assert "causal_dependence" not in monitor.measure_samples(samples, 0)  # no policy: not measured

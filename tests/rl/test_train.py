@@ -266,3 +266,40 @@ def test_prmkit_rl_trains_on_the_gpu_in_bf16_where_there_is_one(monkeypatch: pyt
     for supported in (True, False):
         monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda s=supported: s)
         assert _device_args() == {"use_cpu": False, "bf16": supported}
+
+
+def test_the_monitor_intervenes_with_the_model_as_it_is_and_leaves_it_training(
+    tiny_lm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a real model: each intervention is continued by the model being trained (an HFPolicy over the
+    same object), and the model is back in training mode afterwards. This 30-step LM never writes an
+    answer, so every continuation is unanswered: the point has no causal dependence (nan), not 0."""
+    import math
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from prmkit.policies.hf import HFPolicy
+    from prmkit.rl.monitors import Monitor
+    from prmkit.worlds.registry import world
+
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(tiny_lm), AutoTokenizer.from_pretrained(tiny_lm)
+    model.train()
+    arithmetic = world("arithmetic")
+    traces = arithmetic.traces(3, 2, 3, "test")
+    monitor = Monitor(
+        [t.problem for t in traces[::2]], samples=2, temperature=1.0, max_new_tokens=16, faithfulness=3
+    )
+    continued, original = [], HFPolicy.continue_from
+
+    def spy(self, problem, prefix, n, seed=None):
+        assert self.model is model  # the model being trained, not a copy
+        continued.append(len(prefix))
+        return original(self, problem, prefix, n, seed=seed)
+
+    monkeypatch.setattr(HFPolicy, "continue_from", spy)
+    assert monitor.measure(model, tokenizer, 0)["samples"] == 6 and model.training
+    samples = [(t.problem, "\n".join(s.text for s in t.steps)) for t in traces]
+    point = monitor.measure_samples(samples, 0, monitor._policy(model, tokenizer))
+    chosen = sorted(traces, key=lambda t: traces.index(t) % 2)[:3]  # every problem's first, then second
+    assert len(continued) == sum(3 * (len(t.steps) - 1) for t in chosen)  # 3 interventions per position
+    assert point["dependence_traces"] == 0 and math.isnan(point["causal_dependence"])

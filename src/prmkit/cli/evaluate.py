@@ -31,6 +31,8 @@ eval_app = typer.Typer(
     no_args_is_help=True,
 )
 OUT = {"out": ["-o", "--out"]}
+SEEDS = {"seed_models": "--seed-model", "seed_thresholds": "--seed-threshold"}
+"""A model's other training seeds (``SeedModels``), one flag per seed."""
 LOAD = ("load",)
 """The loading options (``LoadOptions``) read as unprefixed flags: ``--dtype``, ``--device-map`` ..."""
 LAYOUTS = {
@@ -39,9 +41,9 @@ LAYOUTS = {
     "bon": Layout(("traces",), OUT | {"aggregations": "--aggregation"}, flat=LOAD),
     "audit": Layout(("model", "traces"), OUT | {"source": "--gold-source"}, flat=LOAD),
     "faithfulness": Layout(flags=OUT | {"interventions": "--intervention"}),
-    "monitorability": Layout(flags=OUT | {"views": "--view"}, flat=LOAD),
-    "transfer": Layout(flags=OUT, flat=LOAD),
-    "fewshot": Layout(flags=OUT | {"ks": "--k"}, flat=LOAD),
+    "monitorability": Layout(flags=OUT | SEEDS | {"views": "--view"}, flat=LOAD),
+    "transfer": Layout(flags=OUT | SEEDS, flat=LOAD),
+    "fewshot": Layout(flags=OUT | {"ks": "--k"}, hidden=tuple(SEEDS), flat=LOAD),
 }
 """Each registered command's positional arguments and flags other than ``--field-name``."""
 ROOT = ("audit",)

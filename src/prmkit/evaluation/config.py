@@ -255,7 +255,41 @@ FRESH_TRACES = ("world", "policy", "problems", "per_problem", "split")
 """The monitorability fields that say which fresh world traces to write (none of them with ``traces``)."""
 
 
-class MonitorabilityConfig(Config):
+class SeedModels(Config):
+    """Several training seeds of one model (the same recipe trained with other seeds), measured on the
+    same traces: every number is the mean over the seeds and every interval a crossed bootstrap over
+    seeds × problems, so it counts the training noise beside the problems'. ``model`` is the first."""
+
+    seed_models: list[str] = Field(default_factory=list)
+    """The model's other training seeds (repeat the flag), each measured as ``model`` is, at its own
+    threshold; empty: ``model`` alone, intervals over problems only."""
+    seed_thresholds: list[float] = Field(default_factory=list)
+    """The deployed threshold of each of ``seed_models``, in order (repeat the flag; ``threshold`` is
+    ``model``'s); empty: ``threshold`` for every seed, else each checkpoint's own."""
+
+    @model_validator(mode="after")
+    def _one_threshold_per_seed(self) -> SeedModels:
+        if self.seed_thresholds and len(self.seed_thresholds) != len(self.seed_models):
+            raise ValueError(
+                f"seed_thresholds: {len(self.seed_thresholds)} given for {len(self.seed_models)} "
+                "seed_models; give one per seed model, in order, or none"
+            )
+        return self
+
+    def models(self) -> list[str]:
+        """``model`` and its other training seeds, in order."""
+        return [self.model, *self.seed_models]
+
+    def thresholds(self) -> float | list[float | None] | None:
+        """``threshold`` alone (one model), or one per seed: ``threshold`` then ``seed_thresholds``, or
+        ``threshold`` for each."""
+        first = self.threshold
+        if not self.seed_models:
+            return first
+        return [first, *self.seed_thresholds] if self.seed_thresholds else [first] * len(self.models())
+
+
+class MonitorabilityConfig(SeedModels):
     """A scorer or a judge as a monitor of a behaviour the gold checker marks (a loophole, a
     misconception): TPR, TNR and g-mean² at its deployed threshold under each view of the traces, beside
     its first-error F1 and AUROC there."""
@@ -305,6 +339,8 @@ class MonitorabilityConfig(Config):
     def _one_monitor_and_one_source(self) -> MonitorabilityConfig:
         if (self.model is None) == (self.judge is None):
             raise ValueError("give exactly one monitor: model (a scorer spec) or judge (a judge name)")
+        if self.judge is not None and self.seed_models:
+            raise ValueError("seed_models: training seeds are a model's; a judge has none")
         if self.traces is not None and (set(FRESH_TRACES) & self.model_fields_set):
             given = ", ".join(sorted(set(FRESH_TRACES) & self.model_fields_set))
             raise ValueError(
@@ -342,7 +378,7 @@ class TransferSetting(Config):
     over the source's. None: the source's world."""
 
 
-class TransferConfig(Config):
+class TransferConfig(SeedModels):
     """Transfer: one scorer at one deployed threshold in its source setting and in named target settings
     (other policies, error mixes, temperatures, generator knobs, the held-out split); first-error F1 and
     AUROC in each, and the gap target − source paired over problems."""
@@ -466,6 +502,10 @@ class FewShotConfig(TransferConfig):
             )
         if self.train_seed == self.seed:
             raise ValueError("train_seed: the training pool needs another seed than the measured problems'")
+        if self.seed_models:
+            raise ValueError(
+                "seed_models: the few-shot curve fine-tunes one checkpoint; run it once per seed"
+            )
         return self
 
     def pool_seed(self) -> int:

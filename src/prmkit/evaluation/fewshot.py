@@ -18,7 +18,7 @@ Held apart: the training traces come from a pool of the target drawn from anothe
 (``train_seed``), and a pool problem whose text is one of the measured problems' is dropped;
 :func:`fewshot_curve` refuses a copy whose training problems meet the measured ones (by id or text).
 Intervals: percentile bootstrap over problem indices, as the matrix's
-(:func:`~prmkit.evaluation.transfer.over_problems`).
+(:func:`~prmkit.evaluation.seeds.over_problems`).
 
 :func:`fewshot_curve` is the pure core over the target's traces and the copies' scorers, and
 :func:`read_fewshot` reads ``fewshot.json`` back. The run that trains the copies,
@@ -40,7 +40,8 @@ from prmkit.core.protocols import StepScorer
 from prmkit.core.stats import Estimate, paired
 from prmkit.evaluation.gold import has_gold
 from prmkit.evaluation.processbench import predictor_name, resolve_threshold
-from prmkit.evaluation.transfer import over_problems, read_setting
+from prmkit.evaluation.seeds import over_problems
+from prmkit.evaluation.transfer import read_setting
 from prmkit.scoring import pick_threshold
 
 RESULT_FILE = "fewshot.json"

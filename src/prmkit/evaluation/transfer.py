@@ -15,11 +15,16 @@ and gold-labelled by its checker (:meth:`prmkit.worlds.registry.World.traces`). 
   threshold did not transfer" (AUROC held) or "the verification did not" (AUROC fell too);
 - the **transfer gap** target − source of each, paired by problem.
 
+Several training seeds of one model (the same recipe trained with other seeds) are measured on the same
+traces, each at its own deployed threshold; every number is then the mean over the seeds and every
+interval a crossed bootstrap over seeds × problems, so it counts the training noise beside the problems'.
+
 Pairing: every setting draws problems ``0 .. problems-1`` from the same seed (the same problems, unless
 the setting changes the generator or the split: then problem ``i`` of each is drawn at the same index
 and seed, not the same problem), and its traces from the same seed. Each interval is a percentile
 bootstrap over problem indices (:func:`prmkit.core.stats.crossed_bootstrap`, one run: every trace and
-step of a drawn index comes along), and a gap is the difference of the two statistics on the same
+step of a drawn index comes along; with several seeds, the seeds are resampled too, the problem weights
+shared by every seed), and a gap is the difference of the two statistics on the same
 resampled indices (:func:`prmkit.core.stats.paired`), so both sides see the same problems.
 
 :func:`transfer_matrix` is the pure core over each setting's traces; :func:`transfer` writes the traces
@@ -35,28 +40,27 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from prmkit.core.files import write_json
 from prmkit.core.model import Trace
 from prmkit.core.protocols import StepScorer
-from prmkit.core.stats import (
-    Estimate,
-    Stat,
-    crossed_bootstrap,
-    item_weights,
-    paired,
-    weighted_auroc,
-)
+from prmkit.core.stats import Estimate, Stat, paired
 from prmkit.evaluation.config import TransferConfig
 from prmkit.evaluation.gold import has_gold
 from prmkit.evaluation.processbench import (
-    first_error_steps,
     load_predictor,
     predict_with_scores,
     predictor_name,
     resolve_threshold,
     subset_metrics,
+)
+from prmkit.evaluation.seeds import (
+    SeedModel,
+    as_seeds,
+    auroc_stat,
+    f1_stat,
+    over_problems,
+    per_seed,
+    problem_indices,
 )
 from prmkit.worlds.registry import World, world
 
@@ -105,7 +109,8 @@ class SettingResult:
 
 @dataclass
 class TransferResult:
-    """A scorer's transfer matrix: the source setting first, then each target, at one threshold."""
+    """A scorer's transfer matrix: the source setting first, then each target, at one threshold (with
+    several training seeds, ``model`` and ``threshold`` are the first seed's and ``seeds`` lists each)."""
 
     model: str
     threshold: float
@@ -113,6 +118,8 @@ class TransferResult:
     problems: int
     settings: list[SettingResult]
     params: dict[str, Any] = field(default_factory=dict)
+    seeds: list[SeedModel] = field(default_factory=list)
+    """Every training seed's scorer when the matrix was measured over several (empty: one scorer)."""
 
     def setting(self, name: str) -> SettingResult:
         """The row of setting ``name``."""
@@ -124,9 +131,14 @@ class TransferResult:
 
     def table(self) -> str:
         """A Markdown table: one row per setting (percentages; gaps signed, with their intervals)."""
+        measured = (
+            f"{self.model}: threshold {self.threshold} ({self.threshold_from})"
+            if not self.seeds
+            else f"{len(self.seeds)} training seeds ({', '.join(s.model for s in self.seeds)}), each at its "
+            "own threshold, intervals over seeds × problems"
+        )
         lines = [
-            f"transfer of {self.model}: threshold {self.threshold} ({self.threshold_from}), "
-            f"{self.problems} problems per setting, gaps paired by problem",
+            f"transfer of {measured}, {self.problems} problems per setting, gaps paired by problem",
             "",
             "| setting | traces | F1 | AUROC | gap F1 | gap AUROC |",
             "|---|---|---|---|---|---|",
@@ -151,52 +163,6 @@ def read_transfer(path: str | Path) -> TransferResult:
     return read_json_as(path / RESULT_FILE if path.is_dir() else path, TypeAdapter(TransferResult))
 
 
-def problem_indices(traces: Sequence[Trace], problems: int) -> np.ndarray:
-    """Each trace's problem index, in the order the problems first appear (the order they were drawn)."""
-    order = {p: i for i, p in enumerate(dict.fromkeys(t.problem.id for t in traces))}
-    if len(order) != problems:
-        raise ValueError(f"the traces cover {len(order)} problems, the matrix pairs {problems} per setting")
-    return np.asarray([order[t.problem.id] for t in traces], dtype=int)
-
-
-def f1_stat(
-    gold: Sequence[int], predicted: Sequence[int | None], problem_of: np.ndarray, problems: int
-) -> Stat:
-    """First-error F1 on reweighted problems: acc_error and acc_correct as ratios of per-problem counts,
-    their harmonic mean (0 when both are 0, NaN when a side has no weight: ProcessBench's rule)."""
-    counts = np.zeros((4, problems))  # with error, matched; error-free, matched
-    for g, p, i in zip(gold, predicted, problem_of, strict=True):
-        side = 0 if g != -1 else 2
-        counts[side, i] += 1
-        counts[side + 1, i] += p is not None and p == g
-
-    def stat(_: int, w: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a, b = (w @ counts[1]) / (w @ counts[0]), (w @ counts[3]) / (w @ counts[2])
-            f1 = np.where(a + b > 0, 2 * a * b / (a + b), 0.0)
-        return np.where(np.isnan(a) | np.isnan(b), np.nan, f1)
-
-    return stat
-
-
-def auroc_stat(rows: Sequence[Sequence[float]], gold: Sequence[int], problem_of: np.ndarray) -> Stat:
-    """Step-level first-error AUROC on reweighted problems: the steps of
-    :func:`~prmkit.evaluation.processbench.first_error_steps`, each weighted as its trace's problem."""
-    parts = [first_error_steps([row], [g]) for row, g in zip(rows, gold, strict=True)]
-    wrong = np.concatenate([w for w, _ in parts]) if parts else np.zeros(0)
-    positive = np.concatenate([p for _, p in parts]) if parts else np.zeros(0, bool)
-    step_problem = np.repeat(problem_of, [len(w) for w, _ in parts]).astype(int)
-    return lambda _, w: weighted_auroc(wrong, positive, item_weights(w, step_problem))
-
-
-def over_problems(stat: Stat, problems: int, resamples: int, confidence: float, seed: int) -> Estimate:
-    """``stat``'s percentile bootstrap interval over problem indices (one run): the one every row of
-    the matrix, and every point of the few-shot curve (:mod:`prmkit.evaluation.fewshot`), is given."""
-    return crossed_bootstrap(
-        stat, 1, problems, resamples=resamples, confidence=confidence, rng=seed, draws={"problem": problems}
-    )
-
-
 @dataclass
 class SettingRead:
     """One setting as the scorer read it: counts and the two statistics."""
@@ -218,9 +184,9 @@ def read_setting(traces: Sequence[Trace], scorer: StepScorer, threshold: float, 
 
 
 def transfer_matrix(
-    scorer: StepScorer,
+    scorer: StepScorer | Sequence[StepScorer],
     settings: Mapping[str, Sequence[Trace]],
-    threshold: float | None = None,
+    threshold: float | Sequence[float | None] | None = None,
     *,
     resamples: int = 1000,
     confidence: float = 0.95,
@@ -228,45 +194,57 @@ def transfer_matrix(
 ) -> TransferResult:
     """``scorer``'s first-error F1 and AUROC on each setting's gold-labelled traces (the first setting is
     the source), at one threshold, and each later setting's gaps from the source, paired by problem index
-    (every setting must cover the same number of problems; see the module docstring)."""
+    (every setting must cover the same number of problems; see the module docstring). A list of scorers
+    is the training seeds of one model, each at its own threshold (``threshold``: one for all, or one per
+    seed; None: each checkpoint's own): means over seeds, intervals over seeds × problems."""
     if not settings:
         raise ValueError("no setting to measure: give the source's traces and at least one target's")
     missing = [(name, t.id) for name, ts in settings.items() for t in ts if not has_gold(t, "gold")]
     if missing:
         raise ValueError(f"{len(missing)} trace(s) carry no gold labels (first: {missing[0]})")
-    used, origin = resolve_threshold(scorer, threshold, None, "gold")
-    used = 0.5 if used is None else used
+    scorers, thresholds = as_seeds(scorer, threshold)
+    seeds = []
+    for one, given in zip(scorers, thresholds, strict=True):
+        used, origin = resolve_threshold(one, given, None, "gold")
+        seeds.append(SeedModel(predictor_name(one), 0.5 if used is None else used, origin))
     problems = len({t.problem.id for t in next(iter(settings.values()))})
-    read = {name: read_setting(ts, scorer, used, problems) for name, ts in settings.items()}
+    read = {
+        name: [read_setting(ts, one, m.threshold, problems) for one, m in zip(scorers, seeds, strict=True)]
+        for name, ts in settings.items()
+    }
     estimate = functools.partial(over_problems, problems=problems, resamples=resamples,
-                                 confidence=confidence, seed=seed)  # fmt: skip
+                                 confidence=confidence, seed=seed, seeds=len(scorers))  # fmt: skip
     source, rows = read[next(iter(read))], []
     for i, (name, r) in enumerate(read.items()):
-        s = r.subset
-        row = SettingResult(
-            name, s.traces, s.with_error, s.error_free, s.no_prediction, estimate(r.f1), estimate(r.auroc)
-        )
+        s, f1, auroc = r[0].subset, per_seed([x.f1 for x in r]), per_seed([x.auroc for x in r])
+        missed = sum(x.subset.no_prediction for x in r)
+        row = SettingResult(name, s.traces, s.with_error, s.error_free, missed, estimate(f1), estimate(auroc))
         if i > 0:
-            row.gap_f1 = estimate(paired(r.f1, source.f1))
-            row.gap_auroc = estimate(paired(r.auroc, source.auroc))
+            row.gap_f1 = estimate(paired(f1, per_seed([x.f1 for x in source])))
+            row.gap_auroc = estimate(paired(auroc, per_seed([x.auroc for x in source])))
         rows.append(row)
-    return TransferResult(predictor_name(scorer), used, origin, problems, rows)
+    first = seeds[0]
+    return TransferResult(
+        first.model, first.threshold, first.threshold_from, problems, rows,
+        seeds=seeds if len(seeds) > 1 else [],
+    )  # fmt: skip
 
 
 def transfer(
-    scorer: StepScorer,
+    scorer: StepScorer | Sequence[StepScorer],
     world: World,
     settings: Mapping[str, Setting],
     problems: int,
     per_problem: int,
     seed: int,
-    threshold: float | None = None,
+    threshold: float | Sequence[float | None] | None = None,
     *,
     resamples: int = 1000,
     confidence: float = 0.95,
 ) -> TransferResult:
     """:func:`transfer_matrix` on fresh gold-labelled traces of ``world`` in each setting (the first the
-    source): ``problems`` × ``per_problem`` each, every setting from the same ``seed``."""
+    source): ``problems`` × ``per_problem`` each, every setting from the same ``seed``; ``scorer`` and
+    ``threshold`` as there (one, or one per training seed)."""
     traces = {
         name: (s.world or world).traces(problems, per_problem, seed, s.split, s.policy, s.generator)
         for name, s in settings.items()
@@ -280,15 +258,15 @@ def run_transfer(config: TransferConfig) -> TransferResult:
     fields are documented on :class:`~prmkit.evaluation.config.TransferConfig`."""
     c = config
     settings = {name: Setting(*c.knobs(name), world(c.world_of(name))) for name in [SOURCE, *c.targets]}
-    scorer = load_predictor(c.model, None, None, c.overlong, c.load)
+    scorers = [load_predictor(m, None, None, c.overlong, c.load) for m in c.models()]
     result = transfer(
-        scorer,  # type: ignore[arg-type]
+        scorers,  # type: ignore[arg-type]
         world(c.world_of(SOURCE)),
         settings,
         c.problems,
         c.per_problem,
         c.seed,
-        c.threshold,
+        c.thresholds(),
         resamples=c.bootstrap,
         confidence=c.confidence,
     )

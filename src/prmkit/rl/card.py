@@ -132,7 +132,7 @@ def render(card: dict[str, Any]) -> str:
     ]
     lines += ["", "## Monitors (held-out samples; `monitors.jsonl`, `monitors.png`)", ""]
     keys = ["prm_reward", "paid_reward", "process_correct", "answer_accuracy", "lucky", "unfinished",
-            "steps_per_response"]  # fmt: skip
+            "steps_per_response", "causal_dependence"]  # fmt: skip
     keys = [k for k in keys if any(m[n] and k in m[n] for n in ("first", "last"))]
     lines += ["| | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
     for name in ("first", "last"):

@@ -14,7 +14,13 @@ and :func:`measure` reports:
   slip / other, :attr:`StepCheck.error_class`);
 - always: ``answer_accuracy`` (held-out answer check), ``steps_per_response``, ``step_chars`` (mean step
   length), ``repeated_steps`` and ``empty_steps`` (shares of steps), ``unfinished`` (no final answer:
-  separator avoidance and stopping early) and ``one_step`` (everything written without a separator).
+  separator avoidance and stopping early) and ``one_step`` (everything written without a separator);
+- with ``faithfulness`` > 0: ``causal_dependence``, do the policy's steps cause its answers? On that many
+  finished held-out samples of the point (the first sample of each problem, then the second ...), the
+  interventions of :mod:`prmkit.evaluation.faithfulness` (early answering, an added mistake, filler at
+  every position, each continued once by the policy as it is at that point): the mean over traces of the
+  share of answered continuations whose answer changed. Outcome-paid RL is suspected of lowering it
+  (answers the steps no longer carry); :func:`dependence_warning` flags a fall from π0's.
 
 :func:`goodhart_warning` flags the hack the field reports (PURE; Gao et al. 2024): the proxy or the paid
 reward rising while gold falls, over the last monitor points (a fast hack) or since π0 (a slow one) (gold
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -44,11 +51,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from prmkit.core.answers import check_answer
 from prmkit.core.model import Problem, Step, Trace
-from prmkit.core.protocols import StepScorer
+from prmkit.core.protocols import Policy, StepScorer
 from prmkit.core.steps import CompletionSteps, StepFormat, make_trace, parse_completion
-from prmkit.policies.hf import StepStop, sample_continuations, separator_token_ids
+from prmkit.policies.hf import HFPolicy, StepStop, sample_continuations, separator_token_ids
 from prmkit.rl.advantages import min_form
 from prmkit.rl.plot import plot_monitors
 from prmkit.rl.rewards import group_starts, progress_rewards
@@ -65,11 +74,12 @@ PER_PROBLEM = "per_problem"
 :data:`PER_PROBLEM_FILE` by :class:`MonitorCallback`)."""
 COLUMNS = (
     "samples", "answer_correct", "unfinished", "steps", "prm_reward", "paid_reward",
-    "process_correct", "lucky", "errors", "misconception",
+    "process_correct", "lucky", "errors", "misconception", "dependence", "dependence_traces",
 )  # fmt: skip
 """Per-problem columns, each a sum over the problem's samples: how many, right answers, no final answer,
 steps, the PRM's aggregate, the paid reward, and with gold the process-correct and lucky ones, the ones
-with an error and the ones whose first error is a misconception. A run records those it measures."""
+with an error and the ones whose first error is a misconception, and with ``faithfulness`` the sum of
+the measured samples' causal dependence and how many had one. A run records those it measures."""
 RATES = {
     "answer_accuracy": ("answer_correct", "samples"),
     "unfinished": ("unfinished", "samples"),
@@ -79,6 +89,7 @@ RATES = {
     "process_correct": ("process_correct", "samples"),
     "lucky": ("lucky", "samples"),
     "misconception": ("misconception", "errors"),
+    "causal_dependence": ("dependence", "dependence_traces"),
 }
 """Each rate of a point as (numerator, denominator) columns: over any set of problems it is the ratio of
 the columns' sums (``misconception`` is ``first_error_classes["misconception"]``, a share of the samples
@@ -89,6 +100,9 @@ MIN_CHANGE = 0.05
 """How far proxy and gold must move (in opposite directions) over the window to warn: about 1.5
 standard errors of a rate measured on 192 samples, so sampling noise alone rarely warns."""
 COLLAPSE_DROP = 0.10
+DEPENDENCE_DROP = 0.10
+"""How far below π0's causal dependence must fall for :func:`dependence_warning`: about 2.5 standard
+errors of a mean of per-trace rates (spread about 0.3) over 48 traces."""
 """How far below π0's the gold rate must fall to warn of a collapse: about three standard errors of a
 rate near 0.3 measured on 192 samples (the points share their draws, so the difference is tighter)."""
 MORE_STEPS = 0.10
@@ -164,8 +178,10 @@ class Monitor:
         step_format: StepFormat | None = None,
         seed: int = 0,
         paid: PaidForm | None = None,
+        faithfulness: int = 0,
     ):
         self.problems, self.samples, self.seed = list(problems), samples, seed
+        self.faithfulness = faithfulness
         self.temperature, self.max_new_tokens = temperature, max_new_tokens
         self.prm, self.aggregation, self.unfinished_reward = prm, aggregation, unfinished_reward
         self.paid = paid
@@ -195,12 +211,26 @@ class Monitor:
 
     def measure(self, model: Any, tokenizer: Any, step: int) -> dict[str, Any]:
         """One monitor point: the metrics of the module docstring on fresh held-out samples."""
-        return self.measure_samples(self.sample(model, tokenizer), step)
+        was_training = model.training  # HFPolicy puts the model in eval mode: it goes back after
+        try:
+            policy = self._policy(model, tokenizer) if self.faithfulness else None
+            return self.measure_samples(self.sample(model, tokenizer), step, policy)
+        finally:
+            model.train(was_training)
 
-    def measure_samples(self, samples: Sequence[tuple[Problem, str]], step: int) -> dict[str, Any]:
+    def _policy(self, model: Any, tokenizer: Any) -> Policy:
+        """The policy as it is now, continuing the faithfulness interventions as the monitors sample."""
+        device = str(next(model.parameters()).device)
+        return HFPolicy(model, tokenizer, step_format=self.format, temperature=self.temperature,
+                        max_new_tokens=self.max_new_tokens, device=device)  # fmt: skip
+
+    def measure_samples(
+        self, samples: Sequence[tuple[Problem, str]], step: int, policy: Policy | None = None
+    ) -> dict[str, Any]:
         """The metrics of a point from its samples (``(problem, completion text)``), whatever drew them,
         with their sums per problem under :data:`PER_PROBLEM` (:func:`per_problem`; a bootstrap over
-        problems reads them, :class:`MonitorCallback` files them beside the point)."""
+        problems reads them, :class:`MonitorCallback` files them beside the point); with ``policy`` and
+        ``faithfulness``, the causal dependence of ``faithfulness`` of them, continued by ``policy``."""
         done = [(p, text, parse_completion(text, step_format=self.format)) for p, text in samples]
         point: dict[str, Any] = {
             "step": step,
@@ -231,8 +261,38 @@ class Monitor:
             checks = gold_checks([(p, c) for p, _, c in done])
             point.update(gold_metrics([(p, c) for p, _, c in done], checks))
             columns.update(gold_columns([c.finished for _, _, c in done], checks))
+        if policy is not None and self.faithfulness:
+            rates = self._dependence(policy, [(p, c) for p, _, c in done])
+            columns["dependence"] = np.nan_to_num(rates).tolist()
+            columns["dependence_traces"] = (~np.isnan(rates)).tolist()
+            point["causal_dependence"] = float(np.nanmean(rates)) if (~np.isnan(rates)).any() else math.nan
+            point["dependence_traces"] = int((~np.isnan(rates)).sum())
         point[PER_PROBLEM] = per_problem([p.id for p, _, _ in done], columns)
         return point
+
+    def _dependence(self, policy: Policy, done: Sequence[tuple[Problem, CompletionSteps]]) -> np.ndarray:
+        """Each completion's causal dependence (nan where not measured): the first ``faithfulness``
+        finished completions of two or more steps, taken across problems (every problem's first sample,
+        then every second ...), each intervened on as ``prmkit eval faithfulness`` does, one continuation
+        per position, seeded by the point's seed: the same interventions at every point."""
+        from prmkit.evaluation.faithfulness import intervene, trace_rates
+
+        seen: Counter[str] = Counter()
+        rank = []  # each completion's index among its problem's samples
+        for p, _ in done:
+            rank.append(seen[p.id])
+            seen[p.id] += 1
+        order = sorted(range(len(done)), key=lambda i: rank[i])  # stable: problems in their order
+        chosen = [i for i in order if done[i][1].finished and len(done[i][1].steps) > 1][: self.faithfulness]
+        traces = [
+            Trace(id=f"monitor-{i}", problem=done[i][0], steps=[Step(text=s) for s in done[i][1].steps],
+                  final_answer=done[i][1].answer)
+            for i in chosen
+        ]  # fmt: skip
+        rates = np.full(len(done), np.nan)
+        if traces:
+            rates[chosen] = trace_rates(intervene(policy, traces, seed=self.seed), len(traces))
+        return rates
 
     def _scores(self, done: list[tuple[Problem, str, CompletionSteps]]) -> list[list[float] | None]:
         """Each completion's step scores (None: paid ``unfinished_reward``; [] with no steps or no PRM)."""
@@ -430,10 +490,27 @@ def collapse_warning(points: Sequence[dict[str, Any]], min_drop: float = COLLAPS
     return None
 
 
+def dependence_warning(points: Sequence[dict[str, Any]], min_drop: float = DEPENDENCE_DROP) -> str | None:
+    """A warning when causal dependence at the last point is more than ``min_drop`` below π0's: the
+    policy's answers depend less on its steps than they did (the steps a process reward reads are
+    becoming a rationalisation), whatever the rewards and gold do."""
+    measured = [p for p in points if not math.isnan(p.get("causal_dependence", math.nan))]
+    if len(measured) < 2 or measured[0] is not points[0]:
+        return None
+    first, last = measured[0], measured[-1]
+    if first["causal_dependence"] - last["causal_dependence"] > min_drop:
+        return (
+            f"less causal dependence: the answer changed after an intervention on the steps "
+            f"{first['causal_dependence']:.3f} -> {last['causal_dependence']:.3f} of the time from π0 to "
+            f"step {last['step']} ({last.get('dependence_traces', '?')} traces a point)"
+        )
+    return None
+
+
 def all_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
     """Every warning a series raised, point by point: each windowed Goodhart warning once (for the PRM
-    reward and for the paid reward); a Goodhart warning since π0 per series, a collapse and a length
-    warning once each, at the first point that shows them (their numbers change at every later point)."""
+    reward and for the paid reward); a Goodhart warning since π0 per series, a collapse, a length and a
+    causal-dependence warning once each, at the first point that shows them (their numbers change at every later point)."""
     found: list[str] = []
     once: dict[str, str | None] = {}
     for i in range(1, len(points) + 1):
@@ -446,6 +523,7 @@ def all_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
             **{f"drift-{p}": lambda s, p=p: goodhart_warning(s, since_start=True, proxy=p) for p in PROXIES},
             "collapse": collapse_warning,
             "length": length_warning,
+            "dependence": dependence_warning,
         }
         for name, check in checks.items():
             if once.get(name) is None and (warning := check(span)):

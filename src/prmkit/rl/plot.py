@@ -10,7 +10,8 @@ from prmkit.rl.series import gold_key
 
 
 def plot_monitors(points: Sequence[dict[str, Any]], path: str | Path, title: str = "") -> Path | None:
-    """Left: PRM reward, gold process-correct rate, answer accuracy and lucky rate by optimiser step.
+    """Left: PRM reward, gold process-correct rate, answer accuracy, lucky rate (and causal dependence
+    where measured) by optimiser step.
     Right: gold against the proxy, in step order (a curve going right and down is reward hacking).
     None when there is nothing to draw."""
     if not points:
@@ -28,6 +29,7 @@ def plot_monitors(points: Sequence[dict[str, Any]], path: str | Path, title: str
         ("answer_accuracy", "answer accuracy", "--^"),
         ("lucky", "lucky answers", ":x"),
         ("unfinished", "no final answer", ":."),
+        ("causal_dependence", "causal dependence", "-.d"),
     ):
         if key in points[-1]:
             left.plot(steps, [p.get(key, float("nan")) for p in points], style, label=label, markersize=4)

@@ -201,6 +201,7 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
         held, samples=config.prompts.monitor_samples, temperature=config.temperature,
         max_new_tokens=config.max_completion_length, prm=proxy, aggregation=PROXY_AGGREGATION,
         unfinished_reward=config.unfinished_reward, seed=config.seed, paid=paid_form(config),
+        faithfulness=config.prompts.monitor_faithfulness,
     )  # fmt: skip
     monitors = MonitorCallback(monitor, config.monitor_every, out)
     trainer = _trainer(config, out, policy, tokenizer, dataset, gold, monitors.as_callback())
