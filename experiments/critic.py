@@ -100,9 +100,10 @@ def train_models(args: argparse.Namespace, world: Any, out: Path) -> dict[str, s
     from prmkit.training import PrmConfig, train_prm
     from prmkit.worlds.registry import teacher_name
 
-    traces = world.traces(args.problems, args.per_problem, args.seed, "train")
+    trained = [m for m in ("critic", "likelihood", "classifier") if getattr(args, m) is None]
+    # the training traces (and the teacher's chains) only when a model is trained here: 12,000 traces
+    traces = world.traces(args.problems, args.per_problem, args.seed, "train") if trained else []
     teacher = teacher_name(world.name)
-    taught, _ = label_judge(traces, load_judge(teacher, seed=args.seed))
     tiny = TinyConfig(width=args.width, heads=4 if args.width >= 64 else 2, max_length=2048)
     common = {"tiny": tiny, "max_steps": args.steps, "seed": args.seed, "threads": args.threads,
               "resume": False, "max_length": 2048, "base_model": args.base}  # fmt: skip
@@ -113,6 +114,7 @@ def train_models(args: argparse.Namespace, world: Any, out: Path) -> dict[str, s
     spent = json.loads((out / CPU_FILE).read_text()) if (out / CPU_FILE).is_file() else {}
     if args.critic is None:
         start = time.process_time()
+        taught, _ = label_judge(traces, load_judge(teacher, seed=args.seed))
         train_prm(taught, paths["critic"], critic)
         spent["critic"] = time.process_time() - start
     for head in ("likelihood", "classifier"):
