@@ -15,7 +15,10 @@ from prmkit.cards.render import render_markdown
 from prmkit.core.errors import InputError
 from prmkit.evaluation.transfer import read_transfer
 
-DEMO = Path(__file__).resolve().parents[2] / "docs" / "results" / "transfer" / "demo" / "prm-gold-seed0"
+DEMO = Path(__file__).resolve().parent / "data" / "transfer-prm-gold.json"
+"""A real matrix: one training seed of the demo's gold PRM by ``prmkit eval transfer`` (an earlier sweep's
+model, ``docs/results/transfer/demo.yaml``'s settings)."""
+SEEDS = Path(__file__).resolve().parents[2] / "docs" / "results" / "transfer" / "demo-seeds" / "prm-gold"
 EVALUATION = {
     "data": {"policies": ["world-policy"], "steps_min": 2, "steps_max": 9, "step_kinds": ["reasoning"]},
     "bon": {"rows": [{"n": 16}], "orm": None},
@@ -24,7 +27,7 @@ EVALUATION = {
 
 def _moved(tmp_path: Path, model: Path) -> Path:
     """The demo's matrix as if it had measured ``model``."""
-    data = json.loads((DEMO / "transfer.json").read_text())
+    data = json.loads(DEMO.read_text())
     data["model"] = str(model)
     out = tmp_path / "transfer.json"
     out.write_text(json.dumps(data))
@@ -57,6 +60,10 @@ def test_another_checkpoints_matrix_is_refused_in_one_line(tmp_path: Path) -> No
         transfer_of(DEMO, model)
     text = str(err.value)
     assert "\n" not in text and text.startswith(f"{DEMO}: model: expected the card's model {model}")
+    over_seeds = read_transfer(SEEDS)
+    with pytest.raises(InputError, match="seeds: expected one checkpoint's matrix") as err:
+        transfer_of(SEEDS, Path(over_seeds.model))  # its first seed's model: still the recipe's numbers
+    assert "found a matrix over 5 training seeds" in str(err.value) and "\n" not in str(err.value)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"model": "m", "threshold": "high"}))
     with pytest.raises(InputError, match=r"bad.json: threshold: expected input should be a valid number"):

@@ -138,8 +138,10 @@ def test_majority_answers_count_votes_per_problem(tmp_path) -> None:
 
 # --- the report on fabricated cells -------------------------------------------------------------------
 
-COLUMNS = [c for c in MONITOR_COLUMNS if c not in ("prm_reward", "paid_reward")]
-"""The per-problem columns of a gold-checked run without a PRM."""
+COLUMNS = [
+    c for c in MONITOR_COLUMNS if c not in ("prm_reward", "paid_reward", "dependence", "dependence_traces")
+]
+"""The per-problem columns of a gold-checked run without a PRM (and without the causal-dependence monitor)."""
 
 
 def _write_cell(folder: Path, rows: dict[int, dict[str, list[int]]], kl: float | None = None) -> None:

@@ -268,13 +268,19 @@ def run_card(c: CardConfig) -> Path:
 
 def transfer_of(path: Path, model: Path) -> TransferResult:
     """The transfer matrix in ``path`` when it measured ``model``; another checkpoint's is refused in one
-    line (a card must not show a neighbour's numbers)."""
+    line (a card must not show a neighbour's numbers), and so is one measured over several training seeds
+    (its numbers are the recipe's, averaged over checkpoints, not this checkpoint's)."""
     from prmkit.core.errors import InputError, Issue
     from prmkit.evaluation.transfer import read_transfer
 
     result = read_transfer(path)
-    if Path(result.model).resolve() != Path(model).resolve():
+    issue = None
+    if result.seeds:
+        found = f"a matrix over {len(result.seeds)} training seeds"
+        issue = Issue(str(path), None, "seeds", f"one checkpoint's matrix (the card's model {model})", found)
+    elif Path(result.model).resolve() != Path(model).resolve():
         issue = Issue(str(path), None, "model", f"the card's model {model}", result.model)
+    if issue is not None:
         error = InputError([issue], skippable=False)
         error.args = (str(issue),)
         raise error
