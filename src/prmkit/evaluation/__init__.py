@@ -22,6 +22,7 @@ entry in commands.py, from which the CLI is built.
 - ``monitorability.py`` a scorer or judge as a monitor of a behaviour: TPR / TNR / g-mean² under each view
 - ``transfer.py``    one scorer at one threshold in a source and target settings: F1, AUROC, paired gaps
 - ``fewshot.py``     a PRM fine-tuned on k traces of a target setting (via train_prm): F1, AUROC, gains over k = 0
+- ``seeds.py``       a model's training seeds on the same traces, and the first-error Stats over seeds × problems
 - ``study.py``         a study's table over seeds and problems: estimates with crossed-bootstrap intervals
 - ``suite.py``         ``evaluate_world``: the whole evaluation of a scorer on fresh world data
 - ``commands.py``      the command registry: name, config and run function of each evaluation command
