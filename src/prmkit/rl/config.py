@@ -35,7 +35,8 @@ class PromptSet(Config):
     monitor_faithfulness: int = Field(0, ge=0)
     """Held-out samples per monitor point whose causal dependence is measured (``causal_dependence``:
     ``prmkit eval faithfulness``'s interventions, continued by the policy as it is at that point; a fall
-    from π0's warns). About a second a sample on a CPU for the embedded worlds' small policies; 0: off."""
+    from π0's warns). Half a second to a second a sample on one CPU thread for the embedded worlds'
+    small policies; 0: off."""
 
     @field_validator("source")
     @classmethod
