@@ -263,10 +263,11 @@ class Monitor:
             columns.update(gold_columns([c.finished for _, _, c in done], checks))
         if policy is not None and self.faithfulness:
             rates = self._dependence(policy, [(p, c) for p, _, c in done])
+            measured = ~np.isnan(rates)
             columns["dependence"] = np.nan_to_num(rates).tolist()
-            columns["dependence_traces"] = (~np.isnan(rates)).tolist()
-            point["causal_dependence"] = float(np.nanmean(rates)) if (~np.isnan(rates)).any() else math.nan
-            point["dependence_traces"] = int((~np.isnan(rates)).sum())
+            columns["dependence_traces"] = measured.tolist()
+            point["causal_dependence"] = float(np.nanmean(rates)) if measured.any() else math.nan
+            point["dependence_traces"] = int(measured.sum())
         point[PER_PROBLEM] = per_problem([p.id for p, _, _ in done], columns)
         return point
 
@@ -284,11 +285,7 @@ class Monitor:
             seen[p.id] += 1
         order = sorted(range(len(done)), key=lambda i: rank[i])  # stable: problems in their order
         chosen = [i for i in order if done[i][1].finished and len(done[i][1].steps) > 1][: self.faithfulness]
-        traces = [
-            Trace(id=f"monitor-{i}", problem=done[i][0], steps=[Step(text=s) for s in done[i][1].steps],
-                  final_answer=done[i][1].answer)
-            for i in chosen
-        ]  # fmt: skip
+        traces = [completion_trace(f"monitor-{i}", *done[i]) for i in chosen]
         rates = np.full(len(done), np.nan)
         if traces:
             rates[chosen] = trace_rates(intervene(policy, traces, seed=self.seed), len(traces))
@@ -355,11 +352,19 @@ def gold_checks(done: Sequence[tuple[Problem, CompletionSteps]]) -> list[Any]:
     from prmkit.worlds.registry import world_of
 
     return [
-        world_of(p).check_trace(  # type: ignore[union-attr]  (gold is read only when every problem has a world)
-            Trace(id=str(i), problem=p, steps=[Step(text=s) for s in c.steps], final_answer=c.answer)
-        )
+        world_of(p).check_trace(completion_trace(str(i), p, c))  # type: ignore[union-attr]  (gold is read only when every problem has a world)
         for i, (p, c) in enumerate(done)
     ]
+
+
+def completion_trace(trace_id: str, problem: Problem, completion: CompletionSteps) -> Trace:
+    """A parsed completion as a trace of ``problem`` (what the checker and the interventions read)."""
+    return Trace(
+        id=trace_id,
+        problem=problem,
+        steps=[Step(text=s) for s in completion.steps],
+        final_answer=completion.answer,
+    )
 
 
 def gold_columns(finished: Sequence[bool], checks: Sequence[Any]) -> dict[str, list[bool]]:
