@@ -86,3 +86,25 @@ def test_a_progress_reward_measures_each_first_step_from_its_prompts_group() -> 
     tom = (plain[0].rewards[0] + plain[2].rewards[0]) / 2  # V(s_0) of the first prompt's group
     for i, start in ((0, tom), (1, plain[1].rewards[0]), (2, tom)):
         assert paid[i].rewards == pytest.approx(progress_rewards(plain[i].rewards, 1.0, start))
+
+
+def test_a_progress_reward_counts_and_warns_of_prompts_scored_without_their_group(caplog) -> None:
+    """One completion per call (verl's streaming reward loop, a group split across processes) leaves
+    ``V(s_0)`` to the completion itself: its first step's progress is 0. That is counted and logged, the
+    first time as a warning; whole groups are not."""
+    import logging
+
+    prompts = ["Tom has 3 apples. He gets 4 more.", "Tom has 3 apples. He gets 4 more.", "Ann has 2 pears."]
+    completions = ["3 + 4 = 7\nThe answer is 7.", "3 + 3 = 6\nThe answer is 6.", "2 pears\nThe answer is 2."]
+    reward = ProcessReward(HashScorer(), progress_alpha=1.0)
+    with caplog.at_level(logging.DEBUG, logger="prmkit.rl.rewards"):
+        reward.score(prompts[:2], completions[:2])
+        assert reward.lone_groups == 0 and not caplog.records
+        reward.score(prompts, completions)  # Ann's prompt came alone
+        reward.score(prompts[:1], completions[:1])
+    assert reward.lone_groups == 2
+    assert [r.levelno for r in caplog.records] == [logging.WARNING, logging.DEBUG]
+    assert "score a whole GRPO group in one call" in caplog.records[0].getMessage()
+    plain = ProcessReward(HashScorer())  # no progress: nothing to count
+    plain.score(prompts[2:], completions[2:])
+    assert plain.lone_groups == 0

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ from prmkit.core.steps import (
     problem_text,
 )
 from prmkit.scoring.aggregate import aggregate
+
+logger = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=8)
@@ -80,7 +83,8 @@ def group_starts(keys: Sequence[str], rows: Sequence[Sequence[float] | None]) ->
     """Each completion's ``start`` for :func:`progress_rewards`: the mean first-step value of the scored
     completions that share its prompt (``keys``: one per completion, e.g. the prompt's text), an estimate
     of the prompt's ``V(s_0)`` under the policy that wrote them; None where its prompt has none. A prompt
-    with one completion gets that completion's own first value (its first progress is 0 again)."""
+    with one completion gets that completion's own first value (its first progress is 0 again;
+    :class:`ProcessReward` counts and logs such prompts)."""
     firsts: dict[str, list[float]] = {}
     for key, row in zip(keys, rows, strict=True):
         if row:
@@ -129,7 +133,9 @@ class ProcessReward:
         self.unfinished_reward = unfinished_reward
         self.progress_alpha = progress_alpha
         """None: each step is paid its score; else its progress reward, ``Q + alpha * A``
-        (:func:`~prmkit.rl.advantages.progress_rewards`) with the scores read as the prover's values."""
+        (:func:`progress_rewards`) with the scores read as the prover's values."""
+        self.lone_groups = 0
+        """Prompts scored under ``progress_alpha`` with no other completion of theirs in the call."""
 
     def _parse(self, completions: Sequence[Any]) -> list[tuple[str, CompletionSteps]]:
         texts = [message_text(c, "assistant") for c in completions]
@@ -147,7 +153,10 @@ class ProcessReward:
     ):
         """Each completion's :class:`StepRewards`; ``keys`` name each one's prompt, so a progress reward
         reads its group's ``V(s_0)`` (:func:`group_starts`)."""
-        starts = group_starts(keys, rows) if self.progress_alpha is not None else [None] * len(rows)
+        starts = [None] * len(rows)
+        if self.progress_alpha is not None:
+            starts = group_starts(keys, rows)
+            self._note_lone(keys)
         out = []
         for (text, steps), row, start in zip(parsed, rows, starts, strict=True):
             if row is None:  # unfinished or over-long, paid unfinished_reward
@@ -159,6 +168,27 @@ class ProcessReward:
                     pay = progress_rewards(pay, self.progress_alpha, start)
                 out.append(StepRewards(steps, pay, steps.char_ends[: len(row)]))
         return out
+
+    def _note_lone(self, keys: Sequence[str]) -> None:
+        """Count prompts that came with one completion in a call: without the rest of its GRPO group,
+        such a completion's ``V(s_0)`` is its own first value, so its first step's progress is 0, the
+        form that taught policies to err first. A trainer that scores one response per call (verl's
+        streaming reward loop) or splits a group across processes lands here; the first is a warning."""
+        counts: dict[str, int] = {}
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+        lone = sum(1 for n in counts.values() if n == 1)
+        if not lone:
+            return
+        self.lone_groups += lone
+        log = logger.warning if self.lone_groups == lone else logger.debug
+        log(
+            "progress reward: %d prompt(s) came with one completion in this call (%d so far); their first "
+            "step's progress is 0 because V(s_0) is the mean first value of the prompt's completions in "
+            "the call: score a whole GRPO group in one call",
+            lone,
+            self.lone_groups,
+        )
 
     def _to_score(self, prompts: Sequence[Any], parsed: list[tuple[str, CompletionSteps]]):
         """Traces for the scorer (only what will be paid by score) and where each goes back."""
