@@ -1,5 +1,5 @@
 """experiments/seed_table.py: the committed monitorability and transfer files of the demo's models tabulate
-as docs/evaluation.md shows them, and fabricated seeds give their mean and range."""
+as docs/evaluation.md shows them, and a folder of models measured over seeds tabulates their estimates."""
 
 from __future__ import annotations
 
@@ -9,28 +9,6 @@ from pathlib import Path
 import pytest
 
 from tests.experiments import ROOT, load_experiment
-
-
-def _view(view: str, tpr: float, f1: float | None) -> dict:
-    rate = {"mean": tpr, "low": tpr, "high": tpr}
-    first = {"f1": f1, "auroc": None} if f1 is not None else {}
-    return {"view": view, "tpr": rate, "tnr": rate, "g_mean2": rate, "first_error": first}
-
-
-def test_mean_and_range_over_seeds(tmp_path: Path) -> None:
-    table = load_experiment("seed_table")
-    for seed, (tpr, f1) in enumerate([(0.5, 0.25), (0.7, 0.75)]):
-        folder = tmp_path / f"prm-seed{seed}"
-        folder.mkdir()
-        views = [_view("raw", tpr, f1), _view("answer", 0.0, None)]
-        (folder / "monitorability.json").write_text(json.dumps({"views": views}))
-    numbers = table.collect(tmp_path)
-    raw = {c: table.summary(v) for c, v in numbers["prm"]["raw"].items()}
-    assert raw["TPR"] == {"mean": pytest.approx(0.6), "min": 0.5, "max": 0.7, "seeds": 2}
-    assert raw["AUROC"]["seeds"] == 0 and table.cell(raw["AUROC"]) == "n/a"
-    assert table.cell(raw["first-error F1"]) == "50.0 (25.0 – 75.0)"
-    answer = {c: table.summary(v) for c, v in numbers["prm"]["answer"].items()}
-    assert answer["first-error F1"]["seeds"] == 0  # a view without a first-error value is left out
 
 
 @pytest.mark.parametrize("kind", ["monitorability", "transfer"])
