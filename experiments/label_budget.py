@@ -79,33 +79,42 @@ def _cell(e: dict[str, Any]) -> str:
     return f"{100 * e['mean']:.1f} [{100 * e['low']:.1f}, {100 * e['high']:.1f}]".replace("-", "−")
 
 
+REFERENCE = "lm (zero-shot)"
+"""The row with no step labels at all: the backbone read as a verifier (every budget's starting point)."""
+
+
 def table(result: dict[str, Any], set_name: str) -> str:
-    """Held-out first-error F1 (and AUROC at full data) per source and head at every budget, and the
-    budget at which each reaches 90 % of its full-data held-out F1."""
-    f1 = curves(result, set_name, "F1 world-heldout")
-    auroc = curves(result, set_name, "AUROC world-heldout")
-    budgets = sorted({b for points in f1.values() for b in points})
-    lines = [
-        "| source | head | "
-        + " | ".join(f"F1 at {b:g} %" for b in budgets)
-        + " | AUROC at 100 % | 90 % of full F1 at |",
-        "|---|---|" + "---|" * (len(budgets) + 2),
-    ]
-    for (source, head), points in f1.items():
-        cells = [_cell(points[b]) if b in points else "–" for b in budgets]
-        full = auroc.get((source, head), {}).get(100.0)
-        at = reaches(points)
-        lines.append(
-            f"| {source} | {head} | "
-            + " | ".join(cells)
-            + f" | {_cell(full) if full else '–'} | "
-            + (f"{at:g} %" if at is not None else "–")
-            + " |"
-        )
+    """Held-out first-error F1 and AUROC per source and head at every budget, the zero-shot LM's (no labels)
+    beside them, and the budget at which each reaches 90 % of its full-data value."""
     s = result["sets"][set_name]
     seeds = len(result["seeds"])
-    note = f"{seeds} seeds × the evaluation set's problems (evaluate seed {s['evaluate_seed']}); {s['multiplicity']}"
-    return note + "\n\n" + "\n".join(lines) + "\n"
+    parts = [
+        f"{seeds} seeds × the evaluation set's problems (evaluate seed {s['evaluate_seed']}); {s['multiplicity']}"
+    ]
+    for metric in ("F1 world-heldout", "AUROC world-heldout"):
+        points_of = curves(result, set_name, metric)
+        budgets = sorted({b for points in points_of.values() for b in points})
+        short = metric.split()[0]
+        lines = [
+            "| source | head | "
+            + " | ".join(f"{short} at {b:g} %" for b in budgets)
+            + " | 90 % of 100 % at |",
+            "|---|---|" + "---|" * (len(budgets) + 1),
+        ]
+        for (source, head), points in points_of.items():
+            cells = [_cell(points[b]) if b in points else "–" for b in budgets]
+            at = reaches(points)
+            lines.append(
+                f"| {source} | {head} | "
+                + " | ".join(cells)
+                + " | "
+                + (f"{at:g} %" if at is not None else "–")
+                + " |"
+            )
+        reference = s["rows"].get(REFERENCE, {}).get(metric)
+        without = f" (no labels, the zero-shot LM: {_cell(reference)})" if reference else ""
+        parts.append(f"Held-out first-error {short}{without}:\n\n" + "\n".join(lines))
+    return "\n\n".join(parts) + "\n"
 
 
 def plot(result: dict[str, Any], path: Path) -> None:

@@ -14,7 +14,7 @@ def _est(mean: float) -> dict:
 
 
 def _study() -> tuple[dict, dict]:
-    first_error = {"LM (zero-shot)": {"F1 world-heldout": _est(0.3), "AUROC world-heldout": _est(0.6)}}
+    first_error = {"lm (zero-shot)": {"F1 world-heldout": _est(0.3), "AUROC world-heldout": _est(0.6)}}
     heldout = {"gold": (0.2, 0.5, 0.8, 0.85), "judge": (0.1, 0.2, 0.3, 0.6)}
     for source, values in heldout.items():
         for budget, value in zip(("0.1", "1", "10", "100"), values, strict=True):
@@ -35,14 +35,18 @@ def _study() -> tuple[dict, dict]:
 def test_the_table_names_the_budget_that_reaches_90_percent(tmp_path: Path) -> None:
     exp = load_experiment("label_budget")
     result = exp.collect(*_study())
-    assert set(result["sets"]) == {"tuning"} and "LM (zero-shot)" in result["sets"]["tuning"]["rows"]
+    assert set(result["sets"]) == {"tuning"} and "lm (zero-shot)" in result["sets"]["tuning"]["rows"]
     curves = exp.curves(result, "tuning", "F1 world-heldout")
     assert list(curves) == [("gold", "likelihood"), ("judge", "likelihood")]
     assert exp.reaches(curves[("gold", "likelihood")]) == 10.0  # 0.80 >= 0.9 x 0.85
     assert exp.reaches(curves[("judge", "likelihood")]) == 100.0
     table = exp.table(result, "tuning")
-    assert "| gold | likelihood | 20.0 [15.0, 25.0] | 50.0 [45.0, 55.0] | 80.0 [75.0, 85.0] |" in table
-    assert "| 95.0 [90.0, 100.0] | 10 % |" in table  # the gold row: AUROC at 100 %, then its 90 % budget
+    f1, auroc = table.split("Held-out first-error AUROC")
+    assert "| gold | likelihood | 20.0 [15.0, 25.0] | 50.0 [45.0, 55.0] | 80.0 [75.0, 85.0] |" in f1
+    assert "| 85.0 [80.0, 90.0] | 10 % |" in f1  # the gold row at 100 %, then its 90 % budget
+    assert "| judge | likelihood |" in f1 and f1.rstrip().endswith("| 100 % |")
+    assert "F1 (no labels, the zero-shot LM: 30.0 [25.0, 35.0]):" in f1
+    assert "| 95.0 [90.0, 100.0] | 10 % |" in auroc and "| 60.0 [55.0, 65.0] |" in auroc
     assert result["by_class_tuning_test_f1_per_seed"] == {
         "gold/likelihood/1": {"misconception": [0.5, 0.6, 0.7]}
     }
