@@ -29,7 +29,7 @@ BLOCK = re.compile(
 
 def collect(study: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
     """The compact results: per evaluation set, source, head and budget the estimates of METRICS, and
-    the per-seed test F1 by error class (from ``sweep.json``, tuning set)."""
+    the per-seed test and held-out F1 by error class (from ``sweep.json``, tuning set)."""
     out: dict[str, Any] = {"seeds": study["seeds"], "sets": {}}
     for set_name in ("tuning", "claims"):
         if set_name not in study:
@@ -48,12 +48,13 @@ def collect(study: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
     by_class: dict[str, Any] = {}
     for metric, models in sweep["metrics"].items():
         parts = metric.split(" ")
-        if metric.startswith("first-error F1 world-test ") and parts[-1] in CLASSES:
+        if metric.startswith("first-error F1 world-") and len(parts) == 4 and parts[-1] in CLASSES:
+            split = parts[2].removeprefix("world-")
             for model, values in models.items():
                 m = NAME.match(model)
-                if m:
-                    by_class.setdefault(f"{m['source']}/{m['head']}/{m['budget']}", {})[parts[-1]] = values
-    out["by_class_tuning_test_f1_per_seed"] = by_class
+                key = f"{m['source']}/{m['head']}/{m['budget']}" if m else model
+                by_class.setdefault(split, {}).setdefault(key, {})[parts[-1]] = values
+    out["by_class_tuning_f1_per_seed"] = by_class
     return out
 
 
@@ -117,6 +118,43 @@ def table(result: dict[str, Any], set_name: str) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def _spread(values: list[float | None]) -> str:
+    have = [100 * v for v in values if v is not None]
+    if not have:
+        return "–"
+    return f"{sum(have) / len(have):.1f} ({min(have):.1f}–{max(have):.1f})"
+
+
+def class_table(result: dict[str, Any], split: str = "heldout", error_class: str = "misconception") -> str:
+    """F1 on the traces whose first error is of ``error_class`` per source and head at every budget: the
+    mean over seeds and the range a seed fell in (the tuning set; no interval over problems)."""
+    rows = result["by_class_tuning_f1_per_seed"].get(split, {})
+    points: dict[tuple[str, str], dict[float, list[float | None]]] = {}
+    for key, classes in rows.items():
+        if key.count("/") == 2 and error_class in classes:
+            source, head, budget = key.split("/")
+            points.setdefault((source, head), {})[float(budget)] = classes[error_class]
+    budgets = sorted({b for p in points.values() for b in p})
+    lines = [
+        "| source | head | " + " | ".join(f"at {b:g} %" for b in budgets) + " |",
+        "|---|---|" + "---|" * len(budgets),
+    ]
+    for (source, head), by_budget in points.items():
+        lines.append(
+            f"| {source} | {head} | "
+            + " | ".join(_spread(by_budget[b]) if b in by_budget else "–" for b in budgets)
+            + " |"
+        )
+    reference = rows.get(REFERENCE, {}).get(error_class)
+    without = f"; no labels (the zero-shot LM): {_spread(reference)}" if reference else ""
+    where = {"heldout": "Held-out", "test": "Test"}.get(split, split)
+    head_line = (
+        f"{where} first-error F1 on the traces whose first error is a {error_class}: mean (range of a "
+        f"single seed) over {len(result['seeds'])} seeds, tuning set, no interval over problems{without}"
+    )
+    return head_line + "\n\n" + "\n".join(lines) + "\n"
+
+
 def plot(result: dict[str, Any], path: Path) -> None:
     """Held-out and test first-error F1 against the budget, one panel per head, one line per source."""
     import matplotlib
@@ -163,7 +201,10 @@ def render(text: str, root: Path) -> str:
 
     def one(m: re.Match[str]) -> str:
         result = json.loads((root / m["file"]).read_text(encoding="utf-8"))
-        return m[1] + table(result, m["set"]) + m[4]
+        body = table(result, m["set"])
+        if m["set"] == "tuning":
+            body += "\n" + class_table(result)
+        return m[1] + body + m[4]
 
     return BLOCK.sub(one, text)
 
@@ -187,6 +228,7 @@ def main() -> None:
     plot(result, args.plot)
     for set_name in result["sets"]:
         print(f"{set_name}:\n\n{table(result, set_name)}")
+    print(class_table(result))
 
 
 if __name__ == "__main__":

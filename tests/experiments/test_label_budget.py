@@ -27,7 +27,15 @@ def _study() -> tuple[dict, dict]:
         "tuning": {"evaluate_seed": 1234, "first_error": first_error, "multiplicity": "n intervals."},
     }
     sweep = {
-        "metrics": {"first-error F1 world-test misconception": {"prm-gold-likelihood-1pct": [0.5, 0.6, 0.7]}}
+        "metrics": {
+            "first-error F1 world-test misconception": {"prm-gold-likelihood-1pct": [0.5, 0.6, 0.7]},
+            "first-error F1 world-heldout misconception": {
+                "prm-gold-likelihood-1pct": [0.2, 0.4, None],
+                "prm-gold-likelihood-100pct": [0.8, 0.9, 1.0],
+                "lm (zero-shot)": [0.0, 0.1, 0.2],
+            },
+            "first-error F1 world-heldout": {"prm-gold-likelihood-1pct": [0.5, 0.6, 0.7]},
+        }
     }
     return study, sweep
 
@@ -47,12 +55,17 @@ def test_the_table_names_the_budget_that_reaches_90_percent(tmp_path: Path) -> N
     assert "| judge | likelihood |" in f1 and f1.rstrip().endswith("| 100 % |")
     assert "F1 (no labels, the zero-shot LM: 30.0 [25.0, 35.0]):" in f1
     assert "| 95.0 [90.0, 100.0] | 10 % |" in auroc and "| 60.0 [55.0, 65.0] |" in auroc
-    assert result["by_class_tuning_test_f1_per_seed"] == {
+    assert result["by_class_tuning_f1_per_seed"]["test"] == {
         "gold/likelihood/1": {"misconception": [0.5, 0.6, 0.7]}
     }
+    classes = exp.class_table(result)
+    assert (
+        "| gold | likelihood | 30.0 (20.0–40.0) | 90.0 (80.0–100.0) |" in classes
+    )  # a missing seed left out
+    assert "no labels (the zero-shot LM): 10.0 (0.0–20.0)" in classes
     exp.plot(result, tmp_path / "budget.png")
     assert (tmp_path / "budget.png").read_bytes()[:4] == b"\x89PNG"
     results = tmp_path / "r.json"
     results.write_text(json.dumps(result))
     doc = f"x\n<!-- label-budget: {results.name} set=tuning -->\nold\n<!-- /label-budget -->\n"
-    assert exp.render(doc, tmp_path) == doc.replace("old\n", table)
+    assert exp.render(doc, tmp_path) == doc.replace("old\n", table + "\n" + classes)
