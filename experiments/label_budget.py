@@ -68,12 +68,17 @@ def curves(result: dict[str, Any], set_name: str, metric: str) -> dict[tuple[str
     return {k: dict(sorted(v.items())) for k, v in out.items()}
 
 
-def reaches(points: dict[float, Any], share: float = 0.9) -> float | None:
-    """The smallest budget whose mean reaches ``share`` of the full-data (100 %) mean, or None."""
+def reaches(points: dict[float, Any], share: float = 0.9, floor: float = 0.0) -> float | None:
+    """The smallest budget whose mean reaches ``share`` of the full-data (100 %) mean above ``floor`` (0
+    for F1; 0.5, chance, for AUROC, so a head is not credited with the half any ranking gets), or None."""
     if 100.0 not in points:
         return None
-    goal = share * points[100.0]["mean"]
+    goal = floor + share * (points[100.0]["mean"] - floor)
     return next((b for b, e in points.items() if e["mean"] >= goal), None)
+
+
+FLOORS = {"F1": 0.0, "AUROC": 0.5}
+"""What a metric's "90 % of full data" is measured above: nothing for F1, chance for AUROC."""
 
 
 def _cell(e: dict[str, Any]) -> str:
@@ -87,11 +92,10 @@ REFERENCE = "lm (zero-shot)"
 def table(result: dict[str, Any], set_name: str) -> str:
     """Held-out first-error F1 and AUROC per source and head at every budget, the zero-shot LM's (no labels)
     beside them, and the budget at which each reaches 90 % of its full-data value."""
+    from prmkit.core.stats import multiplicity
+
     s = result["sets"][set_name]
-    seeds = len(result["seeds"])
-    parts = [
-        f"{seeds} seeds × the evaluation set's problems (evaluate seed {s['evaluate_seed']}); {s['multiplicity']}"
-    ]
+    parts, intervals = [], 0
     for metric in ("F1 world-heldout", "AUROC world-heldout"):
         points_of = curves(result, set_name, metric)
         budgets = sorted({b for points in points_of.values() for b in points})
@@ -99,12 +103,13 @@ def table(result: dict[str, Any], set_name: str) -> str:
         lines = [
             "| source | head | "
             + " | ".join(f"{short} at {b:g} %" for b in budgets)
-            + " | 90 % of 100 % at |",
+            + (" | 90 % of 100 % at |" if short == "F1" else " | 90 % of 100 % above chance at |"),
             "|---|---|" + "---|" * (len(budgets) + 1),
         ]
         for (source, head), points in points_of.items():
             cells = [_cell(points[b]) if b in points else "–" for b in budgets]
-            at = reaches(points)
+            intervals += len(points)
+            at = reaches(points, floor=FLOORS[short])
             lines.append(
                 f"| {source} | {head} | "
                 + " | ".join(cells)
@@ -113,16 +118,23 @@ def table(result: dict[str, Any], set_name: str) -> str:
                 + " |"
             )
         reference = s["rows"].get(REFERENCE, {}).get(metric)
+        intervals += bool(reference)
         without = f" (no labels, the zero-shot LM: {_cell(reference)})" if reference else ""
         parts.append(f"Held-out first-error {short}{without}:\n\n" + "\n".join(lines))
-    return "\n\n".join(parts) + "\n"
+    draws = (
+        f"{len(result['seeds'])} training seeds (each: problems, traces, labels, backbone, every PRM) × "
+        f"the evaluation set's problems (evaluate seed {s['evaluate_seed']}), crossed bootstrap; "
+        f"{multiplicity(intervals)}"
+    )
+    return "\n\n".join([draws, *parts]) + "\n"
 
 
 def _spread(values: list[float | None]) -> str:
     have = [100 * v for v in values if v is not None]
     if not have:
         return "–"
-    return f"{sum(have) / len(have):.1f} ({min(have):.1f}–{max(have):.1f})"
+    mean = f"{sum(have) / len(have):.1f}"
+    return mean if len(have) == 1 else f"{mean} ({min(have):.1f}–{max(have):.1f})"
 
 
 def class_table(result: dict[str, Any], split: str = "heldout", error_class: str = "misconception") -> str:
@@ -156,40 +168,64 @@ def class_table(result: dict[str, Any], split: str = "heldout", error_class: str
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    """Held-out and test first-error F1 against the budget, one panel per head, one line per source."""
+    """Held-out first-error F1 and AUROC (rows) against the budget, one column per head, one line per
+    source with its interval, the zero-shot LM (no labels) as a dashed line: the claims set where it was
+    measured, else the tuning set."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, FuncFormatter
 
-    heads = sorted({h for _, h in curves(result, "tuning", "F1 world-heldout")})
-    fig, axes = plt.subplots(1, len(heads), figsize=(5.5 * len(heads), 4), sharey=True, squeeze=False)
     set_name = "claims" if "claims" in result["sets"] else "tuning"
-    for ax, head in zip(axes[0], heads, strict=True):
-        for metric, style in (("F1 world-heldout", "-o"), ("F1 world-test", ":s")):
-            for (source, h), points in curves(result, set_name, metric).items():
+    metrics = ("F1 world-heldout", "AUROC world-heldout")
+    heads = sorted({h for _, h in curves(result, set_name, metrics[0])})
+    sources = list(dict.fromkeys(s for s, _ in curves(result, set_name, metrics[0])))
+    colours = {source: f"C{i}" for i, source in enumerate(sources)}
+    fig, axes = plt.subplots(
+        len(metrics),
+        len(heads),
+        figsize=(5.2 * len(heads), 3.6 * len(metrics)),
+        sharex=True,
+        sharey="row",
+        squeeze=False,
+    )
+    for row, metric in enumerate(metrics):
+        points_of = curves(result, set_name, metric)
+        reference = result["sets"][set_name]["rows"].get(REFERENCE, {}).get(metric)
+        for col, head in enumerate(heads):
+            ax = axes[row][col]
+            for (source, h), points in points_of.items():
                 if h != head:
                     continue
-                xs = list(points)
-                ys = [100 * e["mean"] for e in points.values()]
-                err = [[100 * (e["mean"] - e["low"]) for e in points.values()],
-                       [100 * (e["high"] - e["mean"]) for e in points.values()]]  # fmt: skip
-                label = f"{source} ({metric.split()[1].removeprefix('world-')})"
+                e = list(points.values())
+                ys = [100 * x["mean"] for x in e]
+                err = [[100 * (x["mean"] - x["low"]) for x in e], [100 * (x["high"] - x["mean"]) for x in e]]
                 ax.errorbar(
-                    xs,
-                    ys,
-                    yerr=err,
-                    fmt=style,
-                    capsize=3,
-                    label=label,
-                    alpha=0.9 if "held" in metric else 0.5,
+                    list(points), ys, yerr=err, fmt="-o", capsize=3, color=colours[source], label=source
                 )
-        ax.set_xscale("log")
-        ax.set_xlabel("labelled training traces used (%)")
-        ax.set_title(f"{head} head ({set_name} set)")
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("first-error F1 (%), mean and 95 % interval")
+            if reference:
+                ax.axhline(
+                    100 * reference["mean"], color="grey", ls="--", lw=1, label="no labels (zero-shot LM)"
+                )
+            if metric.startswith("AUROC"):
+                ax.axhline(50, color="grey", ls=":", lw=1)
+            ax.set_xscale("log")
+            ax.xaxis.set_major_locator(FixedLocator([0.1, 1, 10, 100]))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g} %"))
+            ax.grid(alpha=0.3)
+            if row == 0:
+                ax.set_title(f"{head} head")
+            if row == len(metrics) - 1:
+                ax.set_xlabel("labelled training traces used")
+            if col == 0:
+                ax.set_ylabel(f"held-out first-error {metric.split()[0]} (%)")
     axes[0][-1].legend(fontsize=7, loc="lower right")
+    seeds = len(result["seeds"])
+    fig.suptitle(
+        f"Label budgets, {set_name} set: mean over {seeds} seeds and 95 % interval over seeds × problems",
+        fontsize=10,
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

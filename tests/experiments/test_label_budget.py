@@ -54,7 +54,11 @@ def test_the_table_names_the_budget_that_reaches_90_percent(tmp_path: Path) -> N
     assert "| 85.0 [80.0, 90.0] | 10 % |" in f1  # the gold row at 100 %, then its 90 % budget
     assert "| judge | likelihood |" in f1 and f1.rstrip().endswith("| 100 % |")
     assert "F1 (no labels, the zero-shot LM: 30.0 [25.0, 35.0]):" in f1
-    assert "| 95.0 [90.0, 100.0] | 10 % |" in auroc and "| 60.0 [55.0, 65.0] |" in auroc
+    # AUROC: 90 % of the full-data value above chance (0.5): gold 0.5 + 0.9 x 0.45 = 0.905 -> 100 %
+    assert "| 95.0 [90.0, 100.0] | 100 % |" in auroc and "| 60.0 [55.0, 65.0] |" in auroc
+    assert exp.reaches({1.0: {"mean": 0.7}, 100.0: {"mean": 0.72}}, floor=0.5) == 1.0  # 0.7 >= 0.698
+    assert exp.reaches({1.0: {"mean": 0.65}, 100.0: {"mean": 0.72}}, floor=0.5) == 100.0
+    assert "18 intervals at 95 % each" in table  # 2 metrics x (2 x 4 budgets + the zero-shot LM)
     assert result["by_class_tuning_f1_per_seed"]["test"] == {
         "gold/likelihood/1": {"misconception": [0.5, 0.6, 0.7]}
     }
