@@ -61,3 +61,46 @@ def test_a_cached_stage_without_its_declared_outputs_runs_again(tmp_path: Path) 
     again = run_stages(recipe, [stage], tmp_path)
     assert len(calls) == 2 and not again["s"]["cached"]
     assert run_stages(recipe, [stage], tmp_path)["s"]["cached"]
+
+
+def test_a_run_takes_another_runs_identical_stages_and_runs_the_rest(tmp_path: Path) -> None:
+    """``reuse``: a stage whose name and key are done in another run's folder is read there, not run; a
+    stage with other settings, and every stage that reads it, runs in this run's folder."""
+    from prmkit.pipeline.sweep import for_seed
+
+    calls: list[str] = []
+
+    def writes(r, out: Path, deps: dict[str, Path]) -> dict:
+        calls.append(out.name.rsplit("-", 1)[0])
+        text = "".join((d / "made.txt").read_text() for d in deps.values()) + out.name
+        (out / "made.txt").write_text(text)
+        return {"n": len(calls)}
+
+    def stages(b: int) -> list[Stage]:
+        return [
+            Stage("a", [], {"x": 1}, writes, outputs=("made.txt",)),
+            Stage("b", ["a"], {"x": b}, writes, outputs=("made.txt",)),
+            Stage("c", ["b"], {}, writes, outputs=("made.txt",)),
+        ]
+
+    recipe = load_recipe(REPO / "recipes" / "world.yaml")
+    first = run_stages(recipe, stages(1), tmp_path / "first")
+    assert calls == ["a", "b", "c"]
+    taking = recipe.model_copy(update={"reuse": [tmp_path / "nowhere", tmp_path / "first"]})
+    same = run_stages(taking, stages(1), tmp_path / "second")
+    assert calls == ["a", "b", "c"] and all(r["reused"] and r["cached"] for r in same.values())
+    assert same["c"]["dir"] == first["c"]["dir"] and not (tmp_path / "second" / "stages").exists()
+    other = run_stages(taking, stages(2), tmp_path / "second")
+    assert calls == ["a", "b", "c", "b", "c"] and other["a"]["reused"] and "reused" not in other["b"]
+    assert Path(other["c"]["dir"]).parent == tmp_path / "second" / "stages"
+    assert (Path(other["c"]["dir"]) / "made.txt").read_text().startswith(Path(first["a"]["dir"]).name)
+    # a stage done in this run's own folder is its own, whatever the other folder holds
+    assert "reused" not in run_stages(taking, stages(2), tmp_path / "second")["b"]
+    # a sweep's seed looks in the other run's folder of that seed, then in the folder itself
+    swept = for_seed(taking.model_copy(update={"seeds": [3]}), 3)
+    assert swept.reuse == [
+        tmp_path / "nowhere" / "seed-3",
+        tmp_path / "nowhere",
+        tmp_path / "first" / "seed-3",
+        tmp_path / "first",
+    ]

@@ -189,3 +189,32 @@ def test_every_shipped_recipe_passes_its_check(name):
     ok = CliRunner().invoke(app, ["run", str(REPO / "recipes" / name), "--check"])
     assert ok.exit_code == 0, ok.output
     assert "pretrain" in ok.output or "prm" in ok.output, ok.output
+
+
+def test_cli_check_says_which_stages_are_done_reused_or_to_run(tmp_path):
+    """``--check`` with ``--reuse``: the stage done in the other folder (with what it declares it writes)
+    is "reused from" it, one done there without its outputs is not, the rest are "to run"; nothing is
+    written."""
+    from prmkit import __version__
+    from prmkit.pipeline.cache import stage_key
+    from prmkit.pipeline.sweep import for_seed
+
+    problems, mc = plan(for_seed(load_recipe(REPO / "recipes" / "world.yaml"), 0))[:2]
+    first = stage_key(problems.name, problems.settings, {}, __version__)
+    second = stage_key(mc.name, mc.settings, {"problems": first}, __version__)
+    for stage, key, outputs in ((problems, first, problems.outputs), (mc, second, ())):
+        done = tmp_path / "old" / "seed-0" / "stages" / f"{stage.name}-{key}"
+        done.mkdir(parents=True)
+        (done / "DONE.json").write_text('{"seconds": 1.0, "summary": {}}')
+        for name in outputs:
+            (done / name).write_text("x")
+    args = ["run", str(REPO / "recipes" / "world.yaml"), "-o", str(tmp_path / "new"), "--seeds", "0"]
+    result = CliRunner().invoke(app, [*args, "--reuse", str(tmp_path / "old"), "--check"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith(f"{tmp_path / 'new' / 'seed-0'}: ") and lines[0].endswith(" to run")
+    assert lines[1].split()[0] == "problems" and lines[1].endswith(
+        f"reused from {tmp_path / 'old' / 'seed-0'}"
+    )
+    assert lines[2].split()[0] == "mc" and lines[2].endswith("; to run")  # done there, its outputs missing
+    assert not (tmp_path / "new").exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,3 +63,13 @@ def stage_dir(out: Path, name: str, key: str) -> StageDir:
     path = out / "stages" / f"{name}-{key}"
     path.mkdir(parents=True, exist_ok=True)
     return StageDir(name, key, path)
+
+
+def find_done(name: str, key: str, places: Sequence[Path], outputs: Sequence[str] = ()) -> StageDir | None:
+    """A finished stage ``name-key`` with every one of ``outputs`` under one of ``places`` (output folders
+    of other runs), the first found, or None: the same key is the same work, so its results can be taken."""
+    for place in places:
+        path = place / "stages" / f"{name}-{key}"
+        if (path / "DONE.json").exists() and all((path / o).exists() for o in outputs):
+            return StageDir(name, key, path)
+    return None

@@ -276,6 +276,12 @@ class Recipe(Config):
     rl: RlSection | None = None
     """RL against the PRM after the models are trained (on a world whose record says ``rl``: its checker
     is the monitors' gold); null (the default) skips it."""
+    reuse: list[Path] = Field(default_factory=list)
+    """Output folders of earlier runs whose finished stages this run takes instead of running them again:
+    a stage is taken where one with its name and key (a hash of its settings, its inputs' keys and
+    prmkit's version) is done there, so only identical work is skipped, whatever the other recipe was. A
+    sweep's seed looks in ``<folder>/seed-<s>`` and in the folder itself. Taken stages stay where they
+    are (nothing is copied); the report names them."""
     seeds: list[int] = Field(default_factory=list)
     """Run the whole recipe once per seed (training problems, labels, every model's initialisation; the
     evaluation data stays), each into ``output_dir/seed-<s>``, then one report with mean and 95 % interval

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from prmkit.core.ranks import is_main_process, world_size
-from prmkit.pipeline.cache import StageDir, stage_dir, stage_key
+from prmkit.pipeline.cache import StageDir, find_done, stage_dir, stage_key
 from prmkit.pipeline.recipe import Recipe
 from prmkit.pipeline.stages import Stage, plan
 from prmkit.pipeline.yamlconf import load_yaml_config
@@ -65,6 +65,25 @@ def _outputs(st: Stage, sd: StageDir) -> dict[str, list[str]]:
     return {"outputs": [str(sd.path / o) for o in st.outputs]}
 
 
+def stage_states(recipe: Recipe) -> list[tuple[Stage, str]]:
+    """Each stage of ``recipe`` (one run, not a sweep) with what a run would do with it: ``done`` (in
+    its own folder), ``reused from <folder>`` (``recipe.reuse``) or ``to run``; nothing is written."""
+    from prmkit import __version__
+
+    keys: dict[str, str] = {}
+    states = []
+    for st in plan(recipe):
+        key = keys[st.name] = stage_key(st.name, st.settings, {d: keys[d] for d in st.deps}, __version__)
+        own = recipe.output_dir / "stages" / f"{st.name}-{key}"
+        taken = None if (own / "DONE.json").exists() else find_done(st.name, key, recipe.reuse, st.outputs)
+        if taken is not None:
+            states.append((st, f"reused from {taken.path.parent.parent}"))
+        else:
+            done = (own / "DONE.json").exists() and all((own / o).exists() for o in st.outputs)
+            states.append((st, "done" if done else "to run"))
+    return states
+
+
 def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict[str, Any]]:
     from prmkit import __version__
 
@@ -72,8 +91,16 @@ def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict
     results: dict[str, dict[str, Any]] = {}
     for i, st in enumerate(stages, start=1):
         key = stage_key(st.name, st.settings, {d: dirs[d].key for d in st.deps}, __version__)
-        sd = dirs[st.name] = stage_dir(out, st.name, key)
         head = f"[{i}/{len(stages)}] {st.name}"
+        local = out / "stages" / f"{st.name}-{key}"
+        taken = None if (local / "DONE.json").exists() else find_done(st.name, key, recipe.reuse, st.outputs)
+        if taken is not None:  # another run's identical stage: read where it is
+            dirs[st.name], done = taken, taken.summary()
+            log(f"[green]{head}[/green]: reused ({taken.path}, took {done['seconds']:.0f}s when run)")
+            results[st.name] = {"key": key, "dir": str(taken.path), "cached": True, "reused": True}
+            results[st.name].update({**done, **_outputs(st, taken)})
+            continue
+        sd = dirs[st.name] = stage_dir(out, st.name, key)
         if sd.is_done() and all((sd.path / o).exists() for o in st.outputs):  # else made before it wrote them
             done = sd.summary()
             log(f"[green]{head}[/green]: cached ({sd.path.name}, took {done['seconds']:.0f}s when run)")

@@ -442,8 +442,10 @@ def _rl_section(recipe: Recipe, results: dict[str, dict[str, Any]], out: Path) -
 def _timing_section(results: dict[str, dict[str, Any]]) -> Section:
     """Each stage's time, cached stages included, so the cost of a fresh run can be read off."""
     timing = Section("Where the time went")
+    reused = any(r.get("reused") for r in results.values())  # taken from another run's folder (--reuse)
     timing.tables.append(Table([
-        {"stage": name, "seconds": round(r.get("seconds", 0.0), 1), "cached this run": r["cached"]}
+        {"stage": name, "seconds": round(r.get("seconds", 0.0), 1), "cached this run": r["cached"],
+         **({"reused from": r["dir"] if r.get("reused") else ""} if reused else {})}
         for name, r in results.items()
     ]))  # fmt: skip
     total = sum(r.get("seconds", 0.0) for r in results.values())

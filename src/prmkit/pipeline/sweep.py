@@ -30,7 +30,8 @@ LOOPHOLE_METRICS = {
 
 
 def for_seed(recipe: Recipe, seed: int) -> Recipe:
-    """The recipe of one seed: its own folder; the seed in problems, labels and every training config."""
+    """The recipe of one seed: its own folder (and its own in each folder it reuses); the seed in problems,
+    labels and every training config."""
     t = recipe.train
     train = t.model_copy(
         update={
@@ -45,6 +46,7 @@ def for_seed(recipe: Recipe, seed: int) -> Recipe:
             "rl": rl,
             "seeds": [],
             "output_dir": recipe.output_dir / f"seed-{seed}",
+            "reuse": [p for d in recipe.reuse for p in (d / f"seed-{seed}", d)],
             "problems": recipe.problems.model_copy(update={"seed": seed}),
             "labels": recipe.labels.model_copy(update={"seed": seed}),
             "train": train,
