@@ -65,6 +65,14 @@ def _outputs(st: Stage, sd: StageDir) -> dict[str, list[str]]:
     return {"outputs": [str(sd.path / o) for o in st.outputs]}
 
 
+def _taken(recipe: Recipe, out: Path, st: Stage, key: str) -> StageDir | None:
+    """Another run's finished ``st`` with this key (``recipe.reuse``), unless this run's folder has its
+    own: a stage done here is never replaced by one from elsewhere."""
+    if (out / "stages" / f"{st.name}-{key}" / "DONE.json").exists():
+        return None
+    return find_done(st.name, key, recipe.reuse, st.outputs)
+
+
 def stage_states(recipe: Recipe) -> list[tuple[Stage, str]]:
     """Each stage of ``recipe`` (one run, not a sweep) with what a run would do with it: ``done`` (in
     its own folder), ``reused from <folder>`` (``recipe.reuse``) or ``to run``; nothing is written."""
@@ -75,7 +83,7 @@ def stage_states(recipe: Recipe) -> list[tuple[Stage, str]]:
     for st in plan(recipe):
         key = keys[st.name] = stage_key(st.name, st.settings, {d: keys[d] for d in st.deps}, __version__)
         own = recipe.output_dir / "stages" / f"{st.name}-{key}"
-        taken = None if (own / "DONE.json").exists() else find_done(st.name, key, recipe.reuse, st.outputs)
+        taken = _taken(recipe, recipe.output_dir, st, key)
         if taken is not None:
             states.append((st, f"reused from {taken.path.parent.parent}"))
         else:
@@ -92,8 +100,7 @@ def run_stages(recipe: Recipe, stages: list[Stage], out: Path) -> dict[str, dict
     for i, st in enumerate(stages, start=1):
         key = stage_key(st.name, st.settings, {d: dirs[d].key for d in st.deps}, __version__)
         head = f"[{i}/{len(stages)}] {st.name}"
-        local = out / "stages" / f"{st.name}-{key}"
-        taken = None if (local / "DONE.json").exists() else find_done(st.name, key, recipe.reuse, st.outputs)
+        taken = _taken(recipe, out, st, key)
         if taken is not None:  # another run's identical stage: read where it is
             dirs[st.name], done = taken, taken.summary()
             log(f"[green]{head}[/green]: reused ({taken.path}, took {done['seconds']:.0f}s when run)")

@@ -28,6 +28,7 @@ import asyncio
 import functools
 import logging
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -174,10 +175,7 @@ class ProcessReward:
         such a completion's ``V(s_0)`` is its own first value, so its first step's progress is 0, the
         form that taught policies to err first. A trainer that scores one response per call (verl's
         streaming reward loop) or splits a group across processes lands here; the first is a warning."""
-        counts: dict[str, int] = {}
-        for key in keys:
-            counts[key] = counts.get(key, 0) + 1
-        lone = sum(1 for n in counts.values() if n == 1)
+        lone = sum(1 for n in Counter(keys).values() if n == 1)
         if not lone:
             return
         self.lone_groups += lone
