@@ -103,3 +103,31 @@ def test_every_picker_is_paired_with_the_orm_at_each_n_when_there_is_one() -> No
         for k in numbers["paired"]
     )
     assert "orm best-of-N (min)" not in numbers["bon"]  # an ORM picks by its last step: the shared row
+
+
+def test_the_studys_own_comparisons_difference_two_pickers_on_the_same_problems() -> None:
+    rng = np.random.default_rng(3)
+    per_seed = [{"good": _measured(rng, 0.9), "weak": _measured(rng, 0.2)} for _ in range(3)]
+    numbers = summarize(per_seed, pairs=[("good", "weak")], compare=[("good", "weak")], resamples=200)
+    diff = numbers["paired"]["good best-of-N (min) − weak best-of-N (min): N=4"]
+    expected = np.mean([
+        np.mean(s["good"].bon["accuracy"]["prm:min"][0]) - np.mean(s["weak"].bon["accuracy"]["prm:min"][0])
+        for s in per_seed
+    ])  # fmt: skip
+    assert diff["mean"] == pytest.approx(expected) and diff["low"] <= diff["mean"] <= diff["high"]
+    assert "good best-of-N (min) − weak best-of-N (min): N=16" in numbers["paired"]
+    assert not any("weak best-of-N (min) − good" in k for k in numbers["paired"])
+    without = summarize(per_seed, pairs=[("good", "weak")], resamples=200)
+    assert numbers["intervals"] == without["intervals"] + 2  # one per N
+    assert numbers["compare"] == [["good", "weak"]] and without["compare"] == []
+    table = markdown({"tuning": numbers}, "tuning", tables=["compare"])
+    head, _, row = table.splitlines()[1:4]
+    assert head.endswith("| F1 test | AUROC test | best-of-4 | best-of-16 |")
+    assert row.startswith("| good − weak | " + numbers["paired"]["good − weak: F1 world-test"]["cell"])
+    assert row.endswith(
+        diff["cell"]
+        + " | "
+        + numbers["paired"]["good best-of-N (min) − weak best-of-N (min): N=16"]["cell"]
+        + " |"
+    )
+    assert "| good − weak |" not in markdown({"tuning": without}, "tuning", tables=["compare"])

@@ -53,6 +53,27 @@ def test_the_claims_set_is_fresh_and_adding_it_reruns_no_evaluation(tmp_path):
     assert "claims_seed 7 is the tuning seed" in errors(tmp_path, base + ", claims_seed: 7}\n")
 
 
+def test_compared_models_must_be_the_recipes_and_comparing_reruns_nothing(tmp_path):
+    from prmkit.pipeline.cache import stage_key
+
+    def keys(text: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for st in plan(load_recipe(write(tmp_path, text))):
+            out[st.name] = stage_key(st.name, st.settings, {d: out[d] for d in st.deps}, "v")
+        return out
+
+    base = "name: x\ntrain: {prm_sources: [gold, mc_hard]}\nevaluate: {seed: 7"
+    compare = ", compare: [[prm-gold, prm-mc_hard], [prm-mc_hard, 'lm (zero-shot)']]}\n"
+    assert keys(base + compare) == keys(base + "}\n")
+    assert load_recipe(write(tmp_path, base + compare)).models() == [
+        "lm (zero-shot)", "prm-gold", "prm-mc_hard", "orm"
+    ]  # fmt: skip
+    msg = errors(tmp_path, base + ", compare: [[prm-gold, prm-judge]]}\n")
+    assert "evaluate.compare[0]: expected two different models of this recipe" in msg
+    assert "found unknown ['prm-judge']" in msg
+    assert "'prm-gold' against itself" in errors(tmp_path, base + ", compare: [[prm-gold, prm-gold]]}\n")
+
+
 def test_unknown_key_suggests_the_closest(tmp_path):
     msg = errors(tmp_path, "name: x\nlabels:\n  rolouts: 8\n")
     assert (

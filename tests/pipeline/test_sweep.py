@@ -20,7 +20,8 @@ train:
   prm: {{max_steps: 10, threads: 1, head: likelihood}}
   prm_sources: [gold]
   orm: null
-evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0, claims_seed: 99}}
+evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0, claims_seed: 99,
+           compare: [['lm (zero-shot)', prm-gold]]}}
 """
 
 
@@ -66,6 +67,9 @@ def test_a_recipe_with_seeds_runs_once_per_seed_and_reports_intervals(tmp_path) 
         assert gold["single_run"][0] <= gold["mean"] <= gold["single_run"][1]
         assert "AUROC world-heldout" in s["first_error"]["lm (zero-shot)"]
         assert "prm-gold − lm (zero-shot): AUROC world-test" in s["paired"]
+        # the recipe's own comparison (evaluate.compare), on first errors and on best-of-N
+        assert "lm (zero-shot) − prm-gold: F1 world-heldout" in s["paired"]
+        assert "lm (zero-shot) best-of-N (min) − prm-gold best-of-N (min): N=4" in s["paired"]
         assert "majority vote" in s["bon"] and s["intervals"] > 10
         assert f"## Intervals over seeds and problems: the {set_name} set" in md
 

@@ -144,12 +144,15 @@ def summarize(
     outcome_models: Sequence[str] = (),
     bon_points: Sequence[int] = BON_POINTS,
     resamples: int = 2000,
+    compare: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """Every model's first-error F1 and AUROC per subset, best-of-N accuracy at ``bon_points``, and the
     paired differences ``pairs`` ((A, B): A − B on F1 and AUROC; each PRM and the ORM against majority
     vote at every N), as estimates with intervals over seeds × problems and the range of single runs.
     ``outcome_models`` (the ORM) get no best-of-N rows of their own: an ORM's pick is the shared
-    ``ORM best-of-N`` row (its last step's score), not a minimum over its step scores."""
+    ``ORM best-of-N`` row (its last step's score), not a minimum over its step scores. ``compare``:
+    the study's own comparisons ((A, B)), paired as ``pairs`` are and on best-of-N (min) at every N as
+    well; recorded (``compare``) so a table can show them alone."""
     seeds = len(per_seed)
     models = list(per_seed[0])
     runs = {m: [s[m] for s in per_seed] for m in models}
@@ -167,7 +170,9 @@ def summarize(
             out["first_error"][m][metric] = _estimate(
                 stats[(m, metric)], seeds, len(index), resamples, "problem"
             )
-    for a, b in pairs:
+    compare = [tuple(p) for p in compare]
+    out["compare"] = [list(p) for p in compare]
+    for a, b in [*pairs, *(p for p in compare if p not in pairs)]:
         for metric in out["first_error"][a]:
             if (b, metric) in stats:
                 diff = paired(stats[(a, metric)], stats[(b, metric)])
@@ -175,7 +180,7 @@ def summarize(
                 out["paired"][f"{a} − {b}: {metric}"] = est | {
                     "cell": Estimate(**_core(est)).cell(signed=True)
                 }
-    _bon(out, runs, models, bon_points, seeds, resamples, outcome_models)
+    _bon(out, runs, models, bon_points, seeds, resamples, outcome_models, compare)
     n = sum(len(v) for v in out["first_error"].values()) + len(out["paired"])
     n += sum(len(v) for v in out["bon"].values())
     out["intervals"] = n
@@ -195,6 +200,7 @@ def _bon(
     seeds: int,
     resamples: int,
     outcome_models: Sequence[str] = (),
+    pairs: Sequence[tuple[str, str]] = (),
 ) -> None:
     with_bon = [m for m in models if runs[m][0].bon]
     if not with_bon:
@@ -213,6 +219,7 @@ def _bon(
                 rows[name] = {n: bon_stat(runs[m], method, n, problems) for n in ns}
     for name, by_n in rows.items():
         out["bon"][name] = {f"N={n}": _estimate(st, seeds, P, resamples, "problem") for n, st in by_n.items()}
+    differences = [(f"{a} best-of-N (min)", f"{b} best-of-N (min)") for a, b in pairs]
     shared = set(SHARED_BON.values())
     for base in (SHARED_BON["majority"], SHARED_BON["orm"]):  # every picker against each baseline
         if base not in rows:
@@ -225,6 +232,10 @@ def _bon(
                 out["paired"][f"{name} − {base}: N={n}"] = est | {
                     "cell": Estimate(**_core(est)).cell(signed=True)
                 }
+    for a, b in (d for d in differences if d[0] in rows and d[1] in rows):
+        for n, st in rows[a].items():
+            est = _estimate(paired(st, rows[b][n]), seeds, P, resamples, "problem")
+            out["paired"][f"{a} − {b}: N={n}"] = est | {"cell": Estimate(**_core(est)).cell(signed=True)}
 
 
 def with_range(estimate: Mapping[str, Any] | None) -> str:
@@ -239,14 +250,16 @@ def _cells(estimates: Mapping[str, Mapping[str, Any]], keys: Sequence[str]) -> l
     return [with_range(estimates.get(k)) for k in keys]
 
 
-TABLES = ("first_error", "bon", "paired")
-"""The tables :func:`markdown` can render, in their order."""
+TABLES = ("first_error", "bon", "paired", "compare")
+"""The tables :func:`markdown` can render, in their order (``compare``: the study's own comparisons
+alone, one row per pair; they are also among ``paired``)."""
 
 
 def markdown(numbers: Mapping[str, Any], set_name: str, tables: Sequence[str] = TABLES) -> str:
     """The Markdown tables README and docs show for one evaluation set of a study file (``study.json``):
     every cell is mean [95 % interval] (single-run range), in %; ``tables``: which of :data:`TABLES`
-    (the line saying what was drawn comes with any). README's numbers are this function's output on a
+    (the line saying what was drawn comes with any; the multiplicity it states counts every interval of
+    the set, shown or not). README's numbers are this function's output on a
     committed results file, which a test checks."""
     unknown = sorted(set(tables) - set(TABLES))
     if unknown:
@@ -272,6 +285,16 @@ def markdown(numbers: Mapping[str, Any], set_name: str, tables: Sequence[str] = 
             "|---|---|",
         ]
         lines += [f"| {k.replace('world-', '')} | {e['cell']} |" for k, e in s["paired"].items()]
+    if s.get("compare") and "compare" in tables:
+        ns = list(next(iter(s["bon"].values()))) if s["bon"] else []
+        heads = [c.replace("world-", "") for c in cols] + [n.replace("N=", "best-of-") for n in ns]
+        lines += ["", "| A − B (paired: same seeds, same problems), points | " + " | ".join(heads) + " |"]
+        lines.append("|---|" + "---|" * len(heads))
+        for a, b in s["compare"]:
+            keys = [f"{a} − {b}: {c}" for c in cols]
+            keys += [f"{a} best-of-N (min) − {b} best-of-N (min): {n}" for n in ns]
+            cells = [s["paired"][k]["cell"] if k in s["paired"] else "–" for k in keys]
+            lines.append(f"| {a} − {b} | " + " | ".join(cells) + " |")
     draws = next(iter(s["first_error"][models[0]].values()))["draws"]
     lines += [
         "",

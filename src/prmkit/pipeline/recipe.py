@@ -208,6 +208,12 @@ class EvaluateSection(WorldEvalSettings):
     ``seed`` (the tuning set: every read-out, threshold and recipe change is judged there); the numbers
     README and docs claim are computed once on this set, after the method is fixed, and both are shown.
     None: no claims set."""
+    compare: list[tuple[str, str]] = Field(default_factory=list)
+    """Paired comparisons a sweep's study reports beside each PRM against the zero-shot LM and the ORM:
+    ``[A, B]`` model names as every table writes them (``prm-<source or run name>``, ``orm``, ``lm
+    (zero-shot)``), A − B on first-error F1 and AUROC and on best-of-N at each N, on the very same seeds
+    and problems (e.g. a filter against the raw labels it filtered). Read by the report only: changing it
+    reruns no stage."""
     zero_shot: bool = True
     """Also evaluate the pretrained LM itself as a verifier, with no step labels (a step's score is its
     least likely token: the ``likelihood`` convention): the row every PRM must beat to show its labels
@@ -227,6 +233,10 @@ class EvaluateSection(WorldEvalSettings):
         if missing:
             raise ValueError(f"processbench files {missing} do not exist")
         return self
+
+
+LM = "lm (zero-shot)"
+"""The pretrained LM read as a verifier with no step labels: its evaluation stage is ``eval-pretrain``."""
 
 
 class RlSection(Config):
@@ -341,6 +351,26 @@ class Recipe(Config):
             raise ValueError(
                 f"rl.prm_source {self.rl.prm_source!r} is not among train.prm_sources {self.train.prm_sources}"
             )
+        return self
+
+    def models(self) -> list[str]:
+        """Every model the recipe measures, named as its tables name them."""
+        names = [LM] if self.train.pretrain is not None and self.evaluate.zero_shot else []
+        names += ["prm-" + s.replace(":", "-") for s in self.train.prm_sources]
+        names += ["prm-" + r.name for r in self.train.prm_runs]
+        return names + (["orm"] if self.train.orm is not None else [])
+
+    @model_validator(mode="after")
+    def _compared_models_exist(self) -> Recipe:
+        models = self.models()
+        for i, pair in enumerate(self.evaluate.compare):
+            unknown = [m for m in pair if m not in models]
+            if unknown or pair[0] == pair[1]:
+                found = f"unknown {unknown}" if unknown else f"{pair[0]!r} against itself"
+                raise ValueError(
+                    f"evaluate.compare[{i}]: expected two different models of this recipe "
+                    f"({', '.join(models)}), found {found}"
+                )
         return self
 
     @model_validator(mode="after")

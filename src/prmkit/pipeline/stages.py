@@ -349,8 +349,8 @@ def _model_stages(r: Recipe, stages: list[Stage]) -> list[str]:
 
 def _measure_stages(r: Recipe, models: list[str]) -> list[Stage]:
     """Each model's evaluation on the tuning set, its card, then its evaluation on the claims set."""
-    # claims_seed is left out of the evaluation stages' keys: adding a claims set reruns nothing
-    ev = r.evaluate.model_dump(mode="json", exclude={"claims_seed"})
+    # claims_seed and compare are left out of the evaluation stages' keys: adding them reruns nothing
+    ev = r.evaluate.model_dump(mode="json", exclude={"claims_seed", "compare"})
     stages = []
     for m in models:
         deps = [m, "orm"] if r.train.orm is not None and m != "orm" else [m]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prmkit.cards import training_warnings
-from prmkit.pipeline.recipe import Recipe
+from prmkit.pipeline.recipe import LM, Recipe
 from prmkit.pipeline.report import Report, Section, Table, relpath
 from prmkit.worlds.registry import world
 
@@ -73,10 +73,6 @@ AUDIT_PLOTS = {
 
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
-
-
-LM = "lm (zero-shot)"
-"""The pretrained LM read as a verifier with no step labels: its evaluation stage is ``eval-pretrain``."""
 
 
 def _name(stage: str) -> str:

@@ -143,7 +143,7 @@ def study(
 ) -> dict[str, Any]:
     """Intervals over seeds × evaluation problems (:mod:`prmkit.evaluation.study`) for each evaluation
     set the recipe measured on: every model's first-error F1 and AUROC, best-of-N, and each PRM against
-    the zero-shot LM, the ORM and majority vote, paired."""
+    the zero-shot LM, the ORM and majority vote, paired, and the pairs of ``evaluate.compare``."""
     from prmkit.evaluation.study import Measured, summarize
     from prmkit.pipeline.summary import _name
 
@@ -166,9 +166,11 @@ def study(
         prms = [m for m in runs[0] if m not in (lm, *outcome)]
         # each PRM against the zero-shot LM (what its labels bought) and against the ORM (what steps buy)
         pairs = [(m, lm) for m in prms if lm] + [(m, o) for o in outcome if o in runs[0] for m in prms]
+        # and the recipe's own comparisons (a filter against the labels it filtered...)
+        compare = [(a, b) for a, b in recipe.evaluate.compare if a in runs[0] and b in runs[0]]
         seed = recipe.evaluate.seed if prefix == "eval" else recipe.evaluate.claims_seed
         out[set_name] = {"evaluate_seed": seed} | summarize(
-            runs, pairs=pairs, outcome_models=outcome, resamples=resamples
+            runs, pairs=pairs, outcome_models=outcome, resamples=resamples, compare=compare
         )
     return out
 
