@@ -22,14 +22,19 @@ ROOT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"^prm-(?P<source>.+)-(?P<head>likelihood|classifier)-(?P<budget>[0-9.]+)pct$")
 METRICS = ("F1 world-heldout", "AUROC world-heldout", "F1 world-test", "AUROC world-test")
 CLASSES = ("misconception", "slip", "other")
+REFERENCE = "lm (zero-shot)"
+"""The row with no step labels at all: the backbone read as a verifier (every budget's starting point)."""
+VS_LM = "− zero-shot LM (paired)"
+"""A row's key for its differences from :data:`REFERENCE` on the same seeds and problems."""
 BLOCK = re.compile(
     r"(?s)(<!-- label-budget: (?P<file>\S+) set=(?P<set>\w+) -->\n).*?(<!-- /label-budget -->)"
 )
 
 
 def collect(study: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
-    """The compact results: per evaluation set, source, head and budget the estimates of METRICS, and
-    the per-seed test and held-out F1 by error class (from ``sweep.json``, tuning set)."""
+    """The compact results: per evaluation set, source, head and budget the estimates of METRICS and
+    their differences from the zero-shot LM (paired: the same seeds and problems), and the per-seed test
+    and held-out F1 by error class (from ``sweep.json``, tuning set)."""
     out: dict[str, Any] = {"seeds": study["seeds"], "sets": {}}
     for set_name in ("tuning", "claims"):
         if set_name not in study:
@@ -40,6 +45,9 @@ def collect(study: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
             m = NAME.match(model)
             key = f"{m['source']}/{m['head']}/{m['budget']}" if m else model
             rows[key] = {k: metrics[k] for k in METRICS if k in metrics}
+            against = {k: s.get("paired", {}).get(f"{model} − {REFERENCE}: {k}") for k in METRICS}
+            if any(against.values()):
+                rows[key][VS_LM] = {k: e for k, e in against.items() if e}
         out["sets"][set_name] = {
             "evaluate_seed": s["evaluate_seed"],
             "rows": rows,
@@ -58,10 +66,14 @@ def collect(study: dict[str, Any], sweep: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def curves(result: dict[str, Any], set_name: str, metric: str) -> dict[tuple[str, str], dict[float, Any]]:
-    """(source, head) -> budget (in %) -> estimate of ``metric``."""
+def curves(
+    result: dict[str, Any], set_name: str, metric: str, paired: bool = False
+) -> dict[tuple[str, str], dict[float, Any]]:
+    """(source, head) -> budget (in %) -> estimate of ``metric`` (``paired``: of its difference from the
+    zero-shot LM)."""
     out: dict[tuple[str, str], dict[float, Any]] = {}
-    for key, metrics in result["sets"][set_name]["rows"].items():
+    for key, row in result["sets"][set_name]["rows"].items():
+        metrics = row.get(VS_LM, {}) if paired else row
         if key.count("/") == 2 and metric in metrics:
             source, head, budget = key.split("/")
             out.setdefault((source, head), {})[float(budget)] = metrics[metric]
@@ -81,17 +93,17 @@ FLOORS = {"F1": 0.0, "AUROC": 0.5}
 """What a metric's "90 % of full data" is measured above: nothing for F1, chance for AUROC."""
 
 
-def _cell(e: dict[str, Any]) -> str:
-    return f"{100 * e['mean']:.1f} [{100 * e['low']:.1f}, {100 * e['high']:.1f}]".replace("-", "−")
-
-
-REFERENCE = "lm (zero-shot)"
-"""The row with no step labels at all: the backbone read as a verifier (every budget's starting point)."""
+def _cell(e: dict[str, Any], signed: bool = False) -> str:
+    sign = "+" if signed else ""
+    return f"{100 * e['mean']:{sign}.1f} [{100 * e['low']:{sign}.1f}, {100 * e['high']:{sign}.1f}]".replace(
+        "-", "−"
+    )
 
 
 def table(result: dict[str, Any], set_name: str) -> str:
     """Held-out first-error F1 and AUROC per source and head at every budget, the zero-shot LM's (no labels)
-    beside them, and the budget at which each reaches 90 % of its full-data value."""
+    beside them, the budget at which each reaches 90 % of its full-data value, and each AUROC's paired
+    difference from the zero-shot LM's."""
     from prmkit.core.stats import multiplicity
 
     s = result["sets"][set_name]
@@ -121,6 +133,22 @@ def table(result: dict[str, Any], set_name: str) -> str:
         intervals += bool(reference)
         without = f" (no labels, the zero-shot LM: {_cell(reference)})" if reference else ""
         parts.append(f"Held-out first-error {short}{without}:\n\n" + "\n".join(lines))
+    against = curves(result, set_name, "AUROC world-heldout", paired=True)
+    if against:
+        every = curves(result, set_name, "AUROC world-heldout")
+        budgets = sorted({b for points in every.values() for b in points})
+        lines = [
+            "| source | head | " + " | ".join(f"at {b:g} %" for b in budgets) + " |",
+            "|---|---|" + "---|" * len(budgets),
+        ]
+        for (source, head), points in against.items():
+            intervals += len(points)
+            cells = [_cell(points[b], signed=True) if b in points else "–" for b in budgets]
+            lines.append(f"| {source} | {head} | " + " | ".join(cells) + " |")
+        parts.append(
+            "Paired against the zero-shot LM (the same seeds and problems): held-out first-error AUROC "
+            "minus the LM's, points:\n\n" + "\n".join(lines)
+        )
     draws = (
         f"{len(result['seeds'])} training seeds (each: problems, traces, labels, backbone, every PRM) × "
         f"the evaluation set's problems (evaluate seed {s['evaluate_seed']}), crossed bootstrap; "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.experiments import load_experiment
+from tests.experiments import ROOT, load_experiment
 
 
 def _est(mean: float) -> dict:
@@ -24,7 +24,12 @@ def _study() -> tuple[dict, dict]:
             }  # fmt: skip
     study = {
         "seeds": [0, 1, 2],
-        "tuning": {"evaluate_seed": 1234, "first_error": first_error, "multiplicity": "n intervals."},
+        "tuning": {
+            "evaluate_seed": 1234,
+            "first_error": first_error,
+            "multiplicity": "n intervals.",
+            "paired": {"prm-gold-likelihood-10pct − lm (zero-shot): AUROC world-heldout": _est(0.3)},
+        },
     }
     sweep = {
         "metrics": {
@@ -58,7 +63,9 @@ def test_the_table_names_the_budget_that_reaches_90_percent(tmp_path: Path) -> N
     assert "| 95.0 [90.0, 100.0] | 100 % |" in auroc and "| 60.0 [55.0, 65.0] |" in auroc
     assert exp.reaches({1.0: {"mean": 0.7}, 100.0: {"mean": 0.72}}, floor=0.5) == 1.0  # 0.7 >= 0.698
     assert exp.reaches({1.0: {"mean": 0.65}, 100.0: {"mean": 0.72}}, floor=0.5) == 100.0
-    assert "18 intervals at 95 % each" in table  # 2 metrics x (2 x 4 budgets + the zero-shot LM)
+    assert "19 intervals at 95 % each" in table  # 2 metrics x (2 x 4 budgets + the zero-shot LM) + 1 paired
+    paired = table.split("Paired against the zero-shot LM")[1]
+    assert "| gold | likelihood | – | – | +30.0 [+25.0, +35.0] | – |" in paired
     assert result["by_class_tuning_f1_per_seed"]["test"] == {
         "gold/likelihood/1": {"misconception": [0.5, 0.6, 0.7]}
     }
@@ -73,3 +80,15 @@ def test_the_table_names_the_budget_that_reaches_90_percent(tmp_path: Path) -> N
     results.write_text(json.dumps(result))
     doc = f"x\n<!-- label-budget: {results.name} set=tuning -->\nold\n<!-- /label-budget -->\n"
     assert exp.render(doc, tmp_path) == doc.replace("old\n", table + "\n" + classes)
+
+
+def test_the_docs_blocks_are_what_the_committed_results_file_gives() -> None:
+    """docs/labeling.md's label-budget tables (claims and tuning set) are the committed file's rendering."""
+    exp = load_experiment("label_budget")
+    docs = (ROOT / "docs" / "labeling.md").read_text(encoding="utf-8")
+    blocks = exp.BLOCK.findall(docs)
+    assert {b[2] for b in blocks} == {"claims", "tuning"}  # (head, file, set, tail)
+    assert exp.render(docs, ROOT) == docs
+    result = json.loads((ROOT / "docs" / "results" / "label-budget.json").read_text(encoding="utf-8"))
+    assert len(result["seeds"]) >= 3  # the issue's minimum
+    assert (ROOT / "docs" / "img" / "label-budget.png").exists() and "img/label-budget.png" in docs
