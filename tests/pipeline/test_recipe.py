@@ -22,6 +22,16 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
+def stage_keys(tmp_path: Path, text: str) -> dict[str, str]:
+    """Every planned stage's cache key for the recipe ``text`` (what decides whether a stage reruns)."""
+    from prmkit.pipeline.cache import stage_key
+
+    out: dict[str, str] = {}
+    for st in plan(load_recipe(write(tmp_path, text))):
+        out[st.name] = stage_key(st.name, st.settings, {d: out[d] for d in st.deps}, "v")
+    return out
+
+
 def errors(tmp_path: Path, text: str) -> str:
     with pytest.raises(InputError) as err:
         load_recipe(write(tmp_path, text))
@@ -38,13 +48,8 @@ def test_shipped_recipes_are_valid():
 
 
 def test_the_claims_set_is_fresh_and_adding_it_reruns_no_evaluation(tmp_path):
-    from prmkit.pipeline.cache import stage_key
-
     def keys(text: str) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for st in plan(load_recipe(write(tmp_path, text))):
-            out[st.name] = stage_key(st.name, st.settings, {d: out[d] for d in st.deps}, "v")
-        return out
+        return stage_keys(tmp_path, text)
 
     base = "name: x\ntrain: {orm: null}\nevaluate: {seed: 7"
     before, after = keys(base + "}\n"), keys(base + ", claims_seed: 8}\n")
@@ -54,13 +59,8 @@ def test_the_claims_set_is_fresh_and_adding_it_reruns_no_evaluation(tmp_path):
 
 
 def test_compared_models_must_be_the_recipes_and_comparing_reruns_nothing(tmp_path):
-    from prmkit.pipeline.cache import stage_key
-
     def keys(text: str) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for st in plan(load_recipe(write(tmp_path, text))):
-            out[st.name] = stage_key(st.name, st.settings, {d: out[d] for d in st.deps}, "v")
-        return out
+        return stage_keys(tmp_path, text)
 
     base = "name: x\ntrain: {prm_sources: [gold, mc_hard]}\nevaluate: {seed: 7"
     compare = ", compare: [[prm-gold, prm-mc_hard], [prm-mc_hard, 'lm (zero-shot)']]}\n"
