@@ -22,7 +22,14 @@ intervals are a nested cluster bootstrap (:func:`prmkit.core.stats.nested_bootst
 per-problem counts (``monitors_per_problem.jsonl``): draws, then each draw's RL seeds crossed with its monitor problems, one
 problem resample shared by all the cells of a draw, so a change from π0 and a difference between rewards
 stay paired; cells from before those counts get t-intervals over seeds (:func:`interval`). The report
-states how many draws of each component went in and how many intervals it holds.
+states how many draws of each component went in and how many intervals it holds, and gives each draw
+alone beside the pooled numbers (:func:`per_draw`): a draw whose monitor problems were read while the
+settings were tuned sits beside one whose π0, PRM, prompts and problems are all fresh. The cells run
+seed by seed across the draws, so a measurement stopped part-way holds every draw's first seeds.
+
+The docs show the measurement as a block rendered from its committed ``results.json``
+(``<!-- rl-measure: docs/results/rl-measure.json tuned=0 -->``, :func:`block`);
+``python experiments/rl_grid.py --render docs/rl.md`` re-renders it.
 
 ``python experiments/rl_grid.py --recipe recipes/rl.yaml --out runs/rl [--jobs 2] [--report-only]``;
 issue 37's measurement (``experiment.measure``: 2 draws x 5 RL seeds of the grid's rewards, 200 monitor
@@ -39,6 +46,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -632,16 +640,19 @@ def report(out: Path, recipe: dict[str, Any], resamples: int = 2000, command: st
     }
     numbers = estimates(tables, problems, kls, grid["rewards"], resamples)
     extra = extra_estimates(out, recipe, runs, main, resamples)
+    alone = per_draw(tables, problems, kls, grid["rewards"], resamples)
     rows = list(numbers["rewards"].values())
     count = sum(len(row[which]) for row in rows for which in ("first", "last", "delta"))
     count += sum("kl_last" in row for row in rows) + sum(len(v) for v in numbers["paired"].values())
+    count += sum(len(row["delta"]) for one in alone.values() for row in one["rewards"].values())
+    count += sum(len(v) for one in alone.values() for v in one["paired"].values())
     if extra:
         count += sum(len(row["delta"]) + ("kl_last" in row) for row in extra["rewards"].values())
         count += sum(len(v) for v in extra["paired"].values())
     per_problem = next(iter(tables.values()))["first"]["answer_accuracy"][1] if problems else None
     samples = round(float(per_problem.mean())) if per_problem is not None else None  # samples per problem
-    said = draws_line(tables, problems, samples, resamples) if tables else "No finished cells."
-    said += f" {multiplicity(count)}" if count else ""
+    drawn = draws_line(tables, problems, samples, resamples) if tables else "No finished cells."
+    said = drawn + (f" {multiplicity(count)}" if count else "")
     lines = [
         "# RL against the PRM: rewards compared at equal optimiser steps",
         "",
@@ -654,15 +665,17 @@ def report(out: Path, recipe: dict[str, Any], resamples: int = 2000, command: st
         "",
     ]
     lines += _tables(numbers, runs, grid)
+    lines += _per_draw_table(alone)
     lines += _extra_table(extra)
     lines += _warnings_and_extras(runs, grid)
     if plot_curves(runs, grid, out / "curves.png"):
         lines += ["", "![curves](curves.png)"]
     results = {
-        "draws": said,
+        "draws": drawn,
         "components": components(tables, problems, samples),
         "intervals": count,
         **numbers,
+        "per_draw": alone,
     }
     results["steps_to_gain"] = gains_table(runs, grid)
     results["extra"] = extra
@@ -671,6 +684,53 @@ def report(out: Path, recipe: dict[str, Any], resamples: int = 2000, command: st
     text = "\n".join(lines) + "\n"
     (out / "report.md").write_text(text)
     return text
+
+
+def per_draw(
+    tables: dict[Run, dict[str, Rates]],
+    problems: dict[int, list[str]],
+    kls: dict[Run, float | None],
+    rewards: Sequence[str],
+    resamples: int,
+) -> dict[str, dict[str, Any]]:
+    """Each draw on its own (``"d"`` -> its Δ per reward and its differences from outcome, RL seeds
+    crossed with that draw's monitor problems), where there are several draws with per-problem counts.
+    A draw whose monitor problems are fresh is a claims set beside a draw whose problems the settings
+    were tuned on: the pooled interval alone would hide that they disagree."""
+    draws = sorted({d for _, d, _ in tables})
+    if len(draws) < 2 or not problems:
+        return {}
+    found = {}
+    for d in draws:
+        mine = {k: v for k, v in tables.items() if k[1] == d}
+        both = estimates(mine, {d: problems[d]}, kls, rewards, resamples)
+        rows = {name: {"delta": row["delta"]} for name, row in both["rewards"].items()}
+        found[str(d)] = {"rewards": rows, "paired": both["paired"]}
+    return found
+
+
+def _per_draw_table(alone: dict[str, dict[str, Any]]) -> list[str]:
+    if not alone:
+        return []
+    lines = [
+        "",
+        "## Each draw alone (its RL seeds crossed with its own monitor problems)",
+        "",
+        "| draw | comparison | " + " | ".join(f"Δ {v}" for v in PAIRED.values()) + " |",
+        "|---|---|" + "---|" * len(PAIRED),
+    ]
+    for d, one in alone.items():
+        for name, row in one["rewards"].items():
+            lines.append(
+                f"| {d} | {name} | "
+                + " | ".join(row["delta"].get(m, {}).get("cell", "–") for m in PAIRED)
+                + " |"
+            )
+        for pair, row in one["paired"].items():
+            lines.append(
+                f"| {d} | {pair} | " + " | ".join(row.get(m, {}).get("cell", "–") for m in PAIRED) + " |"
+            )
+    return lines
 
 
 def _tables(numbers: dict[str, Any], runs: dict[str, Any], grid: dict[str, Any]) -> list[str]:
@@ -847,6 +907,68 @@ def _band(
     return est.mean, est.low, est.high
 
 
+BLOCK = re.compile(
+    r"(?s)(<!-- rl-measure: (?P<file>\S+)(?: tuned=(?P<tuned>[\d,]+))? -->\n).*?(<!-- /rl-measure -->)"
+)
+"""A docs block rendered from a committed ``results.json`` of the measurement (:func:`block`); ``tuned``
+names the draws whose monitor problems the settings were tuned on."""
+BLOCK_DELTAS = ("process_correct", "answer_accuracy", "lucky", "prm_reward", "misconception")
+"""The changes from π0 the block shows per reward (the report has every metric)."""
+
+
+def block(results: dict[str, Any], tuned: Sequence[str] = ()) -> str:
+    """The measurement as the docs show it: what went in, each reward's π0 level, change and KL over
+    every draw, then each reward's change and its difference from outcome over every draw and in each
+    draw alone (a draw in ``tuned`` is marked as read during tuning; the others are fresh), and the
+    multiplicity of the intervals shown (a value with no spread, e.g. a rate 0 in every run, has none)."""
+    rewards, alone = results["rewards"], results.get("per_draw") or {}
+    head = ["π0 process-correct", *(f"Δ {METRICS[m]}" for m in BLOCK_DELTAS), "KL to π0"]
+    lines = [
+        "| reward | runs | " + " | ".join(head) + " |",
+        "|---|---|" + "---|" * len(head),
+    ]
+    shown = 0
+    for name, row in rewards.items():
+        runs = row["delta"]["process_correct"]["draws"].get("run", "")
+        cells_ = [row["first"]["process_correct"]["cell"]]
+        cells_ += [row["delta"].get(m, {}).get("cell", "–") for m in BLOCK_DELTAS]
+        cells_.append(row.get("kl_last", {}).get("cell", "–"))
+        shown += sum("[" in c for c in cells_)
+        lines.append(f"| {name} | {runs} | " + " | ".join(cells_) + " |")
+
+    def label(d: str) -> str:
+        return f"draw {d} ({'its problems read in tuning' if d in tuned else 'fresh: claims'})"
+
+    sets = [("all draws", {"rewards": {n: {"delta": r["delta"]} for n, r in rewards.items()},
+                           "paired": results["paired"]})] + [(label(d), one) for d, one in alone.items()]  # fmt: skip
+    lines += [
+        "",
+        "| Δ from π0, or difference from outcome's Δ | draws | " + " | ".join(PAIRED.values()) + " |",
+        "|---|---|" + "---|" * len(PAIRED),
+    ]
+    names = [*rewards, *(p for p in results["paired"])]
+    for name in names:
+        for title, one in sets:
+            row = one["rewards"].get(name, {}).get("delta") or one["paired"].get(name)
+            if not row:
+                continue
+            cells_ = [row.get(m, {}).get("cell", "–") for m in PAIRED]
+            shown += sum("[" in c for c in cells_)
+            lines.append(f"| {name} | {title} | " + " | ".join(cells_) + " |")
+    return f"{results['draws']}\n\n" + "\n".join(lines) + f"\n\nThis block: {multiplicity(shown)}\n"
+
+
+def render(text: str, root: Path) -> str:
+    """``text`` with every rl-measure block re-rendered from its file."""
+
+    def one(m: re.Match[str]) -> str:
+        results = json.loads((root / m["file"]).read_text(encoding="utf-8"))
+        tuned = m["tuned"].split(",") if m["tuned"] else []
+        return m[1] + block(results, tuned) + m[4]
+
+    return BLOCK.sub(one, text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--recipe", type=Path, default=Path("recipes/rl.yaml"))
@@ -866,7 +988,17 @@ def main() -> None:
         default="",
         help="comma-separated RL seeds of the grid's cells, in place of experiment.seeds",
     )
+    parser.add_argument(
+        "--render",
+        type=Path,
+        metavar="DOC",
+        help="re-render DOC's rl-measure blocks from their committed results files, then stop",
+    )
     args = parser.parse_args()
+    if args.render:
+        root = Path(__file__).resolve().parents[1]
+        args.render.write_text(render(args.render.read_text(encoding="utf-8"), root), encoding="utf-8")
+        return
     recipe = yaml.safe_load(args.recipe.read_text())
     check_recipe(recipe)
     if args.measure:
@@ -884,7 +1016,8 @@ def main() -> None:
         unknown = only - {c.name for c in cells(recipe)}
         if unknown:
             raise SystemExit(f"--only: no cell named {sorted(unknown)} in {args.recipe}")
-        todo = [c for c in cells(recipe) if not only or c.name in only]
+        # seed by seed across the draws, so a measurement stopped part-way holds every draw's first seeds
+        todo = sorted((c for c in cells(recipe) if not only or c.name in only), key=lambda c: c.seed)
         draws = sorted({c.draw for c in todo})
         with ThreadPoolExecutor(args.jobs) as pool:  # the draws' π0 and PRMs, then the cells
             prms = dict(

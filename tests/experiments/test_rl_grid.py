@@ -222,8 +222,23 @@ def test_report_counts_draws_seeds_and_problems_and_pairs_rewards(tmp_path: Path
         agree["rewards"]["dense"]["last"]["process_correct"],
     )
     assert delta(agree, "dense")["mean"] == pytest.approx(last["mean"] - first["mean"])
-    # 3 tables x 6 metrics per reward (no PRM here: no PRM or paid reward), 2 KLs, 3 paired differences
-    assert agree["intervals"] == 2 * 3 * 6 + 2 + 3
+    # 3 tables x 6 metrics per reward (no PRM here: no PRM or paid reward), 2 KLs, 3 paired differences;
+    # then each draw alone: 6 changes per reward and 3 paired differences
+    assert agree["intervals"] == 2 * 3 * 6 + 2 + 3 + 2 * (2 * 6 + 3)
+    # each draw alone: its own seeds crossed with its own problems; where the draws disagree, draw 1's
+    # runs gained up to 2 more right samples a problem than draw 0's (4 at most), and the pooled mean is between
+    alone = {d: disagree["per_draw"][d]["rewards"]["dense"]["delta"]["process_correct"] for d in ("0", "1")}
+    assert alone["0"]["draws"] == {"draw": 1, "run": 3, "problem": 24}
+    gained = [
+        (min(4, p % 4 + 1 + ((p + s) % 3 == 0) + 2) - min(4, p % 4 + 1 + ((p + s) % 3 == 0))) / 4
+        for s in (0, 1, 2)
+        for p in range(24)
+    ]
+    assert alone["1"]["mean"] - alone["0"]["mean"] == pytest.approx(sum(gained) / len(gained))
+    assert alone["0"]["mean"] < delta(disagree, "dense")["mean"] < alone["1"]["mean"]
+    assert width(alone["0"]) < width(delta(disagree, "dense")) / 2
+    assert set(disagree["per_draw"]["1"]["paired"]) == {"dense − outcome"}
+    assert "## Each draw alone" in text
     assert set(agree["cells"]["dense"]["runs"]) == {f"{d}-{s}" for d in (0, 1) for s in (0, 1, 2)}
     assert agree["rewards"]["dense"]["kl_last"]["mean"] == pytest.approx(0.02)
 
@@ -310,3 +325,27 @@ def test_an_extra_cell_on_the_grids_problems_is_paired_with_outcome_and_its_own_
                  for s in (0, 1) for p in range(24)) / (2 * 96)  # fmt: skip
     assert own["mean"] == pytest.approx(capped) and own["low"] > 0
     assert "dense_twice − outcome" in extra["paired"]
+
+
+def test_the_docs_block_shows_every_draw_pooled_and_alone_with_its_multiplicity(tmp_path: Path) -> None:
+    grid = _grid()
+    out = tmp_path / "run"
+    grid.report(out, _fabricate(out, 2), resamples=200)
+    results = json.loads((out / "results.json").read_text())
+    text = grid.block(results, tuned=["0"])
+    assert (
+        text.startswith("Draws: 2 (π0, PRM) draw(s) (0, 1)")
+        and "intervals at 95 %" not in text.split("\n")[0]
+    )
+    pair = results["paired"]["dense − outcome"]["process_correct"]["cell"]
+    assert f"| dense − outcome | all draws | {pair} |" in text
+    alone = results["per_draw"]["1"]["paired"]["dense − outcome"]["process_correct"]["cell"]
+    assert f"| dense − outcome | draw 1 (fresh: claims) | {alone} |" in text
+    assert "| dense | draw 0 (its problems read in tuning) |" in text
+    # intervals shown: 2 rewards x (π0 level, 3 changes, KL) + 3 rows x 3 sets x 2 metrics; no PRM reward
+    # here, and lucky answers are 0 in every run, a value with no interval
+    assert "| +0.0 |" in text and "This block: 28 intervals at 95 % each" in text
+    (tmp_path / "r.json").write_text(json.dumps(results))
+    doc = "x\n<!-- rl-measure: r.json tuned=0 -->\nold\n<!-- /rl-measure -->\ny\n"
+    assert grid.render(doc, tmp_path) == doc.replace("old\n", text)
+    assert grid.render(grid.render(doc, tmp_path), tmp_path) == grid.render(doc, tmp_path)
