@@ -349,3 +349,18 @@ def test_the_docs_block_shows_every_draw_pooled_and_alone_with_its_multiplicity(
     doc = "x\n<!-- rl-measure: r.json tuned=0 -->\nold\n<!-- /rl-measure -->\ny\n"
     assert grid.render(doc, tmp_path) == doc.replace("old\n", text)
     assert grid.render(grid.render(doc, tmp_path), tmp_path) == grid.render(doc, tmp_path)
+
+
+def test_the_rl_docs_block_is_what_the_committed_measurement_gives() -> None:
+    """The measurement blocks of docs/rl.md and docs/results.md equal the render of docs/results/rl-measure.json, which holds
+    issue 37's draws: 2 (π0, PRM) draws x 5 RL seeds x 200 monitor problems, each draw also alone."""
+    grid = _grid()
+    for page in ("rl.md", "results.md"):
+        docs = (ROOT / "docs" / page).read_text(encoding="utf-8")
+        assert grid.BLOCK.search(docs) is not None, page
+        assert grid.render(docs, ROOT) == docs, page
+    results = json.loads((ROOT / "docs" / "results" / "rl-measure.json").read_text(encoding="utf-8"))
+    parts = results["components"]
+    assert parts["pi0_prm_draws"] >= 2 and len(parts["rl_seeds"]) >= 5
+    assert min(parts["monitor_problems_per_draw"].values()) >= 200
+    assert set(results["per_draw"]) == {"0", "1"} and "dense − outcome" in results["paired"]
