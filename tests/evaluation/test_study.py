@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 from prmkit.evaluation.processbench import subset_metrics
-from prmkit.evaluation.study import Measured, auroc_stat, f1_stat, markdown, summarize
+from prmkit.evaluation.study import (
+    Measured,
+    auroc_stat,
+    f1_stat,
+    markdown,
+    render_blocks,
+    summarize,
+    widened,
+)
 
 
 def _measured(rng: np.random.Generator, skill: float, problems: int = 12) -> Measured:
@@ -131,3 +139,41 @@ def test_the_studys_own_comparisons_difference_two_pickers_on_the_same_problems(
         + " |"
     )
     assert "| good − weak |" not in markdown({"tuning": without}, "tuning", tables=["compare"])
+
+
+def test_ranges_span_runs_on_other_machines_and_say_so(tmp_path) -> None:
+    """A study's single-run ranges stretched by another machine's run of the same recipe: the means and
+    intervals stay the study's own, the ranges grow to hold the other run's values (never shrink), and
+    the line under the table names both machines. A results block names the other file with ``also=``."""
+    import json
+
+    rng = np.random.default_rng(3)
+    per_seed = [{"good": _measured(rng, 0.9), "weak": _measured(rng, 0.2)} for _ in range(3)]
+    numbers = {"seeds": [0, 1, 2], "machine": {"cpu": "CPU A", "torch_cpu_capability": "AVX512"}}
+    numbers["tuning"] = summarize(per_seed, resamples=100)
+    other_run = summarize([{"good": _measured(rng, 0.3), "weak": _measured(rng, 0.2)}], resamples=100)
+    other = {"seeds": [0], "machine": {"cpu": "CPU B", "torch_cpu_capability": "AVX2"}, "tuning": other_run}
+    wide = widened(numbers, [other])
+    for row, metric in [("good", "F1 world-test"), ("good", "AUROC world-test")]:
+        mine, theirs = numbers["tuning"]["first_error"][row][metric], other_run["first_error"][row][metric]
+        got = wide["tuning"]["first_error"][row][metric]
+        assert {k: got[k] for k in ("mean", "low", "high")} == {k: mine[k] for k in ("mean", "low", "high")}
+        assert got["single_run"] == [
+            min(mine["single_run"][0], theirs["single_run"][0]),
+            max(mine["single_run"][1], theirs["single_run"][1]),
+        ]
+    bon = wide["tuning"]["bon"]["good best-of-N (min)"]["N=16"]["single_run"]
+    assert bon[0] <= other_run["bon"]["good best-of-N (min)"]["N=16"]["mean"] <= bon[1]
+    assert (
+        numbers["tuning"]["first_error"]["good"]["F1 world-test"]
+        is not wide["tuning"]["first_error"]["good"]["F1 world-test"]
+    )
+    table = markdown(numbers, "tuning", ["first_error"], also=[other])
+    assert (
+        "span seeds 0, 1, 2 on CPU A, torch kernels AVX512 and seed 0 on CPU B, torch kernels AVX2" in table
+    )
+    assert "CPU B" not in markdown(numbers, "tuning", ["first_error"])
+    (tmp_path / "a.json").write_text(json.dumps(numbers))
+    (tmp_path / "b.json").write_text(json.dumps(other))
+    doc = "<!-- results: a.json set=tuning tables=first_error also=b.json -->\nold\n<!-- /results -->\n"
+    assert render_blocks(doc, tmp_path) == doc.replace("old", table)

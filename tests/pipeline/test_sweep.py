@@ -53,6 +53,8 @@ def test_a_recipe_with_seeds_runs_once_per_seed_and_reports_intervals(tmp_path) 
     # the claims set: fresh problems, measured beside the tuning set, both in study.json and the report
     numbers = json.loads((out / "study.json").read_text())
     assert numbers["tuning"]["evaluate_seed"] == 1234 and numbers["claims"]["evaluate_seed"] == 99
+    # where it ran: the same recipe trains other floats on another CPU type (README's ranges say so)
+    assert numbers["machine"]["cpu"] and numbers["machine"]["torch_cpu_capability"]
     claims_dir = next((out / "seed-0" / "stages").glob("claims-prm-gold-*")) / "claims"
     tuning_dir = next((out / "seed-0" / "stages").glob("eval-prm-gold-*")) / "eval"
     problems = [

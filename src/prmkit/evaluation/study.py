@@ -246,6 +246,48 @@ def with_range(estimate: Mapping[str, Any] | None) -> str:
     return f"{estimate['cell']} ({100 * low:.1f}–{100 * high:.1f})"
 
 
+def widened(numbers: Mapping[str, Any], others: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``numbers`` (a study file) with every single-run range stretched to hold the single runs of
+    ``others``: study files of the same recipe made elsewhere, e.g. seed 0 on another CPU type. Means and
+    intervals stay ``numbers``' own; only the range a single run falls in grows. Why: a CPU type computes
+    floats with its own kernels and training amplifies the difference, so the seeds of one machine do
+    not bound a newcomer's run on another (docs/results.md#the-world-demo)."""
+    out = json.loads(json.dumps(numbers))
+    for set_name, s in out.items():
+        if not isinstance(s, dict) or "first_error" not in s:
+            continue
+        mine = [(t, row, k, e) for t in ("first_error", "bon") for row, ks in s.get(t, {}).items()
+                for k, e in ks.items()]  # fmt: skip
+        for other in others:
+            theirs = other.get(set_name) or {}
+            for table, row, key, est in mine:
+                their = theirs.get(table, {}).get(row, {}).get(key)
+                if their and "single_run" in est and "single_run" in their:
+                    low, high = est["single_run"]
+                    est["single_run"] = [min(low, their["single_run"][0]), max(high, their["single_run"][1])]
+    return out
+
+
+def machine_note(numbers: Mapping[str, Any], others: Sequence[Mapping[str, Any]]) -> str:
+    """The sentence under a table whose ranges :func:`widened` stretched: which runs on which CPU types."""
+    if not others:
+        return ""
+
+    def cpu(study: Mapping[str, Any]) -> str:
+        m = study.get("machine") or {}
+        kernels = f", torch kernels {m['torch_cpu_capability']}" if m.get("torch_cpu_capability") else ""
+        return f"{m.get('cpu', 'a CPU not recorded')}{kernels}"
+
+    def seeds(study: Mapping[str, Any]) -> str:
+        return f"seed{'s' if len(study['seeds']) > 1 else ''} {', '.join(map(str, study['seeds']))}"
+
+    runs = " and ".join(f"{seeds(o)} on {cpu(o)}" for o in others)
+    return (
+        f" Single-run ranges (in parentheses) span {seeds(numbers)} on {cpu(numbers)} and {runs}:"
+        " another CPU type trains other floats, so one machine's seeds do not bound a run on another."
+    )
+
+
 def _cells(estimates: Mapping[str, Mapping[str, Any]], keys: Sequence[str]) -> list[str]:
     return [with_range(estimates.get(k)) for k in keys]
 
@@ -255,16 +297,22 @@ TABLES = ("first_error", "bon", "paired", "compare")
 alone, one row per pair; they are also among ``paired``)."""
 
 
-def markdown(numbers: Mapping[str, Any], set_name: str, tables: Sequence[str] = TABLES) -> str:
+def markdown(
+    numbers: Mapping[str, Any],
+    set_name: str,
+    tables: Sequence[str] = TABLES,
+    also: Sequence[Mapping[str, Any]] = (),
+) -> str:
     """The Markdown tables README and docs show for one evaluation set of a study file (``study.json``):
     every cell is mean [95 % interval] (single-run range), in %; ``tables``: which of :data:`TABLES`
     (the line saying what was drawn comes with any; the multiplicity it states counts every interval of
-    the set, shown or not). README's numbers are this function's output on a
-    committed results file, which a test checks."""
+    the set, shown or not); ``also``: study files of the same recipe from other machines, whose single
+    runs the ranges hold too (:func:`widened`). README's numbers are this function's output on
+    committed results files, which a test checks."""
     unknown = sorted(set(tables) - set(TABLES))
     if unknown:
         raise ValueError(f"results block: unknown tables {unknown}; expected some of {', '.join(TABLES)}")
-    s = numbers[set_name]
+    s = widened(numbers, also)[set_name]
     models = list(s["first_error"])
     subsets = list(dict.fromkeys(k.split(" ", 1)[1] for m in models for k in s["first_error"][m]))
     cols = [f"{metric} {sub}" for sub in subsets for metric in ("F1", "AUROC")]
@@ -300,26 +348,33 @@ def markdown(numbers: Mapping[str, Any], set_name: str, tables: Sequence[str] = 
         "",
         f"Draws: {draws['seed']} seeds (training runs) × {draws['problem']} evaluation problems (first error; "
         f"best-of-N: the test problems), resampled together ({s['resamples']} cluster-bootstrap resamples). "
-        + s["multiplicity"],
+        + s["multiplicity"]
+        + machine_note(numbers, also),
     ]
     return "\n".join(lines)
 
 
 RESULTS_BLOCK = re.compile(
-    r"(?P<head><!-- results: (?P<file>\S+) set=(?P<set>\w+)(?: tables=(?P<tables>[\w,]+))? -->\n)"
+    r"(?P<head><!-- results: (?P<file>\S+) set=(?P<set>\w+)(?: tables=(?P<tables>[\w,]+))?"
+    r"(?: also=(?P<also>\S+))? -->\n)"
     r"(?P<body>.*?)(?P<tail><!-- /results -->)",
     re.S,
 )
 """A generated block in README or docs: the tables :func:`markdown` renders from a committed results file
-(``tables=first_error,paired``: only those)."""
+(``tables=first_error,paired``: only those; ``also=A.json,B.json``: other machines' runs of the same
+recipe, which the single-run ranges hold too)."""
 
 
 def render_blocks(text: str, root: str | Path) -> str:
     """``text`` with every results block re-rendered from its file (paths relative to ``root``)."""
 
     def render(m: re.Match[str]) -> str:
-        numbers = json.loads((Path(root) / m["file"]).read_text(encoding="utf-8"))
+        def read(file: str) -> dict[str, Any]:
+            return json.loads((Path(root) / file).read_text(encoding="utf-8"))
+
         tables = m["tables"].split(",") if m["tables"] else TABLES
-        return m["head"] + markdown(numbers, m["set"], tables).lstrip("\n") + "\n" + m["tail"]
+        also = [read(f) for f in m["also"].split(",")] if m["also"] else []
+        body = markdown(read(m["file"]), m["set"], tables, also)
+        return m["head"] + body.lstrip("\n") + "\n" + m["tail"]
 
     return RESULTS_BLOCK.sub(render, text)

@@ -138,6 +138,22 @@ def _eval_folder(stage: dict[str, Any], prefix: str) -> Path:
     return Path(stage["outputs"][0])
 
 
+def machine() -> dict[str, str]:
+    """The CPU a study ran on, as far as it moves the numbers: its model name and the kernels torch
+    picked for it (``AVX512``, ``AVX2``, ...). The same recipe gives the same numbers on a loaded
+    machine but other trained floats on another CPU type, so a study file says where it was made."""
+    import platform
+
+    import torch
+
+    name = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        lines = cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines()
+        name = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")), name)
+    return {"cpu": name, "torch_cpu_capability": torch.backends.cpu.get_cpu_capability()}
+
+
 def study(
     recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]], resamples: int = 2000
 ) -> dict[str, Any]:
@@ -147,7 +163,7 @@ def study(
     from prmkit.evaluation.study import Measured, summarize
     from prmkit.pipeline.summary import _name
 
-    out: dict[str, Any] = {"recipe": recipe.name, "seeds": list(per_seed)}
+    out: dict[str, Any] = {"recipe": recipe.name, "seeds": list(per_seed), "machine": machine()}
     for prefix, set_name in STUDY_SETS.items():
         folders = [
             {_name(name.split("-", 1)[1]): _eval_folder(st, prefix)
