@@ -510,11 +510,13 @@ def estimates(
     rewards: Sequence[str],
     resamples: int,
     bases: dict[str, str] | None = None,
+    points: Sequence[str] = ("first", "last", "delta"),
 ) -> dict[str, Any]:
     """Every interval of the report (:func:`interval`): per reward and metric its value at π0, at the
-    last point and the change (``delta``, paired by run and problem); its KL to π0 at the end; and each
-    reward's change minus outcome's (and minus ``bases[name]``'s where given: an extra cell against its
-    own reward), on the same draws, seeds and problem resamples."""
+    last point and the change (``delta``, paired by run and problem; ``points``: which of the three);
+    its KL to π0 at the end (where ``kls`` has it); and each reward's change minus outcome's (and minus
+    ``bases[name]``'s where given: an extra cell against its own reward), on the same draws, seeds and
+    problem resamples. Each interval's resampling is seeded on its own, so asking for fewer changes none."""
     out: dict[str, Any] = {"rewards": {}, "paired": {}}
     by_problem = bool(problems)
     for name in rewards:
@@ -523,7 +525,7 @@ def estimates(
             continue
         groups = by_draw(runs, problems)
         row: dict[str, Any] = {}
-        for which in ("first", "last", "delta"):
+        for which in points:
             row[which] = {
                 m: _entry(interval(change(tables, runs, m, which), groups, resamples, by_problem), m,
                           signed=which == "delta")
@@ -704,7 +706,7 @@ def per_draw(
     found = {}
     for d in draws:
         mine = {k: v for k, v in tables.items() if k[1] == d}
-        both = estimates(mine, {d: problems[d]}, kls, rewards, resamples)
+        both = estimates(mine, {d: problems[d]}, {}, rewards, resamples, points=("delta",))
         rows = {name: {"delta": row["delta"]} for name, row in both["rewards"].items()}
         found[str(d)] = {"rewards": rows, "paired": both["paired"]}
     return found
