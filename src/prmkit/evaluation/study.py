@@ -15,6 +15,7 @@ subset, gold and predicted first error, step scores) and best-of-N per-problem a
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -252,7 +253,7 @@ def widened(numbers: Mapping[str, Any], others: Sequence[Mapping[str, Any]]) -> 
     intervals stay ``numbers``' own; only the range a single run falls in grows. Why: a CPU type computes
     floats with its own kernels and training amplifies the difference, so the seeds of one machine do
     not bound a newcomer's run on another (docs/results.md#the-world-demo)."""
-    out = json.loads(json.dumps(numbers))
+    out = copy.deepcopy(dict(numbers))
     for set_name, s in out.items():
         if not isinstance(s, dict) or "first_error" not in s:
             continue
