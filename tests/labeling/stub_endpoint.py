@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,13 @@ class Stub:
     right_share: float = 0.6
     broken: str | None = None
     """null_text | few_choices | huge | huge_stream | html: every answer broken that way."""
+    oversize: set[str] = field(default_factory=set)
+    """Prompts answered rightly in shape, each choice's text padded to 1 MiB: more than n choices of
+    max_tokens tokens can hold."""
+    rate_per_s: int | None = None
+    """Requests answered per second at most; past it, 429 with ``Retry-After: 1``, as a rate-limited
+    gateway answers."""
+    answered_at: list[float] = field(default_factory=list)
     prompts: list[str] = field(default_factory=list)
     bodies: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -68,6 +76,11 @@ def make_app(stub: Stub) -> FastAPI:
         with stub.lock:
             stub.prompts.append(prompt)
             stub.bodies.append(body)
+            if stub.rate_per_s is not None:
+                now = time.monotonic()
+                if sum(1 for t in stub.answered_at if t > now - 1) >= stub.rate_per_s:
+                    return JSONResponse({"error": "rate limited"}, 429, headers={"Retry-After": "1"})
+                stub.answered_at.append(now)
         await asyncio.sleep(stub.delay_s)
         if prompt in stub.refuse:
             return JSONResponse(CONTEXT_LENGTH_400, status_code=400)
@@ -88,6 +101,8 @@ def make_app(stub: Stub) -> FastAPI:
         choices = []
         for i in range(n - 1 if stub.broken == "few_choices" else n):
             text, reason = stub.choice(prompt, seed, i)
+            if prompt in stub.oversize:
+                text += " " * 2**20
             choices.append(
                 {"index": i, "text": None if stub.broken == "null_text" else text, "finish_reason": reason}
             )

@@ -18,7 +18,7 @@ import pytest
 from prmkit.core.dataset import write_traces
 from prmkit.core.steps import StepFormat
 from prmkit.labeling.jobs import Job, JobLockedError, JobStoppedError
-from prmkit.labeling.mc import label_mc
+from prmkit.labeling.mc import label_mc, prefix_keys
 from prmkit.policies.endpoint import EndpointPolicy
 from prmkit.policies.http import BadAnswerError, OpenAIClient
 from tests.labeling.conftest import world_traces
@@ -275,3 +275,50 @@ def test_a_job_against_a_loaded_endpoint_finishes_retries_its_failure_alone_and_
     assert merged.read_bytes() == labelled
     shard_traces = [(tmp_path / f"shard{i}.jsonl").read_text().count("\n") for i in (0, 1)]
     assert sum(shard_traces) == len(traces) and min(shard_traces) > 0
+
+
+def test_a_rate_limited_endpoint_paces_the_job_and_no_item_fails(traces) -> None:
+    """Issue 66: at a 20 req/s limit 21 % of the items failed, the 429s' Retry-After ignored."""
+    stub = stub_for(traces, delay_s=0, rate_per_s=10)
+    with run_server(make_app(stub)) as url:
+        _, summary = label_mc(traces, policy(url), rollouts=2, concurrency=16)
+    assert len(stub.prompts) > summary["prefixes"]  # it was paced: some requests got 429
+    assert summary["failed"] == 0 and summary["items"] == summary["prefixes"] > 20
+
+
+def test_an_answer_past_what_was_asked_fails_its_item_unread_and_the_job_goes_on(traces) -> None:
+    """Issue 66: a 63 MB answer (under the old 64 MiB bound) took the client to 2.7 GB. An answer is
+    read only as far as n choices of max_tokens tokens can fill."""
+    from prmkit.policies.http import answer_bound
+
+    bad = StepFormat().prompt(traces[0].problem, traces[0].steps[:1])
+    stub = stub_for(traces, oversize={bad}, delay_s=0)
+    bound = answer_bound(2, 16)
+    with run_server(make_app(stub)) as url:
+        small = policy(url, max_tokens=16)
+        with pytest.raises(
+            BadAnswerError, match=rf"answered with 2,\d+,\d+ bytes, over the bound of {bound:,}"
+        ):
+            small.continue_from(traces[0].problem, traces[0].steps[:1], 2, seed=0)
+        _, summary = label_mc(traces, small, rollouts=2, concurrency=4)
+    assert summary["failed"] == 1 and f"over the bound of {bound:,}" in summary["failures"][0]["reason"]
+    assert summary["items"] > 10 and bound < 2**20
+
+
+def test_the_cli_exits_3_with_one_line_when_items_failed_and_keeps_the_output(traces, tmp_path) -> None:
+    """Issue 66: a job that left items failed exited 0, so scripts took a partial output for a whole."""
+    src, out = tmp_path / "t.jsonl", tmp_path / "o.jsonl"
+    write_traces(src, traces[:4])
+    bad = StepFormat().prompt(traces[0].problem, traces[0].steps[:1])
+    with run_server(make_app(stub_for(traces, refuse={bad}, delay_s=0))) as url:
+        args = ["label", "mc", "--policy", "endpoint", "--url", url, "--model", "stub"]
+        args += ["--input", str(src), "--output", str(out), "--rollouts", "2", "--retries", "0"]
+        r = subprocess.run(
+            [str(Path(sys.executable).parent / "prmkit"), *args], capture_output=True, text=True, timeout=120
+        )
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    items = len({k for t in traces[:4] for k in prefix_keys(t)[:-1]})
+    failed = f"{out}.job/failed.jsonl"
+    assert f"1 of {items} items failed; rerun to retry them (listed in {failed})" in r.stderr
+    assert out.exists() and "failed: 1" in r.stdout

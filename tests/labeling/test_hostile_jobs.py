@@ -162,8 +162,8 @@ def test_an_endpoint_that_never_answers_is_reported_within_the_request_timeout(t
     finally:
         done.set()
     message = one_line_error(r)
-    assert "after 2 tries (timed out" in message, message
-    # (retries + 1) x 1 s + backoff for the first failure, then the units in flight stop retrying
+    assert "the endpoint is silent" in message and "Finished work is kept" in message, message
+    # the first wave of timeouts (1 s) and one retry's: silent, the job stops
     assert took < 15, f"took {took:.1f} s"
     out = one_line_error(
         prmkit(
@@ -178,3 +178,86 @@ def test_an_endpoint_that_never_answers_is_reported_within_the_request_timeout(t
         )
     )
     assert "only used by policy 'endpoint'" in out
+
+
+@pytest.mark.parametrize("concurrency", ["1", "64"])
+def test_a_silent_endpoint_stops_the_job_within_two_timeouts_at_any_concurrency(
+    traces_file, tmp_path, concurrency
+) -> None:
+    """Issue 66: with the default --retries (3), a job at concurrency 1 waited 64 items x 4 timeouts
+    (8.6 h at the default 120 s) before saying the endpoint was down; now two timeouts in a row with no
+    answer for a whole timeout stop it (here 1 s timeouts: about 2.5 s of waiting)."""
+    port, done = _silent_server()
+    out = tmp_path / "o.jsonl"
+    try:
+        started = time.monotonic()
+        r = prmkit(
+            "label", "mc", "--policy", "endpoint", "--url", f"http://127.0.0.1:{port}", "--model", "m",
+            "--input", str(traces_file), "--output", str(out), "--rollouts", "2",
+            "--concurrency", concurrency, "--request-timeout-s", "1", timeout=60,
+        )  # fmt: skip
+        took = time.monotonic() - started
+    finally:
+        done.set()
+    message = one_line_error(r)
+    assert "the endpoint is silent: " in message and "answered none for" in message, message
+    assert "raise --request-timeout-s" in message and f"Finished work is kept in {out}.job" in message
+    assert took < 20, f"took {took:.1f} s"
+
+
+@pytest.mark.parametrize(
+    ("damage", "place"),
+    [
+        ({"correct": 10**9}, "correct: expected at most n = 2 (a count of its rollouts), found 1000000000"),
+        ({"wrong": -1}, "wrong: expected a count of 0 or more, found -1"),
+        ({"n": 8, "correct": 8}, "n: expected 2 (the job's rollouts), found 8"),
+        (
+            dict.fromkeys(("correct", "wrong", "no_answer", "unparseable", "truncated"), 0),
+            "correct/wrong/no_answer/unparseable/truncated: expected counts adding up to n = 2, found 0",
+        ),
+    ],
+)
+def test_a_resumed_job_refuses_a_record_whose_values_cannot_be_true(tmp_path, damage, place) -> None:
+    """Issue 66: a logged correct of 10^9 from 8 rollouts was accepted and turned four soft labels from
+    0.125 into 1.0. Refused with its file:line; deleting that line redoes its work, and only its."""
+    from prmkit.core.errors import InputError
+    from prmkit.labeling.mc import label_mc
+    from prmkit.worlds.arithmetic import WorldPolicy
+
+    traces = world_traces(3, 2)
+    job = tmp_path / "job"
+    first, _ = label_mc(traces, WorldPolicy(), rollouts=2, work_dir=str(job))
+    log = job / "records.jsonl"
+    lines = log.read_text().splitlines()
+    rec = json.loads(lines[1])
+    log.write_text("\n".join([lines[0], json.dumps(rec | damage), *lines[2:]]) + "\n")
+    with pytest.raises(InputError, match=r"records\.jsonl:2: ") as err:
+        label_mc(traces, WorldPolicy(), rollouts=2, work_dir=str(job))
+    assert place in str(err.value) and "delete that line of records.jsonl" in str(err.value)
+    log.write_text("\n".join([lines[0], *lines[2:]]) + "\n")
+    again, summary = label_mc(traces, WorldPolicy(), rollouts=2, work_dir=str(job))
+    assert summary["prefixes_resumed"] == summary["prefixes"] - 1
+    assert [t.model_dump() for t in again] == [t.model_dump() for t in first]
+
+
+def test_resumed_binary_search_and_judge_jobs_check_their_records_values(tmp_path) -> None:
+    from prmkit.core.errors import InputError
+    from prmkit.labeling.binary_search import label_binary_search
+    from prmkit.labeling.judge import label_judge
+    from prmkit.worlds.arithmetic import SimulatedJudge, WorldPolicy
+
+    traces = world_traces(3, 2)
+    cases = [
+        (lambda d: label_binary_search(traces, WorldPolicy(), rollouts=4, work_dir=d), "prefix_len", 99,
+         "prefix_len: expected "),
+        (lambda d: label_judge(traces, SimulatedJudge(), work_dir=d), "verdict", {"ratings": [1],
+         "first_error": -1}, "verdict.ratings: expected "),
+    ]  # fmt: skip
+    for i, (run, field, value, place) in enumerate(cases):
+        job = tmp_path / str(i)
+        run(str(job))
+        log = job / "records.jsonl"
+        lines = log.read_text().splitlines()
+        log.write_text("\n".join([json.dumps(json.loads(lines[0]) | {field: value}), *lines[1:]]) + "\n")
+        with pytest.raises(InputError, match=f"records.jsonl:1: {place}"):
+            run(str(job))

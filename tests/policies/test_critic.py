@@ -143,7 +143,7 @@ def test_an_endpoint_judge_in_the_thinkprm_format(monkeypatch) -> None:
     judge = load_judge("endpoint", url="http://127.0.0.1:9", model="ThinkPRM-1.5B", verdict_format="thinkprm")
     sent = []
 
-    def post(path, payload):
+    def post(path, payload, max_bytes=None):
         sent.append((path, payload))
         return {"choices": [{"message": {"content": THINKPRM_ANSWER}}]}
 

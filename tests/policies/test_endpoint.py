@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import time
+from email.utils import formatdate, parsedate_to_datetime
+
 import httpx
 import pytest
 
@@ -8,7 +11,7 @@ from prmkit.formats.inputs import read_traces
 from prmkit.labeling.judge import label_judge
 from prmkit.labeling.mc import label_mc
 from prmkit.policies import load_judge, load_policy
-from prmkit.policies.http import EndpointError, OpenAIClient
+from prmkit.policies.http import EndpointError, OpenAIClient, retry_after_s
 from prmkit.worlds.arithmetic import SimulatedJudge, WorldPolicy
 
 
@@ -81,3 +84,71 @@ def test_a_down_endpoint_fails_clearly():
     policy = load_policy("endpoint", url=client.base_url, model="m", retries=0)
     with pytest.raises(EndpointError, match=r"127\.0\.0\.1"):
         policy.continue_from(Problem(id="p", text="q", answer="1"), [], 1)
+
+
+def _paced_app(retry_after: str, requests: list[float]):
+    """A server that answers 429 with ``Retry-After: retry_after`` (a callable's value: seconds or an
+    HTTP-date) until the wait it named has passed; a retry that comes early is paced again from then,
+    as a gateway's rate limiter does. ``requests`` gets the time of each request."""
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse
+
+    app = FastAPI()
+    until: list[float] = []
+
+    @app.post("/v1/completions")
+    async def completions() -> JSONResponse:
+        now = time.time()
+        requests.append(now)
+        if until and now >= until[-1]:
+            return JSONResponse({"choices": [{"index": 0, "text": "ok", "finish_reason": "stop"}]})
+        value = retry_after() if callable(retry_after) else retry_after
+        wait = float(value) if value.isdigit() else parsedate_to_datetime(value).timestamp() - now
+        until.append(now + wait)
+        return JSONResponse({"error": "rate limited"}, 429, headers={"Retry-After": value})
+
+    return app
+
+
+@pytest.mark.parametrize("form", ["seconds", "http-date"])
+def test_a_429_is_retried_after_the_wait_its_retry_after_asks_for(form) -> None:
+    """Issue 66: 429/503 were retried after 0.5-2.5 s whatever Retry-After said (21 % of a rate-limited
+    job's items failed); the wait asked for is honoured and a paced try uses up no retry."""
+    from tests.serving.conftest import run_server
+
+    header = "1" if form == "seconds" else (lambda: formatdate(time.time() + 2, usegmt=True))
+    requests: list[float] = []
+    with run_server(_paced_app(header, requests)) as url:
+        client = OpenAIClient(url, retries=1, backoff=0.01, timeout=5)
+        started = time.monotonic()
+        body = client.post("/v1/completions", {"prompt": "x"})
+    assert body["choices"][0]["text"] == "ok"
+    assert len(requests) == 2 and requests[1] - requests[0] >= 0.95  # no early retry, no try lost
+    assert time.monotonic() - started < 4
+
+
+def test_a_retry_after_past_the_retry_budget_fails_at_once_saying_so() -> None:
+    from tests.serving.conftest import run_server
+
+    requests: list[float] = []
+    with run_server(_paced_app("3600", requests)) as url:
+        client = OpenAIClient(url, retries=1, backoff=0.01, timeout=1)
+        started = time.monotonic()
+        with pytest.raises(
+            EndpointError, match=r"HTTP 429.*asks to wait 3600 s \(Retry-After\), past the 2 s"
+        ):
+            client.post("/v1/completions", {"prompt": "x"})
+    assert time.monotonic() - started < 1 and len(requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("7", 7.0), ("0", 0.0), ("-3", 0.0), ("soon", None), ("", None), ("inf", None), (None, None)],
+)
+def test_retry_after_is_read_in_seconds_and_unreadable_values_are_ignored(value, seconds) -> None:
+    assert retry_after_s(value) == seconds
+
+
+def test_retry_after_as_an_http_date() -> None:
+    assert 28 <= retry_after_s(formatdate(time.time() + 30, usegmt=True)) <= 30
+    assert retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past: no wait

@@ -59,7 +59,7 @@ class FakeGenPRM:
         self.verdicts, self.logprobs, self.short = verdicts, logprobs or {}, short
         self.sent: list[dict] = []
 
-    def post(self, path: str, payload: dict) -> dict:
+    def post(self, path: str, payload: dict, max_bytes: int | None = None) -> dict:
         assert path == "/v1/chat/completions"
         self.sent.append(payload)
         prefill = payload["messages"][-1]["content"]

@@ -20,6 +20,9 @@ from prmkit.cli.config import named_summary as _help
 
 OUTPUT_FIELDS = ("output", "keep_rollouts")
 """Config fields naming files a command writes when it finishes."""
+ITEMS_FAILED = 3
+"""Exit status of a labelling job that finished with failed items (2: it could not run or was stopped):
+its output and summary are written, finished work is kept, and the same command retries the failed."""
 
 
 def check_outputs(cfg: Any) -> None:
@@ -35,9 +38,11 @@ def check_outputs(cfg: Any) -> None:
             check_output_path(path)
 
 
-def _guarded(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def _guarded(run: Callable[[Any], Any], job: bool = False) -> Callable[[Any], Any]:
     """``run`` with the labelling errors a user can cause (a changed job, a dead endpoint, a judge for
-    world problems on other traces) as one line each."""
+    world problems on other traces) as one line each; a ``job`` that finished with failed items prints
+    its summary, then "N of M items failed; rerun to retry them" and exits :data:`ITEMS_FAILED`, so a
+    script cannot take a partly labelled output for a whole one (it used to exit 0)."""
 
     def guarded(cfg: Any) -> Any:
         from prmkit.labeling.jobs import JobLockedError, JobMismatchError, JobStoppedError
@@ -46,7 +51,7 @@ def _guarded(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
         check_outputs(cfg)
         try:
-            return run(cfg)
+            summary = run(cfg)
         except (
             JobMismatchError,
             JobLockedError,
@@ -55,8 +60,21 @@ def _guarded(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
             NotAWorldProblemError,
         ) as err:
             fail(str(err))
+        if job and isinstance(summary, dict) and summary.get("failed"):
+            _failed_items(summary)
+        return summary
 
     return guarded
+
+
+def _failed_items(summary: dict[str, Any]) -> None:
+    """Print a job's summary and exit :data:`ITEMS_FAILED` with the one-line count of its failures."""
+    import yaml
+
+    typer.echo(yaml.safe_dump(summary, sort_keys=False).rstrip())
+    where = f" (listed in {summary['failures_file']})" if summary.get("failures_file") else ""
+    total = summary.get("items", "?")
+    fail(f"{summary['failed']} of {total} items failed; rerun to retry them{where}", ITEMS_FAILED)
 
 
 def register(app: typer.Typer) -> None:
@@ -73,7 +91,7 @@ def register(app: typer.Typer) -> None:
     )
     for name in LABELLERS.names():
         method = labeller(name)
-        config_command(group, name, method.config, _guarded(method.run), help=_help(method.config))
+        config_command(group, name, method.config, _guarded(method.run, job=True), help=_help(method.config))
     config_command(group, "report", ReportConfig, _guarded(run_report), help=_help(ReportConfig))
     config_command(group, "merge", MergeConfig, _guarded(run_merge), help=_help(MergeConfig))
     app.add_typer(group, name="label")

@@ -16,7 +16,7 @@ first error.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from prmkit.labeling.rollouts import (
     Truncated,
     continuation_trace,
     draw,
+    draw_check,
     merge,
     outcome,
     scored,
@@ -85,6 +86,24 @@ def _probe(
         return {**rec, "prefix_len": k, "good": rec["correct"] > 0}
 
     return job.get(key, compute)
+
+
+def _probe_check(rollouts: int) -> Callable[[dict], tuple[str, str, str] | None]:
+    """A probe record's value check: a draw's (:func:`draw_check`, at most ``rollouts``), a
+    ``prefix_len`` that is its key's, and ``good`` exactly when a rollout was right."""
+    counts = draw_check(rollouts, exact=False)
+
+    def check(rec: dict) -> tuple[str, str, str] | None:
+        if (bad := counts(rec)) is not None:
+            return bad
+        length = rec["key"].split("-", 1)[0]
+        if str(rec["prefix_len"]) != length:
+            return "prefix_len", f"{length} (the length its key names)", str(rec["prefix_len"])
+        if rec["good"] != (rec["correct"] > 0):
+            return "good", f"{rec['correct'] > 0} (correct is {rec['correct']})", str(rec["good"])
+        return None
+
+    return check
 
 
 def search_trace(trace: Trace, probe) -> tuple[int, str, list[str]]:
@@ -142,7 +161,8 @@ def label_binary_search(
     }
     fields = {**DRAW_FIELDS, "prefix_len": int, "good": bool}
     job_id = {**params, **(job_params or {})}
-    with Job(work_dir, "binary_search", job_id, restart, fields, fail_fast) as job:
+    check = _probe_check(rollouts)
+    with Job(work_dir, "binary_search", job_id, restart, fields, fail_fast, check) as job:
 
         def one(t: Trace) -> tuple[int, str, list[str]]:
             return search_trace(t, lambda k: _probe(job, policy, t, k, rollouts, batch, seed, keep_rollouts))

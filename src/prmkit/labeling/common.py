@@ -111,13 +111,29 @@ def provenance(method: LabelMethod, actor: str, params: dict[str, Any], at: date
     return Provenance(method=method, actor=actor, params=params, version=LABELING_VERSION, created_at=at)
 
 
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB pieces."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while piece := fh.read(2**20):
+            h.update(piece)
+    return h.hexdigest()
+
+
 def write_result(config: BaseModel, output: Path, traces: list[Trace], summary: dict[str, Any]) -> None:
-    """Write labelled traces, and beside them the resolved config and the summary (YAML)."""
+    """Write labelled traces, and beside them the resolved config and the summary (YAML). The summary
+    file (not ``summary``, which the caller prints) gains the SHA-256 of the input read
+    (``input_sha256``) and of the output written (``output_sha256``): ``prmkit label merge`` checks a
+    shard against them, so a shard of another input, or one edited since its job wrote it, is refused
+    instead of merged."""
     write_traces(output, traces)
+    source = getattr(config, "input", None)
+    digests = {"input_sha256": file_sha256(source)} if isinstance(source, Path) and source.is_file() else {}
+    digests["output_sha256"] = file_sha256(output)
     with atomic_write(output.with_name(output.name + ".config.yaml")) as fh:
         yaml.safe_dump(config.model_dump(mode="json"), fh, sort_keys=False)
     with atomic_write(output.with_name(output.name + ".summary.yaml")) as fh:
-        yaml.safe_dump(summary, fh, sort_keys=False)
+        yaml.safe_dump(summary | digests, fh, sort_keys=False)
 
 
 def record_rollouts(trace: Trace, method: str, n: int) -> None:

@@ -13,7 +13,14 @@ One item's failure is not the job's: an :class:`~prmkit.core.errors.ItemError` (
 refused, an answer that was not one) is recorded with its reason in ``failed.jsonl``, the job finishes
 the rest and its summary counts it, and a rerun retries only the failed items (their records are not in
 the log). ``fail_fast`` stops at the first failure instead; a run of failures (a server that went down)
-stops the job too. One process owns a work folder at a time (a lock a second one reports in one line).
+stops the job too, and so does a silent endpoint (one that accepts requests and answers none), at once.
+One process owns a work folder at a time (a lock a second one reports in one line).
+
+A resumed job trusts no record it did not check: every logged record must hold its kind's fields with
+their types and values that can be true (``check``: counts that add up, indices in range). A damaged
+one is refused with its ``file:line``, never used and never silently redone: a log that was edited or
+corrupted may be wrong in ways no check sees, so the user decides (delete that line, and its work is
+redone; or ``--restart``).
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from typing import Any, TypeVar
 from prmkit.core.errors import InputError, Issue, ItemError, short
 from prmkit.core.files import JsonlAppender, atomic_write, file_issue, iter_json_records, read_input_bytes
 from prmkit.core.model import Step
+from prmkit.policies.http import SilentEndpointError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -95,11 +103,17 @@ class Job:
         restart: bool = False,
         fields: Mapping[str, type] | None = None,
         fail_fast: bool = False,
+        check: Check | None = None,
     ):
         self.kind, self.params, self.fail_fast = kind, params, fail_fast
         self.fields = dict(fields or {})
         """The fields every record of this kind holds, with their types: a logged record without them
         is refused with its place when the job resumes, not a KeyError deep in the summary."""
+        self.check = check
+        """What is wrong with a logged record's values, as (field, expected, found), or None: a record
+        whose counts cannot be true (10^9 right of 8 rollouts) is refused with its place when the job
+        resumes, not turned into labels."""
+        self.items = 0  # items handed to map (the "M" of "N of M items failed")
         self.records: dict[str, dict] = {}
         self.failures: list[dict[str, Any]] = []
         """This run's failed items: what ``about`` said of each, its ``reason`` and ``error`` type."""
@@ -152,7 +166,7 @@ class Job:
             with atomic_write(meta_path) as fh:
                 json.dump(meta, fh, indent=2, default=str)
         self._log = JsonlAppender(work_dir / "records.jsonl", sync_every_s=SYNC_EVERY_S)
-        self.records = _read_records(self._log, self.fields)
+        self.records = _read_records(self._log, self.fields, self.check)
         self.resumed = len(self.records)
 
     def get(self, key: str, compute: Callable[[], dict]) -> dict:
@@ -203,6 +217,7 @@ class Job:
         ``concurrency`` at a time, so a million-item job holds a bounded number of pending tasks.
         """
         results: list[R | None] = [None] * len(items)
+        self.items += len(items)
         limit = max(FAILURES_IN_A_ROW, 2 * concurrency)
         todo = iter(enumerate(items))
         done: queue.SimpleQueue[tuple[int, Future]] = queue.SimpleQueue()  # finished, in completion order
@@ -244,6 +259,10 @@ class Job:
         if err is None:
             self._in_a_row = 0
             return fut.result()
+        if isinstance(err, SilentEndpointError):  # every other item would wait out its timeouts too
+            raise JobStoppedError(
+                f"{err.reason}. {self._kept_note()}run the same command again once it answers"
+            ) from err
         if not isinstance(err, ItemError):
             raise err
         if self.fail_fast:
@@ -271,7 +290,7 @@ class Job:
 
     def failure_summary(self) -> dict[str, Any]:
         """What a labeller's summary says of failures: how many, the first few, and where the rest are."""
-        out: dict[str, Any] = {"failed": len(self.failures)}
+        out: dict[str, Any] = {"items": self.items, "failed": len(self.failures)}
         if self.failures:
             out["failures"] = self.failures[:MAX_FAILURES_SHOWN]
             if self.work_dir is not None:
@@ -358,9 +377,17 @@ def _read_meta(path: Path) -> dict[str, Any]:
 JOB_META = "a job description {kind, params, started_at}"
 
 
-def _read_records(log: JsonlAppender, fields: Mapping[str, type]) -> dict[str, dict]:
+Check = Callable[[dict], "tuple[str, str, str] | None"]
+"""A record kind's value check: (field, expected, found) for the first value that cannot be true."""
+DAMAGED_FIX = "delete that line of records.jsonl (its work is redone) or pass --restart"
+
+
+def _read_records(
+    log: JsonlAppender, fields: Mapping[str, type], check: Check | None = None
+) -> dict[str, dict]:
     """The finished records by key; a damaged line (not a torn last one, which is cut off on open) is
-    refused with its place: replaying past it would silently redo or lose work the log says is done."""
+    refused with its place: replaying past it would silently redo or lose work the log says is done,
+    and using it would turn its damage into labels."""
     out: dict[str, dict] = {}
     issues = []
     for line, rec in iter_json_records(log.path) if log.path.exists() else ():
@@ -376,6 +403,8 @@ def _read_records(log: JsonlAppender, fields: Mapping[str, type]) -> dict[str, d
             name, expected = bad
             found = short(rec[name]) if name in rec else "nothing"
             issues.append(Issue(str(log.path), line, name, expected, found, "type", RESTART_FIX))
+        elif check is not None and (bad_value := check(rec)) is not None:
+            issues.append(Issue(str(log.path), line, *bad_value, "range", DAMAGED_FIX))
         else:
             out[rec["key"]] = rec
     if issues:

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from prmkit.core.errors import ItemError
+from pydantic import ValidationError
+
+from prmkit.core.errors import ItemError, short
 from prmkit.core.model import Label, Trace
 from prmkit.core.protocols import Judge, JudgeVerdict
 from prmkit.labeling.common import JobOptions, provenance, read_labelable, write_result
@@ -56,6 +58,22 @@ def verdict_scores(verdict: JudgeVerdict, n_steps: int) -> list[float | None]:
     return [s if isinstance(s, float) and 0.0 <= s <= 1.0 else None for s in scores]
 
 
+def verdict_check(rec: dict) -> tuple[str, str, str] | None:
+    """A logged verdict's value check: a :class:`JudgeVerdict` with one rating (-1, 0, +1 or none) per
+    step of its trace (its key names how many); labels are read from those ratings."""
+    try:
+        v = JudgeVerdict.model_validate(rec["verdict"])
+    except ValidationError as err:
+        first = err.errors()[0]
+        return "verdict." + ".".join(map(str, first["loc"])), first["msg"], short(first.get("input"))
+    n = int(rec["key"].split("-")[1]) if rec["key"].split("-")[1].isdigit() else -1
+    if len(v.ratings) != n:
+        return "verdict.ratings", f"{n} ratings (the steps its key names)", f"{len(v.ratings)}"
+    if any(r not in (-1, 0, 1, None) for r in v.ratings):
+        return "verdict.ratings", "ratings of -1, 0, +1 or null", short(v.ratings)
+    return None  # a first error out of range is the judge's own, counted as out_of_range
+
+
 def label_judge(
     traces: Sequence[Trace],
     judge: Judge,
@@ -88,7 +106,7 @@ def label_judge(
         return job.get("judge-" + prefix_key(t.problem.id, t.steps), compute)
 
     job_id = {**params, **(job_params or {})}
-    with Job(work_dir, "judge", job_id, restart, {"verdict": dict}, fail_fast) as job:
+    with Job(work_dir, "judge", job_id, restart, {"verdict": dict}, fail_fast, verdict_check) as job:
         stop = getattr(judge, "stop", None)
         recs = job.map(out, one, concurrency, "judge", show_progress, stop, lambda t: {"trace": t.id})
         at = job.started_at

@@ -34,6 +34,7 @@ from prmkit.labeling.rollouts import (
     OUTCOMES,
     Truncated,
     draw,
+    draw_check,
     outcome,
     scored,
     success_rate,
@@ -140,7 +141,8 @@ def roll_out(
         trace, k = todo[key]
         return {"prefix": key, "trace": trace.id, "prefix_len": k}
 
-    with Job(run.work_dir, method, params, run.restart, DRAW_FIELDS, run.fail_fast) as job:
+    check = draw_check(n)
+    with Job(run.work_dir, method, params, run.restart, DRAW_FIELDS, run.fail_fast, check) as job:
         resumed = sum(1 for k in todo if k in job.records)
         stop = getattr(policy, "stop", None)
         job.map(list(todo), work, run.concurrency, f"{method} rollouts", run.show_progress, stop, about)

@@ -12,7 +12,7 @@ trap).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from prmkit.core.answers import check_answers
@@ -27,6 +27,31 @@ MAX_ROLLOUTS = 1024
 100000000 used to grow memory by ~65 MB/s with no output before the first prefix finished."""
 DRAW_FIELDS: dict[str, type] = {"n": int, **dict.fromkeys(OUTCOMES, int), "tokens": int}
 """The fields of a :func:`draw` record, as a job's log must hold them."""
+
+
+def draw_check(rollouts: int, exact: bool = True) -> Callable[[dict], tuple[str, str, str] | None]:
+    """A job's value check (:class:`~prmkit.labeling.jobs.Job`) for :func:`draw` records of a job of
+    ``rollouts`` rollouts per prefix (``exact``: every record drew that many; else 1 to that many, a
+    probe stops at its first success): counts are not negative and the outcomes add up to ``n``. A
+    logged ``correct`` of 10^9 from 8 rollouts once turned four soft labels from 0.125 into 1.0."""
+    wanted = f"{rollouts} (the job's rollouts)" if exact else f"1 to {rollouts} (the job's rollouts)"
+
+    def check(rec: dict) -> tuple[str, str, str] | None:
+        n = rec["n"]
+        if not (n == rollouts if exact else 1 <= n <= rollouts):
+            return "n", wanted, str(n)
+        for name in (*OUTCOMES, "tokens"):
+            if rec[name] < 0:
+                return name, "a count of 0 or more", str(rec[name])
+        for name in OUTCOMES:
+            if rec[name] > n:
+                return name, f"at most n = {n} (a count of its rollouts)", str(rec[name])
+        total = sum(rec[name] for name in OUTCOMES)
+        if total != n:
+            return "/".join(OUTCOMES), f"counts adding up to n = {n}", str(total)
+        return None
+
+    return check
 
 
 def outcome(gold: str | None, answer: str | None) -> str:

@@ -11,7 +11,9 @@
 
 An answer that is not one (a choice whose text is null, fewer choices than asked) is a
 :class:`~prmkit.policies.http.BadAnswerError` naming what was wrong: the job records it against the item.
-A choice cut at ``max_tokens`` (``finish_reason: length``) before an answer is ``truncated``.
+A choice cut at ``max_tokens`` (``finish_reason: length``) before an answer is ``truncated``. An answer
+is read only as far as what was asked can fill (:func:`~prmkit.policies.http.answer_bound`): one larger
+fails its item without being held in memory.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from prmkit.policies.critic import (
     verdict_from_steps,
 )
 from prmkit.policies.genprm import SAMPLING, TOP_LOGPROBS, Completion, judge_genprm, requests_per_trace
-from prmkit.policies.http import BadAnswerError, EndpointError, OpenAIClient
+from prmkit.policies.http import BadAnswerError, EndpointError, OpenAIClient, answer_bound
 
 GENPRM_MAX_REQUESTS = 512
 """The most answers a GenPRM-format judge may ask for one trace, unless raised (``--judge-max-requests``)."""
@@ -97,7 +99,7 @@ class EndpointPolicy:
         if max_steps == 1:
             payload["stop"] = [self.format.step_separator]
         route = "/v1/chat/completions" if self.chat else "/v1/completions"
-        body = self.client.post(route, payload)
+        body = self.client.post(route, payload, answer_bound(n, self.max_tokens))
         texts = _choice_texts(body, n, self.chat, self.client.base_url + route)
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
         spent = usage.get("completion_tokens")
@@ -230,7 +232,7 @@ class EndpointJudge:
         }
         if self.seed is not None:
             payload["seed"] = self.seed
-        body = self.client.post("/v1/chat/completions", payload)
+        body = self.client.post("/v1/chat/completions", payload, answer_bound(1, self.max_tokens))
         try:
             raw = body["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as err:
@@ -257,7 +259,7 @@ class EndpointJudge:
         if self.seed is not None:
             payload["seed"] = self.seed
         url = self.client.base_url + "/v1/chat/completions"
-        body = self.client.post("/v1/chat/completions", payload)
+        body = self.client.post("/v1/chat/completions", payload, answer_bound(n, max_tokens, TOP_LOGPROBS))
         _choice_texts(body, n, True, url)  # the shape checked, as for a policy
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
         spent = usage.get("completion_tokens")

@@ -62,10 +62,14 @@ class PolicyOptions(Config):
     hundreds of sequences: 64 requests of 8 rollouts are 512), 4 otherwise."""
     request_timeout_s: float = Field(default=120.0, gt=0)
     """endpoint: seconds one request may take (connecting, or waiting for the answer) before it counts as
-    failed; a server that accepts and never answers is reported after (retries + 1) x this."""
+    failed. A silent server (it accepts and never answers) stops the job, its work kept, once requests
+    time out twice in a row with no answer from any server for this long: within about 2 x this of its
+    last answer (4 min by default), at any concurrency and whatever --retries is."""
     retries: int = Field(default=3, ge=0, le=20)
     """endpoint: tries after the first for a request that timed out, could not connect or got 408, 429
-    or 5xx (a 4xx other than those is not retried: it will not heal)."""
+    or 5xx (a 4xx other than those is not retried: it will not heal). A 429 or 503 with Retry-After is
+    waited out as the server asks and uses up no try, unless the wait would pass (retries + 1) x
+    --request-timeout-s: then that request fails at once, saying so."""
 
     @field_validator("policy")
     @classmethod
@@ -181,7 +185,8 @@ class JudgeOptions(Config):
     """Judge requests in flight at once; default 64 for an endpoint, 4 otherwise."""
     judge_request_timeout_s: float = Field(default=300.0, gt=0)
     """endpoint: seconds one judge request may take before it counts as failed (a critic writes long
-    answers); a server that accepts and never answers is reported after (retries + 1) x this."""
+    answers); a silent server stops the job within about 2 x this of its last answer (10 min by
+    default), as --request-timeout-s says."""
     judge_retries: int = Field(default=3, ge=0, le=20)
     """endpoint: tries after the first for a request that timed out, could not connect or got 408, 429
     or 5xx."""
