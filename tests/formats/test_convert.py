@@ -7,7 +7,20 @@ import pytest
 from prmkit.core import InputError
 from prmkit.formats import FORMATS, convert, detect_format, inspect, read, validate, write
 
-FORMAT_NAMES = ["prmkit", "prm800k", "math_shepherd", "processbench", "trl", "agentprocessbench", "chat"]
+FORMAT_NAMES = [
+    "prmkit",
+    "prm800k",
+    "math_shepherd",
+    "processbench",
+    "trl",
+    "agentprocessbench",
+    "chat",
+    "prmbench",
+    "socratic_prmbench",
+    "bbm",
+    "mrben",
+    "deltabench",
+]
 SUFFIX = {"processbench": ".json"}
 
 
@@ -144,7 +157,8 @@ def test_unknown_content_names_the_known_formats(tmp_path):
     with pytest.raises(InputError) as err:
         read(path)
     assert str(err.value.issues[0]) == (
-        f"{path}:1: (record): expected a record of a known format (prm800k, math_shepherd, processbench, trl, agentprocessbench, chat, prmkit); "
+        f"{path}:1: (record): expected a record of a known format (processbench, prm800k, math_shepherd, trl, "
+        "prmkit, agentprocessbench, chat, prmbench, bbm, mrben, deltabench, socratic_prmbench); "
         "name it with --from, found keys ['foo']"
     )
     report = validate(path)

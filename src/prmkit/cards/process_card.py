@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from prmkit.cards.roles import Roles
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Provenance, Trace, matches
+from prmkit.evaluation.overlap import CARD_FILE, TRAINING_PARTS, overlaps
 
-CARD_FILE = "process_card.json"
 CARD_VERSION = "card-1"
 
 
@@ -124,8 +124,10 @@ class ProcessCard(BaseModel):
     a card written before roles."""
 
     def warnings(self) -> list[str]:
-        """What a reader must know before trusting this model's numbers (see :func:`training_warnings`)."""
-        return training_warnings(self.training, self.metrics)
+        """What a reader must know before trusting this model's numbers (see :func:`training_warnings`),
+        and the benchmarks its training data overlaps (:mod:`prmkit.evaluation.overlap`)."""
+        card = self.model_dump(mode="json", include=set(TRAINING_PARTS))
+        return training_warnings(self.training, self.metrics) + [o.line() for o in overlaps(card)]
 
 
 def training_warnings(training: dict[str, Any], metrics: dict[str, Any] | None = None) -> list[str]:

@@ -44,6 +44,8 @@ LAYOUTS = {
     "monitorability": Layout(flags=OUT | SEEDS | {"views": "--view"}, flat=LOAD),
     "transfer": Layout(flags=OUT | SEEDS, flat=LOAD),
     "fewshot": Layout(flags=OUT | {"ks": "--k"}, hidden=tuple(SEEDS), flat=LOAD),
+    **{name: Layout(("files",), OUT, flat=LOAD) for name in ("mrben", "bbm", "deltabench", "hard2verify")},
+    "prmbench": Layout(("files",), OUT, flat=LOAD),
 }
 """Each registered command's positional arguments and flags other than ``--field-name``."""
 ROOT = ("audit",)
@@ -70,6 +72,23 @@ def _agentprocessbench(run: Run, cfg: Any) -> None:
     if result.threshold_from != "not used":
         band = f", neutral below {result.neutral_below}" if result.neutral_below is not None else ""
         console.print(f"threshold: {result.threshold} ({result.threshold_from}){band}")
+
+
+def _stepbench(run: Run, cfg: Any) -> None:
+    try:
+        result = run(cfg)
+    except ValueError as err:  # no gold, a malformed predictions line, a trace longer than the model takes
+        fail(str(err))
+    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
+    console.print(f"step ratings: {result.rule}")
+
+
+def _prmbench(run: Run, cfg: Any) -> None:
+    try:
+        result = run(cfg)
+    except ValueError as err:  # a malformed record or prediction (file:line), two benchmarks mixed
+        fail(str(err))
+    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
 
 
 def _bon(run: Run, cfg: Any) -> None:
@@ -137,6 +156,11 @@ SHOW: dict[str, Callable[[Run, Any], Any]] = {
     "transfer": _transfer,
     "fewshot": _fewshot,
     "faithfulness": _faithfulness,
+    "mrben": _stepbench,
+    "bbm": _stepbench,
+    "deltabench": _stepbench,
+    "hard2verify": _stepbench,
+    "prmbench": _prmbench,
 }
 """How each registered command's result is printed, in the order ``--help`` has always listed them;
 another command's result is returned to :func:`~prmkit.cli.config.config_command` (a dict printed as YAML)."""

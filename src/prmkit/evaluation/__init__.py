@@ -11,6 +11,15 @@ entry in commands.py, from which the CLI is built.
 
 - ``processbench.py``  first-error prediction, acc_error / acc_correct / F1, threshold tuning, files
 - ``agentprocessbench.py`` AgentProcessBench's step_micro_acc, firsterroracc, as its own script computes them
+- ``mrben.py``         MR-Ben's MR-Score per subject (solution MCC, first-error-step accuracy; reasons need a judge)
+- ``bbm.py``           BIG-Bench Mistake's mistake-location accuracy per task, beside first-error F1 and AUROC
+- ``deltabench.py``    DeltaBench's section-level error detection (precision, recall, F1 of error sections)
+- ``hard2verify.py``   Hard2Verify's balanced accuracy and balanced F1 (step, response, ErrorID), from the paper
+- ``stepbench.py``     the maths and predictions those four step-level benchmarks share
+- ``prmbench.py``      PRMBench's PRMScore per class and slice (with and without PRM800K-train items); Socratic-PRMBench
+- ``prmbench_metric.py`` PRMBench's step counts, F1s and PRMScore, and the official result dictionary
+- ``prmbench_report.py`` the result of ``prmkit eval prmbench`` and its Markdown tables
+- ``overlap.py``       which benchmarks a PRM's training data overlaps (PRMBench on PRM800K), read from its card
 - ``bon_curves.py``    accuracy vs N for PRM aggregations, ORM, majority, weighted vote, oracle
 - ``audits.py``        runs every audit below and writes audit.json + plots
 - ``gaming.py``        verifier gaming (Goodhart gap vs selection pressure), process-to-outcome shift

@@ -1,5 +1,6 @@
 """The evaluation commands' registry: one entry per command, from which the CLI builds ``prmkit eval
-processbench | agentprocessbench | bon | faithfulness | monitorability | transfer | fewshot`` and ``prmkit audit``, so a command has one name and a new one is
+processbench | agentprocessbench | bon | faithfulness | monitorability | transfer | fewshot | mrben | bbm |
+deltabench | hard2verify | prmbench`` and ``prmkit audit``, so a command has one name and a new one is
 one registration plus its config (config.py) and its ``run_x(config)``.
 
 An entry names the command, its typed config (``--help`` is generated from it) and its run function, the
@@ -18,10 +19,15 @@ from prmkit.core.registry import Registry, resolve
 from prmkit.evaluation.config import (
     AgentProcessBenchConfig,
     AuditConfig,
+    BbmConfig,
+    DeltaBenchConfig,
     EvalBonConfig,
     FaithfulnessConfig,
     FewShotConfig,
+    Hard2VerifyConfig,
     MonitorabilityConfig,
+    MrBenConfig,
+    PRMBenchConfig,
     ProcessBenchConfig,
     TransferConfig,
 )
@@ -60,3 +66,8 @@ _add("faithfulness", FaithfulnessConfig, "prmkit.evaluation.faithfulness:run_fai
 _add("monitorability", MonitorabilityConfig, "prmkit.evaluation.monitorability:run_monitorability")
 _add("transfer", TransferConfig, "prmkit.evaluation.transfer:run_transfer")
 _add("fewshot", FewShotConfig, "prmkit.training.fewshot:run_fewshot")  # it trains: the layer above
+_add("mrben", MrBenConfig, "prmkit.evaluation.mrben:run_mrben")
+_add("bbm", BbmConfig, "prmkit.evaluation.bbm:run_bbm")
+_add("deltabench", DeltaBenchConfig, "prmkit.evaluation.deltabench:run_deltabench")
+_add("hard2verify", Hard2VerifyConfig, "prmkit.evaluation.hard2verify:run_hard2verify")
+_add("prmbench", PRMBenchConfig, "prmkit.evaluation.prmbench:run_prmbench")

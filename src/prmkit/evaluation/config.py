@@ -511,3 +511,91 @@ class FewShotConfig(TransferConfig):
     def pool_seed(self) -> int:
         """The training pool's seed: ``train_seed``, else ``seed + 1``."""
         return self.seed + 1 if self.train_seed is None else self.train_seed
+
+
+class StepBenchConfig(Config):
+    """Fields shared by ``eval mrben | bbm | deltabench | hard2verify`` (:mod:`prmkit.evaluation.stepbench`)."""
+
+    files: list[Path]
+    """Benchmark files (or prmkit trace files with gold); one table row group per file, named by its stem."""
+    model: str | None = Field(None, description="Rate each step wrong below the threshold. " + SCORER_HELP)
+    judge: str | None = None
+    """Judge name whose step ratings are the prediction."""
+    source: str | None = None
+    """Label source selector whose step ratings are the prediction."""
+    predictions: Path | None = None
+    """Score a predictions.jsonl written by an earlier run (id, ratings, scores) instead of a predictor."""
+    compare: Path | None = None
+    """A second predictions.jsonl: the headline difference (predictions − compare) with a paired bootstrap
+    interval over problems."""
+    threshold: float | None = None
+    """Step-score threshold; default: the checkpoint's own, else 0.5."""
+    gold_source: str | None = None
+    """Gold selector (default: gold, then the benchmark's human labels)."""
+    out: Path | None = None
+    """Folder for <benchmark>.json and predictions.jsonl."""
+    overlong: Overlong | None = None
+    """A trace longer than a checkpoint takes: error (the default), skip, truncate (as eval processbench)."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""
+
+
+class MrBenConfig(StepBenchConfig):
+    """MR-Ben's MR-Score as its script/evaluate.py computes it (MCC of solution correctness, first-error-step
+    accuracy; the error-reason term only from a judge's verdicts), per subject and averaged."""
+
+    reason_verdicts: Path | None = None
+    """JSONL of a judge's error-reason verdicts ({"id": trace id, "correct": true|false}): fills
+    ACC_reason (MR-Score's 0.5 term) and coding's step term; without it MR-Score is its PRM part."""
+
+
+class BbmConfig(StepBenchConfig):
+    """BIG-Bench Mistake's mistake-location accuracy per task, beside first-error F1 and AUROC."""
+
+
+class DeltaBenchConfig(StepBenchConfig):
+    """DeltaBench's section-level precision, recall and F1 (macro: per trace, averaged; and micro), a model's
+    scores cut by the Z-score outlier rule (a section below mean − k·std of its trace's scores)."""
+
+    z_k: float = 1.0
+    """k of the Z-score rule: a section is flagged when its score is below mean − k·std."""
+    z_ddof: int = Field(0, ge=0, le=1)
+    """Degrees of freedom of the std: 0 population (numpy's default), 1 sample."""
+    use_threshold: bool = False
+    """Cut a model's scores at --threshold instead of the Z-score rule."""
+
+
+class Hard2VerifyConfig(StepBenchConfig):
+    """Hard2Verify's step-level balanced accuracy and balanced F1 (2·TPR·TNR/(TPR+TNR)), response-level and
+    first-error (ErrorID) figures beside them."""
+
+
+class PRMBenchConfig(Config):
+    """PRMBench's PRMScore (0.5·F1 of correct steps + 0.5·F1 of error steps, a step correct when its score
+    > 0.5) overall and per class as its task.py computes it, beside first-error F1 and AUROC, also without
+    the items built on PRM800K train problems; Socratic-PRMBench files too."""
+
+    files: list[Path]
+    """PRMBench files (mr_eval/tasks/prmtest_classified/data/*.jsonl) or Socratic-PRMBench files
+    (data/test_*.jsonl), all of one benchmark; scored together, as the official code scores its folder."""
+    predictions: Path | None = None
+    """Score with no model: predictions as PRMBench's mr_eval stores them (JSONL of {idx, scores:
+    {step_level_validity_labels ...}, validity}, or its checkpoint lines {results: ...}), or the
+    predictions.jsonl of an earlier run."""
+    compare: Path | None = None
+    """A second predictions file: PRMScore (predictions − compare) with a paired bootstrap interval over
+    source problems, per slice."""
+    model: str | None = Field(None, description="A step is correct when it scores > 0.5. " + SCORER_HELP)
+    judge: str | None = None
+    """Judge name whose step ratings are the prediction (-1 = error step)."""
+    source: str | None = None
+    """Label source selector whose step ratings are the prediction (-1 = error step)."""
+    card: Path | None = None
+    """The model's process card (process_card.json or its folder; default: the --model folder's). When its
+    training data names PRM800K, the report says which share of PRMBench that model has seen."""
+    out: Path | None = None
+    """Folder for prmbench.json and predictions.jsonl (mr_eval's format)."""
+    overlong: Overlong | None = None
+    """A trace longer than a checkpoint takes: error (the default), skip, truncate (as eval processbench)."""
+    load: LoadOptions = Field(default_factory=LoadOptions)
+    """How a checkpoint scorer is loaded (dtype, device, device map, attention, remote code)."""

@@ -15,6 +15,10 @@ Files:
 - ``trl.py``           TRL stepwise supervision, written as TRL's own converters write it
 - ``chat.py``          OpenAI-style chat logs (messages, tool calls, tools); the message mapping of agent formats
 - ``agentprocessbench.py`` AgentProcessBench agent trajectories with step labels (byte-exact round trip)
+- ``mrben.py``         MR-Ben's per-subject JSON (sampled solutions per question, their first error step)
+- ``bbm.py``           BIG-Bench Mistake's per-task JSONL (CoT steps, ``mistake_index``)
+- ``prmbench.py``      PRMBench and Socratic-PRMBench JSONL (modified solution, ``error_steps``; byte-exact round trip)
+- ``deltabench.py``    DeltaBench's JSONL (long CoT in sections, erroneous / unuseful sections; byte-exact round trip)
 - ``native.py``        prmkit's own JSONL / Parquet (lossless)
 - ``detect.py``        format detection from content
 - ``registry.py``      ``FORMATS``: format name -> adapter (lazy)
