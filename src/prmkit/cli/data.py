@@ -49,6 +49,12 @@ def convert(
     generator: str | None = typer.Option(
         None, "--generator", help="ProcessBench: generator name written where a trace has none."
     ),
+    pairing: str | None = typer.Option(
+        None,
+        "--pairing",
+        help="step_dpo: how pairs are formed; first-error (default, the only one): a trace's first error "
+        "against the correct step of a trace sharing its prefix.",
+    ),
     skip_invalid: bool = typer.Option(
         False, "--skip-invalid", help="Skip bad input records and count them by reason."
     ),
@@ -65,6 +71,7 @@ def convert(
         "source": source,
         "grade": grade or None,
         "generator": generator,
+        "pairing": pairing,
     }
     options = {k: v for k, v in given.items() if v is not None}
     try:

@@ -19,6 +19,7 @@ Files:
 - ``bbm.py``           BIG-Bench Mistake's per-task JSONL (CoT steps, ``mistake_index``)
 - ``prmbench.py``      PRMBench and Socratic-PRMBench JSONL (modified solution, ``error_steps``; byte-exact round trip)
 - ``deltabench.py``    DeltaBench's JSONL (long CoT in sections, erroneous / unuseful sections; byte-exact round trip)
+- ``step_dpo.py``      Step-DPO preference pairs from any label source, with their provenance (write-only)
 - ``native.py``        prmkit's own JSONL / Parquet (lossless)
 - ``detect.py``        format detection from content
 - ``registry.py``      ``FORMATS``: format name -> adapter (lazy)

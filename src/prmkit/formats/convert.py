@@ -125,6 +125,8 @@ FIXES: dict[str, str] = {
     "answer_not_gradable": "no reference answer to grade against (the input holds none)",
     "no_labels": "label the steps first (`prmkit label ...`) or pick a labelled source with --source",
     "no_labelled_steps": "label the steps first (`prmkit label ...`) or pick a labelled source with --source",
+    "no_shared_prefix": "step_dpo pairs traces of a problem that share the steps before an error: sample "
+    "continuations of each erroneous trace's prefix (a policy's continue_from) and label them",
 }
 """Drop reason of a writer -> what the user can do about it (``convert`` prints it when nothing was written)."""
 

@@ -23,3 +23,5 @@ FORMATS.register("deltabench", "prmkit.formats.deltabench:FORMAT")
 FORMATS.register("prmbench", "prmkit.formats.prmbench:FORMAT")
 FORMATS.register("socratic_prmbench", "prmkit.formats.prmbench:SOCRATIC_FORMAT")
 FORMATS.register("prmkit", "prmkit.formats.native:FORMAT")
+FORMATS.register("step_dpo", "prmkit.formats.step_dpo:FORMAT")
+FORMATS.alias("step-dpo", "step_dpo")  # the paper's spelling
