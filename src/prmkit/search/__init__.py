@@ -11,6 +11,7 @@ checker is the scorer ``NAME-oracle``, e.g. ``arithmetic-oracle``).
 - ``bon.py``       best-of-N (``best_of_n``, ``select_best``)
 - ``vote.py``      majority and PRM-weighted majority vote (``vote``, ``group_answers``, ``select_vote``)
 - ``beam.py``      step-level beam search and DVTS (``beam_search``, ``dvts``)
+- ``smc.py``       particle filtering over steps, resampled by PRM weights (``smc``)
 - ``resample.py``  reject-and-resample from the first doubtful step (``reject_and_resample``)
 - ``parallel.py``  many problems at once: the thread pool, chunked and shared scoring, the progress bar
 - ``config.py``    the commands' typed configs (``BonConfig``, ``VoteConfig``, ``BeamConfig`` ...)
@@ -25,6 +26,7 @@ from prmkit.search.beam import beam_search, dvts
 from prmkit.search.bon import best_of_n, select_best
 from prmkit.search.common import Compute, SearchResult
 from prmkit.search.resample import reject_and_resample
+from prmkit.search.smc import smc
 from prmkit.search.vote import group_answers, select_vote, vote
 
 __all__ = [
@@ -37,5 +39,6 @@ __all__ = [
     "reject_and_resample",
     "select_best",
     "select_vote",
+    "smc",
     "vote",
 ]

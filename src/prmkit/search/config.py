@@ -1,4 +1,4 @@
-"""The typed configs of ``prmkit bon | vote | beam | resample``: one per command, shared by CLI and API.
+"""The typed configs of ``prmkit bon | vote | beam | smc | resample``: one per command, shared by CLI and API.
 
 Each field is documented once, here: ``--help`` is generated from these docstrings and the defaults are
 these (``prmkit.cli.config`` builds the flags; ``--config FILE`` takes the same fields). Each method's
@@ -10,6 +10,7 @@ same run.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -50,7 +51,7 @@ class Sampled(SearchOptions):
     """The searches that draw N samples per problem (resample grows one solution within a budget)."""
 
     n: int = 16
-    """Samples per problem (beam: candidate steps per round)."""
+    """Samples per problem (beam: candidate steps per round; smc: particles)."""
 
 
 class BonConfig(Sampled):
@@ -74,6 +75,21 @@ class BeamConfig(Sampled):
     """Most rounds; open beams are then finished by rollout."""
     diverse: bool = False
     """Diverse verifier tree search: N/M independent subtrees."""
+
+
+class SmcConfig(Sampled):
+    """Particle filtering (SMC): N particles grow a step per round, resampled by their PRM weights."""
+
+    aggregation: str = "last"
+    """A prefix's step scores -> its weight's score: last (the paper's), min, prod, mean, geomean."""
+    max_depth: int = 40
+    """Most rounds; open particles are then finished by rollout."""
+    temperature: float = Field(default=1.0, gt=0)
+    """Resampling probabilities are softmax(logit(score) / temperature); 1 is its_hub's."""
+    resampling: Literal["multinomial", "systematic"] = "multinomial"
+    """How N particles are drawn from the weights (multinomial: its_hub's)."""
+    keep_finished: bool = False
+    """Keep finished particles aside (as beam does) instead of resampling them with the rest."""
 
 
 class ResampleConfig(SearchOptions):

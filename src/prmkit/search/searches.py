@@ -1,5 +1,5 @@
 """The search registry: one entry per search command, from which the CLI builds ``prmkit bon | vote |
-beam | resample``, so a method has one name and a new one is one registration plus its module.
+beam | smc | resample``, so a method has one name and a new one is one registration plus its module.
 
 An entry names the command, its typed config (``--help`` is generated from it) and ``run(config)``, the
 file-level job in the method's own module beside its pure core (``best_of_n(problems, policy, scorer, ...)``
@@ -31,4 +31,5 @@ SEARCHES: Registry[Search] = Registry("search")
 SEARCHES.register("bon", "prmkit.search.bon:SEARCH")
 SEARCHES.register("vote", "prmkit.search.vote:SEARCH")
 SEARCHES.register("beam", "prmkit.search.beam:SEARCH")
+SEARCHES.register("smc", "prmkit.search.smc:SEARCH")
 SEARCHES.register("resample", "prmkit.search.resample:SEARCH")
