@@ -27,7 +27,9 @@ from prmkit.annotate.store import Store
 from .conftest import make_trace, serve_in_thread
 
 CAP, IDLE = 4, 200
-LIMITS = Limits(connections_per_client=CAP, header_timeout_s=1.0, keep_alive_s=0.5)
+LIMITS = Limits(
+    connections_per_client=CAP, header_timeout_s=1.0, keep_alive_s=0.5, body_timeout_s=1.0, min_body_rate=1000
+)
 
 
 @pytest.fixture
@@ -141,3 +143,41 @@ def test_a_trusted_proxys_connections_are_not_capped(tmp_path) -> None:
                 s.close()
     store.close()
     assert all(a.startswith(b"HTTP/1.1 200") for a in answers), [a[:40] for a in answers]
+
+
+def _login_head(port: int, length: int) -> socket.socket:
+    sock = _connect(port)
+    sock.sendall(
+        b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: %d\r\n\r\n" % length
+    )
+    return sock
+
+
+def test_a_body_that_never_comes_or_trickles_is_answered_408_within_its_bound(server) -> None:
+    """Issue 66, item 2: 60 connections that sent their headers and then trickled the body stayed open
+    60 s. Now the body must start within ``body_timeout_s`` and keep up ``min_body_rate`` (1000 bytes/s
+    here): the silent and the trickling one (10 bytes/s) get 408, closed, and a whole login is served."""
+    url, port = server
+    start = time.monotonic()
+    silent = [_login_head(port, 100) for _ in range(CAP - 1)]
+    trickling = _login_head(port, 5000)
+    trickling.settimeout(0.1)
+    answer = b""
+    while time.monotonic() - start < 5 and not answer:
+        try:
+            trickling.sendall(b"a")
+            answer = trickling.recv(4096)
+        except TimeoutError:
+            continue
+        except (BrokenPipeError, ConnectionResetError):
+            break
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:60]
+    answers = [_read_until_closed(s, timeout=3)[0] for s in silent]
+    assert all(a.startswith(b"HTTP/1.1 408") and b"too slow" in a for a in answers), answers[:1]
+    assert time.monotonic() - start < LIMITS.body_timeout_s + 1.5
+    for s in [*silent, trickling]:
+        s.close()
+    with httpx.Client(base_url=url, timeout=5) as c:  # a login sent whole is read as ever
+        r = c.post("/login", data={"user": "nobody", "token": "wrong"})
+    assert r.status_code != 408 and r.status_code < 500, r.status_code

@@ -342,3 +342,59 @@ def test_outputs_respect_the_umask(umask, mode, tmp_path):
         os.umask(old)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out.jsonl").stat().st_mode & 0o777 == mode
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_lone_surrogate_in_a_metadata_key_is_reported_not_raised(suffix, tmp_path):
+    """Issue 66, item 3: ``"\\ud800"`` as a metadata key. The reader named it, but with the raw half
+    surrogate in the field's path, and printing that line ended ``prmkit validate`` in a
+    ``UnicodeEncodeError`` traceback; the key is now shown escaped."""
+    record = '{"id": "a", "problem": {"id": "p", "text": "1+1?"}, "steps": [{"text": "2"}], "metadata": {"\\ud800": 1}}'
+    path = tmp_path / f"bad{suffix}"
+    path.write_text(record if suffix == ".jsonl" else f"[{record}]")
+    result = invoke("validate", path)
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output
+    assert f"{path}:1: metadata.\\ud800: expected Unicode text" in result.output
+    assert "found a key holding a lone surrogate \\ud800" in result.output
+
+
+def test_a_critic_head_on_data_without_chains_says_what_makes_them(world_file, tmp_path):
+    """Issue 66, item 4: ``train prm --head critic`` on gold-labelled traces (no judge's chains) ended in
+    a ``ValueError`` traceback from training/critic.py; now one located line names what the data lacks
+    and the command that writes it, before a model is built."""
+    result = invoke(
+        "train", "prm", world_file, "-o", tmp_path / "critic", "--head", "critic", "--max-steps", 1
+    )
+    assert_clean_exit = result.exit_code == 2 and isinstance(result.exception, SystemExit)
+    assert assert_clean_exit and "Traceback" not in result.output, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert line.startswith(f"error: {world_file}: label_source: expected traces whose 'gold' labels carry")
+    assert "found none of 2 traces" in line and "prmkit label judge FILE --judge arithmetic-teacher" in line
+    assert not (tmp_path / "critic").exists()
+
+
+def test_a_judge_that_needs_options_is_refused_by_name(world_file):
+    """Issue 66, item 5: ``eval processbench --judge endpoint`` (no URL can be given there) ended in
+    ``TypeError: EndpointJudge.__init__() missing 2 required positional arguments``; now one line names
+    the options and the command that takes them."""
+    result = invoke("eval", "processbench", world_file, "--judge", "endpoint")
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert "Traceback" not in result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert line.startswith("error: --judge endpoint: options: expected url, model (what judge 'endpoint'")
+    assert "prmkit label judge FILE --judge endpoint --judge-url URL --judge-model NAME" in line
+
+
+def test_every_backend_built_without_a_required_option_is_refused():
+    """The same hole in every judge and policy a command may build by name: a missing option is a
+    located refusal naming it, never the constructor's ``TypeError``."""
+    from prmkit.core.errors import InputError
+    from prmkit.policies import load_judge, load_policy
+
+    for load, name, given, missing in (
+        (load_judge, "endpoint", {"url": "http://127.0.0.1:9"}, "model"),
+        (load_policy, "endpoint", {}, "url, model"),
+    ):
+        with pytest.raises(InputError, match=f"options: expected {missing} \\(what"):
+            load(name, **given)

@@ -51,7 +51,7 @@ def test_first_error_steps_and_coding_lines():
     )
     empty = code[3]  # annotated first error step is "": no gold location, no labels
     assert empty.answer_correct is False and empty.sources() == []
-    assert code[6].steps[0].text == "" and code[6].metadata["mrben"]["code"]  # code opening with a newline
+    assert code[6].steps[0].text == "" and code[6].metadata["mrben"]["coding"]  # code opening with a newline
     assert "Options" not in code[0].metadata["mrben"]["key_order"]
 
 

@@ -171,6 +171,12 @@ def check(served, result: dict) -> None:
     assert extra["prm_empty_problem"] == extra["prm_overlong"] == extra["prm_refused"] == [0.0, 0.0, 0.0]
     assert "prmkit_pure" in result["estimators_registered"]
     assert "prmkit_process_grpo" in result["estimators_registered"]
+    if result["v1_colocated_rm_scores"] is not None:
+        # issue 66, item 6: verl's v1 trainer hands its colocated reward path raw_prompt only, no
+        # extra_info; the PRM must still read the gsm8k row's question without verl's instruction
+        assert result["v1_colocated_fields"] == ["raw_prompt"]
+        v1 = torch.tensor(result["v1_colocated_rm_scores"])
+        assert torch.allclose(v1, want, atol=1e-6), (v1, want)
 
 
 def test_reward_loop_by_registered_name(served, tmp_path) -> None:

@@ -24,7 +24,8 @@ which calls ``ray_trainer.compute_advantage`` and the registered estimator, grou
 Input (JSON on stdin): ``{"tokenizer", "overrides": [...], "samples": [{"messages", "response",
 "extra_info", "uid"?}], "prompt_length", "response_length", "ray": bool, "estimators": [...]?,
 "expect_error": bool?, "out": path}``. Output (JSON at ``out``; verl and Ray print to stdout):
-``{"rm_scores", "streamed_rm_scores", "streamed_v1_rm_scores", "signbits", "advantages", "prompt_ids",
+``{"rm_scores", "streamed_rm_scores", "streamed_v1_rm_scores", "v1_colocated_rm_scores" (prmkit's manager:
+verl's v1 ``_compute_reward_colocate`` run as is, see :func:`v1_colocated`), "v1_colocated_fields", "signbits", "advantages", "prompt_ids",
 "response_ids", "attention_mask", "reward_extra_info", "registered", "estimators_registered", "manager",
 "versions"}``, or ``{"error"}`` where building verl's reward worker raised and ``expect_error`` is set.
 """
@@ -72,6 +73,85 @@ def advantages(rm_scores: Any, response_mask: Any, uids: list[str], name: str, c
     return torch.nn.functional.pad(adv, (0, width - adv.shape[1])).tolist()
 
 
+def v1_colocated(data: Any, score_batch: Any, manager: Any, tokenizer: Any) -> tuple[Any, list[str]]:
+    """``rm_scores`` as verl 0.9.1's v1 trainer makes them on its colocated path: its own
+    ``PPOTrainer._compute_reward_colocate`` runs unchanged, with the TransferQueue it reads the rows from
+    (``tq.kv_batch_get``: prompts and responses as jagged tensors, ``raw_prompt``) and
+    ``RewardLoopManager.compute_rm_score`` stood in for. Returns the scores, cut to each response's length
+    and padded back, and the non-tensor fields the trainer handed the reward loop (only ``raw_prompt``:
+    no ``extra_info``)."""
+    import numpy as np
+    import torch
+    from tensordict import TensorDict
+    from verl import DataProto
+    from verl.trainer.ppo.v1 import trainer_base
+
+    n = len(data)
+    prompt_len = data.batch["prompts"].shape[1]
+    mask = data.batch["attention_mask"]
+    rows = {
+        "prompts": [data.batch["prompts"][i][mask[i, :prompt_len].bool()] for i in range(n)],
+        "responses": [data.batch["responses"][i][mask[i, prompt_len:].bool()] for i in range(n)],
+    }
+    stored: dict[str, Any] = {
+        k: torch.nested.as_nested_tensor(v, layout=torch.jagged) for k, v in rows.items()
+    }
+    stored["raw_prompt"] = list(data.non_tensor_batch["raw_prompt"])
+    written: dict[str, Any] = {}
+    handed: list[str] = []
+
+    def compute_rm_score(rm_input):  # RewardLoopManager.compute_rm_score, without Ray
+        handed.extend(sorted(rm_input.non_tensor_batch))
+        results = score_batch(rm_input)
+        scores = manager.assemble_rm_scores(rm_input, [r["reward_score"] for r in results])
+        keys = list(results[0]["reward_extra_info"])
+        extra = {k: np.array([r["reward_extra_info"][k] for r in results]) for k in keys}
+        return DataProto(batch=TensorDict({"rm_scores": scores}, batch_size=n), non_tensor_batch=extra,
+                         meta_info={"reward_extra_keys": keys})  # fmt: skip
+
+    def kv_batch_get(keys, partition_id, select_fields):
+        return {f: stored[f] for f in select_fields}
+
+    def kv_batch_put(keys, partition_id, fields):
+        written.update(fields)
+
+    trainer = SimpleNamespace(
+        tokenizer=tokenizer,
+        reward_loop_manager=SimpleNamespace(compute_rm_score=compute_rm_score),
+        _lengths_to_mask=trainer_base.PPOTrainer._lengths_to_mask,
+    )
+    real = trainer_base.tq
+    trainer_base.tq = SimpleNamespace(kv_batch_get=kv_batch_get, kv_batch_put=kv_batch_put)
+    try:
+        trainer_base.PPOTrainer._compute_reward_colocate(trainer, _Batch([str(i) for i in range(n)]))
+    finally:
+        trainer_base.tq = real
+    jagged = written["rm_scores"]
+    out = torch.zeros(n, data.batch["responses"].shape[1])
+    for i in range(n):
+        out[i, : jagged[i].shape[0]] = jagged[i]
+    return out, handed
+
+
+class _Batch:
+    """A ``KVBatchMeta`` stand-in: its keys, partition and length are all the trainer reads."""
+
+    def __init__(self, keys: list[str]):
+        self.keys, self.partition_id = keys, "train"
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def write_rows(samples: list[dict], path: str) -> None:
+    """The samples as a verl dataset file: ``prompt`` (the chat messages) and ``extra_info`` columns, as
+    verl's preprocessing scripts write them (data.train_files points here)."""
+    import pandas as pd
+
+    pd.DataFrame({"prompt": [s["messages"] for s in samples],
+                  "extra_info": [s.get("extra_info", {}) for s in samples]}).to_parquet(path)  # fmt: skip
+
+
 def main() -> None:
     request = json.load(sys.stdin)
     import numpy as np
@@ -93,9 +173,12 @@ def main() -> None:
     from verl.trainer.ppo.reward import resolve_reward_manager_cls
     from verl.utils import hf_tokenizer
 
+    rows = request["out"] + ".rows.parquet"
+    write_rows(request["samples"], rows)
+    overrides = [*request["overrides"], f"data.train_files={rows}", f"data.val_files={rows}"]
     config_dir = f"{verl.__path__[0]}/trainer/config"
     with initialize_config_dir(config_dir=config_dir, version_base=None):
-        config = compose(config_name="ppo_trainer", overrides=request["overrides"])
+        config = compose(config_name="ppo_trainer", overrides=overrides)
 
     tokenizer = hf_tokenizer(request["tokenizer"])
     pad = SimpleNamespace(tokenizer=tokenizer)
@@ -149,6 +232,7 @@ def main() -> None:
     }
     data = DataProto(batch=batch, non_tensor_batch=non_tensor)
 
+    v1_rm_scores = v1_handed = None
     if request.get("ray"):
         import ray
         from verl.experimental.reward_loop import RewardLoopManager
@@ -174,6 +258,13 @@ def main() -> None:
             return
         results = worker.loop.run_until_complete(worker.compute_score_batch(data))
         manager = resolve_reward_manager_cls(config)
+        if manager.__name__ == "PrmkitRewardManager":  # verl's naive one needs data_source, not passed
+            v1_rm_scores, v1_handed = v1_colocated(
+                data,
+                lambda d: worker.loop.run_until_complete(worker.compute_score_batch(d)),
+                manager,
+                tokenizer,
+            )
         rm_scores = manager.assemble_rm_scores(data, [r["reward_score"] for r in results])
         keys = list(results[0]["reward_extra_info"])
         extra = {k: [r["reward_extra_info"][k] for r in results] for k in keys}
@@ -220,6 +311,8 @@ def main() -> None:
                 "rm_scores": rm_scores.tolist(),
                 "streamed_rm_scores": None if request.get("ray") else streamed_rm_scores,
                 "streamed_v1_rm_scores": None if request.get("ray") else streamed_v1.tolist(),
+                "v1_colocated_rm_scores": None if v1_rm_scores is None else v1_rm_scores.tolist(),
+                "v1_colocated_fields": v1_handed,
                 "signbits": {p: t.signbit().tolist() for p, t in paths.items()},
                 "advantages": computed,
                 "estimators_registered": sorted(ADV_ESTIMATOR_REGISTRY),

@@ -18,7 +18,8 @@ from prmkit.scoring.conventions import CONVENTIONS
 
 def test_registry_names_every_convention():
     assert CONVENTIONS.names() == [
-        "critic", "implicit", "likelihood", "math-shepherd", "prmkit", "qwen", "rlhflow", "skywork", "trl"
+        "critic", "implicit", "likelihood", "math-shepherd", "prmkit", "qwen", "reasonflux", "rlhflow",
+        "skywork", "trl", "universal", "versaprm",
     ]  # fmt: skip
     with pytest.raises(UnknownNameError, match="Did you mean 'qwen'"):
         CONVENTIONS.get("qwenn")
@@ -141,3 +142,100 @@ def test_likelihood_of_an_agent_step_leaves_out_the_results_it_reads(causal_mode
         assert reference == pytest.approx(ours, abs=1e-5)
     assert scores["own"][0] == pytest.approx(scores["input"][0])  # the first step reads no result
     assert scores["own"][1] > scores["input"][1]  # this random LM's least likely token is in the result
+
+
+POSITIONS = 24
+"""The position limit the checkpoints below declare (shorter than every trace of ``make_traces``)."""
+
+
+def _declaring(name: str, field: str, tok):
+    """A config of the kind the convention ``name`` reads that declares ``POSITIONS`` in ``field`` (a
+    prmkit head in its ``prmkit`` block, any other in its architecture's position field)."""
+    from transformers import GPT2Config, LlamaConfig
+
+    if field == "n_positions":
+        config = GPT2Config(vocab_size=len(tok), n_embd=8, n_layer=1, n_head=2, n_positions=POSITIONS)
+    else:
+        config = LlamaConfig(vocab_size=len(tok), hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                             max_position_embeddings=POSITIONS if field == "max_position_embeddings" else 10**6)  # fmt: skip
+    if field == "prmkit.max_length":
+        head = "critic" if name == "critic" else "likelihood" if name == "likelihood" else "classifier"
+        write_spec(config, PrmSpec(head=head, tag_id=StepTemplate().tag_id(tok), max_length=POSITIONS))
+    return config
+
+
+WALK = {
+    "prmkit": "prmkit.max_length",
+    "critic": "prmkit.max_length",
+    "trl": "max_position_embeddings",
+    "likelihood": "n_positions",
+    "qwen": "max_position_embeddings",
+    "math-shepherd": "max_position_embeddings",
+    "rlhflow": "n_positions",
+    "skywork": "max_position_embeddings",
+    "implicit": "max_position_embeddings",
+    "versaprm": "max_position_embeddings",
+    "reasonflux": "max_position_embeddings",
+    "universal": "max_position_embeddings",
+}
+"""Each registered convention and the field its checkpoint declares its limit in here (a new convention
+must join: the test below walks the registry)."""
+
+
+@pytest.mark.parametrize("name", CONVENTIONS.names())
+def test_every_convention_reads_the_limit_its_checkpoint_declares(name: str, traces):
+    """Issue 66, item 2: the ``trl`` convention read every checkpoint at 4,096 tokens whatever it declared
+    (512 declared; 2,945-token GSM8K traces scored, no overlong count). Every convention takes its limit
+    from one rule (``declared_length``), and the scorer applies ``--overlong`` there."""
+    from prmkit.scoring.scorer import LengthCounts, OverlongError, fit
+    from tests.scoring.conftest import _tok
+
+    assert name in WALK, f"convention {name!r}: add the field its checkpoints declare a limit in to WALK"
+    tok = _tok()
+    convention = CONVENTIONS.get(name)(tok, _declaring(name, WALK[name], tok))
+    assert (convention.max_length, convention.length_source) == (POSITIONS, WALK[name])
+    trace = traces[0]
+    (enc,) = convention.encode_many([(trace.problem.text, step_inputs(trace.steps))])
+    assert len(enc.input_ids) > POSITIONS
+    with pytest.raises(OverlongError, match=f"more than the limit of {POSITIONS}"):
+        fit(trace, enc, convention.max_length, "error", LengthCounts(), convention.length_source)
+
+
+def test_the_tokenizer_declares_where_the_config_does_not():
+    from transformers import PretrainedConfig
+
+    from prmkit.scoring.conventions import declared_length
+    from tests.scoring.conftest import _tok
+
+    tok, config = _tok(), PretrainedConfig()  # a config that declares no position limit
+    tok.model_max_length = 40
+    assert declared_length(tok, config) == (40, "the tokenizer's model_max_length")
+    tok.model_max_length = int(1e30)  # transformers' "no limit"
+    assert declared_length(tok, config, 4096)[0] == 4096
+
+
+def test_a_trl_checkpoint_is_cut_at_its_declared_positions(classifier_model, traces, tmp_path):
+    """``prmkit score`` on a TRL-style token classifier declaring 24 positions: refused at 24 under the
+    default ``--overlong error``, counted under ``skip`` (before the fix: every trace scored)."""
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from prmkit.cli import app
+    from prmkit.core.dataset import write_traces
+
+    folder = tmp_path / "trl"
+    shutil.copytree(classifier_model, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["max_position_embeddings"] = POSITIONS
+    (folder / "config.json").write_text(json.dumps(config))
+    write_traces(tmp_path / "traces.jsonl", traces)
+    run = CliRunner().invoke(app, ["score", str(folder), str(tmp_path / "traces.jsonl"), "-o",
+                                   str(tmp_path / "a.jsonl")])  # fmt: skip
+    assert run.exit_code == 2 and "Traceback" not in run.output, run.output
+    assert f"more than the limit of {POSITIONS} (max_position_embeddings of {folder})" in run.output
+    run = CliRunner().invoke(app, ["score", str(folder), str(tmp_path / "traces.jsonl"), "-o",
+                                   str(tmp_path / "b.jsonl"), "--overlong", "skip"])  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert f"longer than {POSITIONS} tokens" in run.output and f"{len(traces)} trace(s) skipped" in run.output

@@ -303,3 +303,64 @@ def test_messages_need_a_chat_template(random_prm: str) -> None:
         assert r.status_code == 422 and "has no chat template" in r.json()["detail"]
         r = httpx.post(f"{url}/pooling", json={"input": "x" * 100_001}, timeout=30)
         assert r.status_code == 413 and "--max-trace-chars" in r.json()["detail"]  # before tokenizing
+
+
+PARTS_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+    "{% if m['content'] is string %}{{ m['content'] }}"
+    "{% else %}{% for part in m['content'] %}{{ part['text'] }}{% endfor %}{% endif %}"
+    "<|im_end|>\n{% endfor %}"
+)
+"""A template that loops over a message's content parts, as multimodal and tool-aware templates do."""
+
+
+@pytest.mark.parametrize(
+    ("template", "form"),
+    [
+        (CHAT_TEMPLATE, "string"),
+        (PARTS_TEMPLATE, "openai"),
+        ("{% for m in messages %}{% for c in m.content %}{{ c.text }}{% endfor %}{% endfor %}", "openai"),
+        (  # through a variable set from messages, a slice and a filter
+            "{% set rest = messages[1:] %}{% for m in rest %}{% for c in m['content'] | list %}{{ c }}"
+            "{% endfor %}{% endfor %}",
+            "openai",
+        ),
+        ("{% for m in messages %}{% for c in other['content'] %}{% endfor %}{% endfor %}", "string"),
+        ("{% for m in messages %}", "string"),  # does not compile: vLLM's default
+    ],
+)
+def test_content_format_is_detected_as_vllm_detects_it(template: str, form: str) -> None:
+    from prmkit.serving.pooling import content_format
+
+    assert content_format(template) == form
+
+
+def test_a_template_that_loops_over_parts_gets_the_parts(random_prm: str, tmp_path: Path) -> None:
+    """Issue 66, item 3: vLLM hands an ``openai``-format template (one that loops over
+    ``message['content']``) the list of text parts, a string content as one part, and lets the template
+    join them; prmkit joined them with a newline first, which vLLM does only for ``string`` templates."""
+    from transformers import AutoTokenizer
+
+    path = tmp_path / "prm"
+    shutil.copytree(random_prm, path)
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    tokenizer.chat_template = PARTS_TEMPLATE
+    tokenizer.save_pretrained(str(path))
+    ref = StepPool(str(path))
+    half = len(PROBLEM) // 2
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": t} for t in (PROBLEM[:half], PROBLEM[half:])]},
+        {"role": "assistant", "content": [{"type": "text", "text": f"{s}{TAG}\n"} for s in STEPS]},
+    ]
+    as_parts = ref.chat_ids(messages)  # what vLLM renders: the template gets the parts
+    joined = [{"role": m["role"], "content": "\n".join(p["text"] for p in m["content"])} for m in messages]
+    assert ref.chat_ids(joined) != as_parts  # the newline rule would render other ids
+    string = [{"role": "user", "content": PROBLEM}]
+    with run_server(create_app(load_scorer(str(path), batch_tokens=1024), ServerConfig())) as url:
+        body = _pool(url, {"messages": messages})
+        plain = _pool(url, {"messages": [*string, messages[1]]})
+    _close(body.data[0].data, ref.rows(as_parts))
+    assert body.usage.prompt_tokens == len(as_parts)
+    # a string content reaches an openai-format template as one text part
+    want = ref.chat_ids([{"role": "user", "content": [{"type": "text", "text": PROBLEM}]}, messages[1]])
+    _close(plain.data[0].data, ref.rows(want))

@@ -150,7 +150,7 @@ def test_get_reward_pays_an_unfinished_response_as_prmkit_rl_does(unfinished_rew
     first = min(alone) if unfinished_reward is None else unfinished_reward
     assert body["rewards"] == [first, answered]
     assert body["extra_logs"]["prm_unfinished"] == [float(unfinished_reward is not None), 0.0]
-    assert body["extra_logs"]["prm_num_steps"] == [0.0 if unfinished_reward is not None else 1.0, 2.0]
+    assert body["extra_logs"]["prm_num_steps"] == [1.0, 2.0]  # the steps read, scored or not
 
 
 def test_remote_scorer_retries_busy_server_and_raises_4xx() -> None:
@@ -203,6 +203,8 @@ def test_get_reward_pays_an_overlong_response_by_the_unfinished_rule(unfinished_
     assert r.json()["rewards"] == [rule, min(short)]
     assert r.json()["extra_logs"]["prm_overlong"] == [1.0, 0.0]
     assert r.json()["extra_logs"]["prm_unfinished"] == [0.0, 0.0]  # both state an answer
+    # the steps it read, not 0 for the over-long one it paid without scoring (issue 66, item 4)
+    assert r.json()["extra_logs"]["prm_num_steps"] == [4.0, 3.0]
     assert metric_value(page, "prmkit_overlong_responses_total") == 1.0
     assert scored.status_code == 422 and "4 steps" in scored.json()["detail"]
     assert health["max_steps_per_trace"] == 3  # a client that cuts steps itself applies the rule first

@@ -8,7 +8,12 @@ error and 0.0 from it, so a trace with a wrong step is doubtful at exactly that 
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import os
+import socket
+import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -126,6 +131,71 @@ def test_a_policy_endpoint_that_is_down_or_refuses_is_a_502_naming_it() -> None:
     with _servers() as url:
         r = httpx.post(f"{url}/verify", json=_body(wrong), timeout=60)
     assert r.status_code == 502 and "does not start with a problem this server knows" in r.json()["detail"]
+
+
+@contextlib.contextmanager
+def _hung_policy() -> Iterator[str]:
+    """An endpoint that accepts every connection and never answers (a hung vLLM); yields its URL."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=256)
+    listener.settimeout(0.05)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                held.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        for sock in [*held, listener]:
+            sock.close()
+
+
+def test_a_hung_policy_neither_stalls_pooling_nor_holds_verify_past_its_deadline(random_prm: str) -> None:
+    """Issue 66, item 1: resampling waited on the policy in asyncio's default thread pool, where
+    ``/pooling`` tokenizes; a few /verify calls on a hung policy stalled ``/pooling`` for a minute and
+    were answered after twice their bound. Now continuations have threads of their own and /verify an
+    overall deadline of ``max_resamples`` x ``policy_timeout_s`` (here 2 x 1.5 s)."""
+    from prmkit.scoring import load_scorer
+
+    scorer = load_scorer(random_prm, batch_tokens=1024)
+    callers = min(32, (os.cpu_count() or 1) + 4) + 2  # more than asyncio's default pool has threads
+    with _hung_policy() as policy:
+        options = GateOptions(
+            threshold=2.0,  # every trace is doubtful: every request resamples
+            action="resample",
+            policy_url=policy,
+            policy_model="hung",
+            policy_timeout_s=1.5,
+            max_resamples=2,
+            policy_concurrency=callers,
+        )
+        with run_server(create_app(scorer, ServerConfig(gate=options))) as url:
+            bound = options.max_resamples * options.policy_timeout_s
+
+            def verify(_: int) -> tuple[int, float]:
+                start = time.monotonic()
+                r = httpx.post(f"{url}/verify", json={"problem": "p", "steps": ["1 + 1 = 2."]}, timeout=60)
+                return r.status_code, time.monotonic() - start
+
+            with concurrent.futures.ThreadPoolExecutor(callers) as pool:
+                answers = pool.map(verify, range(callers))
+                time.sleep(0.5)  # every /verify is waiting on the policy
+                start = time.monotonic()
+                pooled = httpx.post(f"{url}/pooling", json={"input": "Ann has 3.\n1 + 1 = 2."}, timeout=60)
+                pooling_s = time.monotonic() - start
+                answers = list(answers)
+    assert pooled.status_code == 200, pooled.text
+    assert pooling_s < 1.5, f"/pooling took {pooling_s:.1f} s while /verify waited on a hung policy"
+    assert {status for status, _ in answers} == {502}, answers
+    slowest = max(took for _, took in answers)
+    assert slowest < bound + 1.5, f"/verify answered after {slowest:.1f} s; its bound is {bound:g} s"
 
 
 def test_hostile_or_impossible_requests_are_4xx_before_any_work() -> None:

@@ -102,6 +102,8 @@ def server_config(app: Any, host: str, port: int, limits: Limits, **options: Any
         port=port,
         keep_alive_s=limits.keep_alive_s,
         header_timeout_s=limits.header_timeout_s,
+        body_timeout_s=limits.body_timeout_s,
+        min_body_rate=limits.min_body_rate,
         connections_per_client=limits.connections_per_client,
         trusted_proxies=limits.trusted_proxies,
         **{"log_level": "warning", "timeout_graceful_shutdown": 5, **options},

@@ -68,6 +68,18 @@ class Limits(BaseModel):
         description="Seconds a client has to send a whole request head (request line and headers) after "
         "connecting or after the previous response; then the connection is closed.",
     )
+    body_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="Seconds a request body may take to start after its headers; it must then keep arriving "
+        "at min_body_rate bytes per second on average, else the answer is 408 and the connection is closed.",
+    )
+    min_body_rate: int = Field(
+        65_536,
+        ge=1,
+        description="Slowest average rate, in bytes per second, a request body may arrive at after "
+        "body_timeout_s; a trickle slower than this is answered 408.",
+    )
     connections_per_client: int = Field(
         64,
         ge=1,

@@ -76,6 +76,8 @@ def serve_cmd(
     client_window_s: float = _limit("client_window_s"),
     keep_alive_s: float = _limit("keep_alive_s"),
     header_timeout_s: float = _limit("header_timeout_s"),
+    body_timeout_s: float = _limit("body_timeout_s"),
+    min_body_rate: int = _limit("min_body_rate"),
     connections_per_client: int = _limit("connections_per_client"),
     trusted_proxies: list[str] = typer.Option(
         [], help=Limits.model_fields["trusted_proxies"].description + " Repeat the flag for each."
@@ -93,6 +95,8 @@ def serve_cmd(
         client_window_s=client_window_s,
         keep_alive_s=keep_alive_s,
         header_timeout_s=header_timeout_s,
+        body_timeout_s=body_timeout_s,
+        min_body_rate=min_body_rate,
         connections_per_client=connections_per_client,
         trusted_proxies=tuple(trusted_proxies),
     )

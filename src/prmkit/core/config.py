@@ -16,9 +16,24 @@ its own ``model_config`` on ``pydantic.BaseModel``. This module imports nothing 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+MAX_SEED = 2**31 - 1
+"""Every seed of a config is from 0 to 2**31 - 1: numpy and torch refuse larger or negative ones, and
+they would say so only when the code that seeds them runs, maybe hours in."""
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+"""A seed, bounded when the config is read (:data:`MAX_SEED`)."""
+MAX_STEPS = 10_000_000
+"""Most optimiser steps (and step intervals) a config may ask for: a bound on the work that follows, far
+past any real run, checked before any of it starts (a recipe's ``--check`` says it)."""
+MAX_BATCH = 65_536
+"""Most items per batch, group or accumulation a config may ask for."""
+MAX_TOKENS = 1 << 20
+"""Most tokens of one input or completion a config may ask for."""
+MAX_THREADS = 1024
+"""Most CPU threads a config may ask for."""
 
 
 class Config(BaseModel):

@@ -51,12 +51,15 @@ def file_issue(path: Path, expected: str, err: OSError | str, fix: str = "", fie
 
 
 def check_input_file(path: str | Path) -> Path:
-    """``path`` when it is a file; a folder is an :class:`InputError`, a missing file FileNotFoundError."""
+    """``path`` when it is a regular file; a folder, device or pipe is an :class:`InputError`, a missing
+    file FileNotFoundError."""
     path = Path(path)
     if path.is_dir():
         raise InputError([file_issue(path, "a data file", "a directory", "name a file inside it")], False)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
+    if not path.is_file():  # /dev/zero never ends, a FIFO waits for a writer: neither is read
+        raise InputError([file_issue(path, "a regular data file", "a device, pipe or socket")], False)
     return path
 
 
@@ -108,7 +111,8 @@ def lone_surrogate(doc: Any, where: str = "") -> LoneSurrogate | None:
             stack.extend((item, f"{at}[{i}]") for i, item in reversed(list(enumerate(value))))
         elif isinstance(value, dict):
             for key, item in reversed(list(value.items())):
-                name = f"{at}.{key}" if at else str(key)
+                shown = str(key).encode("utf-8", "backslashreplace").decode("utf-8")  # printable: \\ud800
+                name = f"{at}.{shown}" if at else shown
                 if (bad := lone_surrogate(key, name)) is not None:
                     return LoneSurrogate(bad.field, f"a key holding {bad.found}")
                 stack.append((item, name))
@@ -408,3 +412,37 @@ class JsonlAppender:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class FolderLockedError(RuntimeError):
+    """Another live process holds the lock of a folder: :func:`lock_folder`'s refusal, naming it."""
+
+    def __init__(self, folder: Path, holder: str):
+        self.folder, self.holder = folder, holder
+        super().__init__(f"{folder}: held by {holder}")
+
+
+def lock_folder(folder: str | Path, name: str) -> int:
+    """Hold ``folder/name`` for this process and return its descriptor (closing it releases the lock);
+    :class:`FolderLockedError` naming the holder (``process PID since TIME on HOST``) when another has it.
+
+    The lock is ``flock``: the kernel drops it when its process ends however it ends (killed, crashed), so
+    a lock left by a dead process is simply taken over, and no stale file has to be judged or removed.
+    The holder's line is written into the file for the one refused to read.
+    """
+    import fcntl
+    import socket
+    from datetime import UTC, datetime
+
+    path = Path(folder) / name
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 200, 0).decode("utf-8", errors="replace").strip() or "another process"
+        os.close(fd)
+        raise FolderLockedError(Path(folder), holder) from None
+    os.ftruncate(fd, 0)
+    since = datetime.now(UTC).isoformat(timespec="seconds")
+    os.pwrite(fd, f"process {os.getpid()} since {since} on {socket.gethostname()}".encode(), 0)
+    return fd

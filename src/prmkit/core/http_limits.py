@@ -11,13 +11,19 @@ then starves everyone else. :func:`bounded_config` returns a ``uvicorn.Config`` 
   is closed (a silent keep-alive connection is closed sooner, after ``keep_alive_s``);
 - a per-client cap: at most ``connections_per_client`` open connections per client address (an IPv6
   client by its /64, see :func:`client_key`); one more is answered 503 and closed at once;
+- a body deadline: once its head is in, a request's body must start within ``body_timeout_s`` and then
+  keep arriving at ``min_body_rate`` bytes per second on average (it is due by ``body_timeout_s +
+  received / min_body_rate`` after the head), else it is answered 408 and the connection closed, so a
+  client that sends headers on time and then trickles its body (or nothing) holds a connection for a
+  bounded time (issue 66: 200 such connections stayed open 90 s with no answer);
 - forwarded headers (``X-Forwarded-For``, ``X-Forwarded-Proto``) believed only from ``trusted_proxies``
   (none by default: the connecting address is the client). A trusted proxy's own connections are not
   capped, since every client behind it shares its address: cap those at the proxy.
 
 The protocol subclasses uvicorn's own HTTP protocol (h11, or httptools when installed) at four hooks:
 ``connection_made``, ``data_received``, ``on_response_complete`` and ``connection_lost``, and reads its
-``cycle``, ``transport`` and ``loop`` attributes (tests/annotate/test_http_limits.py covers them).
+``cycle`` (``more_body``, ``response_started``, ``response_complete``), ``flow``, ``transport`` and
+``loop`` attributes (tests/annotate/test_http_limits.py and tests/serving/test_connections.py cover them).
 
 Standard library only at import (uvicorn is imported when a config is built), so config modules can use
 :func:`parse_networks` while staying light; core imports no other prmkit package.
@@ -37,6 +43,7 @@ if TYPE_CHECKING:
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 BUSY_STATUS = 503
+SLOW_BODY_STATUS = 408
 RETRY_AFTER_S = 5
 
 
@@ -92,79 +99,155 @@ def _busy_response(cap: int) -> bytes:
     return head.encode() + body
 
 
+def _slow_body_response(body_timeout_s: float, min_body_rate: int) -> bytes:
+    body = (
+        f"request body too slow: it must start within {body_timeout_s:g} s of the headers and arrive at "
+        f"{min_body_rate} bytes per second or faster\n"
+    ).encode()
+    head = (
+        f"HTTP/1.1 {SLOW_BODY_STATUS} Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"connection: close\r\ncontent-length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+class _Limits:
+    """The deadlines and the per-client cap as a mixin over one of uvicorn's HTTP protocols (it comes
+    first in the bases, so its hooks wrap uvicorn's through ``super()``); :func:`bounded_protocol` sets
+    the class attributes below on each class it makes."""
+
+    header_timeout_s: float
+    connections_per_client: int
+    trusted_proxies: tuple[Network, ...]
+    body_timeout_s: float
+    min_body_rate: int
+    open_by_client: Counter[str]
+    busy: bytes
+    slow: bytes
+
+    _client_key: str | None = None
+    _deadline: asyncio.TimerHandle | None = None
+    _seen_cycle: Any = None
+    _body_timer: asyncio.TimerHandle | None = None
+    _body_since = 0.0
+    _body_bytes = 0
+    # uvicorn's protocol state, read here (see the module docstring)
+    cycle: Any
+    loop: asyncio.AbstractEventLoop
+    transport: Any
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
+        peer = transport.get_extra_info("peername")
+        host = peer[0] if isinstance(peer, tuple | list) and peer else None
+        if isinstance(host, str) and host and not _in(host, self.trusted_proxies):
+            key = client_key(host)
+            if self.open_by_client[key] >= self.connections_per_client:
+                transport.write(self.busy)  # type: ignore[attr-defined]
+                transport.close()
+                return
+            self.open_by_client[key] += 1
+            self._client_key = key
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        waiting = self._body_timer is not None
+        super().data_received(data)  # type: ignore[misc]
+        if waiting:
+            self._body_bytes += len(data)
+        self._note_request()
+
+    def on_response_complete(self) -> None:
+        self._disarm_body()  # answered: a body still arriving is bounded by the header deadline now
+        super().on_response_complete()  # type: ignore[misc]  # may start a pipelined request already received
+        if not self._note_request() and not self.transport.is_closing():
+            self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        self._disarm_body()
+        key, self._client_key = self._client_key, None
+        if key is not None:
+            self.open_by_client[key] -= 1
+            if self.open_by_client[key] <= 0:
+                del self.open_by_client[key]
+        super().connection_lost(exc)  # type: ignore[misc]
+
+    def _note_request(self) -> bool:
+        """Whether a new request head arrived whole (uvicorn then starts a new cycle): stop the clock."""
+        if self.cycle is None or self.cycle is self._seen_cycle:
+            return False
+        self._seen_cycle = self.cycle
+        self._disarm()
+        if self.cycle.more_body:  # the head is in, the body is not: start the body's clock
+            self._body_since, self._body_bytes = self.loop.time(), len(getattr(self.cycle, "body", b""))
+            self._body_timer = self.loop.call_later(self.body_timeout_s, self._check_body)
+        return True
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(self.header_timeout_s, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _disarm_body(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _check_body(self) -> None:
+        """At the body's due time: done, or due later (bytes arrived meanwhile, or the app is not
+        reading, which is no fault of the client's), or too slow: 408 and close."""
+        self._body_timer = None
+        cycle = self.cycle
+        if cycle is None or cycle is not self._seen_cycle or not cycle.more_body:
+            return
+        flow = getattr(self, "flow", None)
+        if flow is not None and flow.read_paused:  # the app has not read what came: not the client
+            self._body_since = self.loop.time() - self._body_bytes / self.min_body_rate
+        due = self._body_since + self.body_timeout_s + self._body_bytes / self.min_body_rate
+        left = due - self.loop.time()
+        if left > 0:
+            self._body_timer = self.loop.call_later(left, self._check_body)
+            return
+        if self.transport.is_closing():
+            return
+        if not cycle.response_started:
+            self.transport.write(self.slow)
+        self.transport.close()
+
+    def _expire(self) -> None:
+        self._deadline = None
+        working = self.cycle is not None and not self.cycle.response_complete
+        if not working and not self.transport.is_closing():
+            self.transport.close()
+
+
 def bounded_protocol(
     base: type[asyncio.Protocol],
     header_timeout_s: float,
     connections_per_client: int,
     trusted_proxies: tuple[Network, ...] = (),
+    body_timeout_s: float = 10.0,
+    min_body_rate: int = 65_536,
 ) -> type[asyncio.Protocol]:
-    """``base`` (one of uvicorn's HTTP protocols) with the header deadline and the per-client cap; each
-    call makes a class with its own count of open connections, so build one per server."""
-    open_by_client: Counter[str] = Counter()
-    busy = _busy_response(connections_per_client)
-
-    class Bounded(base):  # type: ignore[valid-type, misc]
-        _client_key: str | None = None
-        _deadline: asyncio.TimerHandle | None = None
-        _seen_cycle: Any = None
-
-        def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            super().connection_made(transport)
-            peer = transport.get_extra_info("peername")
-            host = peer[0] if isinstance(peer, tuple | list) and peer else None
-            if isinstance(host, str) and host and not _in(host, trusted_proxies):
-                key = client_key(host)
-                if open_by_client[key] >= connections_per_client:
-                    transport.write(busy)  # type: ignore[attr-defined]
-                    transport.close()
-                    return
-                open_by_client[key] += 1
-                self._client_key = key
-            self._arm()
-
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            self._note_request()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()  # may start a pipelined request already received
-            if not self._note_request() and not self.transport.is_closing():
-                self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            key, self._client_key = self._client_key, None
-            if key is not None:
-                open_by_client[key] -= 1
-                if open_by_client[key] <= 0:
-                    del open_by_client[key]
-            super().connection_lost(exc)
-
-        def _note_request(self) -> bool:
-            """Whether a new request head arrived whole (uvicorn then starts a new cycle): stop the clock."""
-            if self.cycle is None or self.cycle is self._seen_cycle:
-                return False
-            self._seen_cycle = self.cycle
-            self._disarm()
-            return True
-
-        def _arm(self) -> None:
-            self._disarm()
-            self._deadline = self.loop.call_later(header_timeout_s, self._expire)
-
-        def _disarm(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-
-        def _expire(self) -> None:
-            self._deadline = None
-            working = self.cycle is not None and not self.cycle.response_complete
-            if not working and not self.transport.is_closing():
-                self.transport.close()
-
-    Bounded.__name__ = Bounded.__qualname__ = f"Bounded{base.__name__}"
-    return Bounded
+    """``base`` (one of uvicorn's HTTP protocols) with the header and body deadlines and the per-client
+    cap; each call makes a class with its own count of open connections, so build one per server."""
+    settings = {
+        "header_timeout_s": header_timeout_s,
+        "connections_per_client": connections_per_client,
+        "trusted_proxies": trusted_proxies,
+        "body_timeout_s": body_timeout_s,
+        "min_body_rate": min_body_rate,
+        "open_by_client": Counter(),
+        "busy": _busy_response(connections_per_client),
+        "slow": _slow_body_response(body_timeout_s, min_body_rate),
+    }
+    name = f"Bounded{base.__name__}"
+    return type(name, (_Limits, base), {**settings, "__qualname__": name})
 
 
 def bounded_config(
@@ -176,6 +259,8 @@ def bounded_config(
     header_timeout_s: float = 10.0,
     connections_per_client: int = 64,
     trusted_proxies: Iterable[str] = (),
+    body_timeout_s: float = 10.0,
+    min_body_rate: int = 65_536,
     **uvicorn_options: Any,
 ) -> uvicorn.Config:
     """A ``uvicorn.Config`` serving ``app`` with the bounds above (run it with ``uvicorn.Server(config)
@@ -189,8 +274,15 @@ def bounded_config(
             "connection limits: expected header_timeout_s > 0, keep_alive_s > 0 and connections_per_client "
             f">= 1, found {header_timeout_s}, {keep_alive_s} and {connections_per_client}"
         )
+    if body_timeout_s <= 0 or min_body_rate < 1:
+        raise ValueError(
+            f"body limits: expected body_timeout_s > 0 and min_body_rate >= 1, found {body_timeout_s} and "
+            f"{min_body_rate}"
+        )
     trusted = parse_networks(trusted_proxies)
-    http = bounded_protocol(AutoHTTPProtocol, header_timeout_s, connections_per_client, trusted)
+    http = bounded_protocol(
+        AutoHTTPProtocol, header_timeout_s, connections_per_client, trusted, body_timeout_s, min_body_rate
+    )
     return uvicorn.Config(
         app,
         host=host,

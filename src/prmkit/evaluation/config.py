@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from prmkit.core.config import Config
+from prmkit.core.config import Config, Seed
 from prmkit.modeling.loading import LoadOptions
 from prmkit.scoring.forms import SCORER_HELP
 from prmkit.scoring.scorer import Overlong
@@ -48,20 +48,20 @@ class WorldEvalSettings(Config):
     """How much fresh world data a scorer is measured on (``prmkit card``, ``evaluate_world``, and a
     recipe's ``evaluate`` section, which adds to these): declared once, here."""
 
-    problems: int = Field(48, ge=3)
+    problems: int = Field(48, ge=3, le=100_000)
     """World test problems for best-of-N pools and audits (the first third tunes the first-error
     threshold)."""
-    per_problem: int = Field(64, ge=1)
+    per_problem: int = Field(64, ge=1, le=1024)
     """Samples per test problem: the largest N of the best-of-N curves."""
-    heldout_problems: int = Field(200, ge=1)
+    heldout_problems: int = Field(200, ge=1, le=100_000)
     """Longer-than-training problems for first-error generalisation (4 traces each). Few held-out traces
     are error-free, and first-error F1 needs them: with too few problems one trace swings the held-out
     F1 (the share of error-free held-out traces: docs/world.md, "Default statistics")."""
-    beam_problems: int = Field(8, ge=0)
+    beam_problems: int = Field(8, ge=0, le=10_000)
     """Problems solved by PRM-guided beam search for the verifier-gaming audit (0 skips it)."""
-    bootstrap: int = Field(500, ge=10)
+    bootstrap: int = Field(500, ge=10, le=100_000)
     """Bootstrap resamples of problems for the best-of-N bands."""
-    seed: int = 1234
+    seed: Seed = 1234
     """Seed of the fresh world data (distinct from training's)."""
     world: WorldName = DEFAULT_WORLD
     """The embedded world the scorer is measured on: ``arithmetic`` (word problems) or ``agent``

@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from prmkit.core.errors import InputError, Issue, short
-from prmkit.core.files import iter_json_records
+from prmkit.core.files import check_input_file, iter_json_records
 from prmkit.core.registry import resolve
 from prmkit.formats.base import read_parquet_rows
 
@@ -69,7 +69,7 @@ def _first_record(path: Path) -> tuple[int, object]:
 
 def detect_format(path: str | Path) -> str:
     """The name of the format of ``path``, judged from its content; an InputError when none fits."""
-    path = Path(path)
+    path = check_input_file(path)  # a folder, device or pipe is refused before a format peeks into it
     if path.suffix == ".parquet":
         line, keys = 1, set(read_parquet_rows(path, schema_only=True))
     else:

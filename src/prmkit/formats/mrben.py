@@ -105,7 +105,7 @@ def _parse(rec: dict, ck: RecordChecker) -> Trace | None:
         "key_order": list(rec),
         "first_error_step": fe,
         "first_error": first,
-        "code": coding,
+        "coding": coding,
     }
     return trace
 
@@ -173,7 +173,7 @@ def read(path: str | Path, skip_invalid: bool = False) -> ReadResult:
 def to_record(trace: Trace, source: str | None) -> dict:
     meta = trace.metadata.get(NAME, {})
     first = first_error(trace, source, "positive") if source else -1
-    code = meta.get("code", False)
+    code = meta.get("coding", False)
     kept = meta.get("first_error", object())
     if "first_error_step" in meta and (first == kept or (kept is None and first == -1)):
         fe = meta["first_error_step"]

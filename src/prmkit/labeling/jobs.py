@@ -330,24 +330,17 @@ MAX_FAILURES_SHOWN = 20
 
 
 def _lock(work_dir: Path) -> int:
-    """Hold ``work_dir/job.lock`` for this process (released when it ends, however it ends)."""
-    import fcntl
+    """Hold ``work_dir/job.lock`` for this process (released when it ends, however it ends): the one
+    folder lock, :func:`~prmkit.core.files.lock_folder`, which ``prmkit run`` holds on its output too."""
+    from prmkit.core.files import FolderLockedError, lock_folder
 
-    path = work_dir / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(fd, 200, 0).decode("utf-8", errors="replace").strip() or "another process"
-        os.close(fd)
+        return lock_folder(work_dir, LOCK_FILE)
+    except FolderLockedError as err:
         raise JobLockedError(
-            f"{work_dir}: this job is being run by {holder}; wait for it to finish, or give this run "
+            f"{work_dir}: this job is being run by {err.holder}; wait for it to finish, or give this run "
             "another --work-dir (two runs of one job would pay for the same rollouts twice)"
         ) from None
-    os.ftruncate(fd, 0)
-    stamp = f"process {os.getpid()} since {datetime.now(UTC).isoformat(timespec='seconds')}"
-    os.pwrite(fd, stamp.encode(), 0)
-    return fd
 
 
 def _read_meta(path: Path) -> dict[str, Any]:

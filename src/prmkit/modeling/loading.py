@@ -119,6 +119,7 @@ def load_exact(
     """
     options = options or LoadOptions()
     device = "cuda" if options.device_map is not None else default_device(options.device)
+    check_size(model_class, path, options, device)
     kwargs: dict[str, Any] = {
         "dtype": torch_dtype(options.dtype, device),
         "attn_implementation": options.attn_implementation or "sdpa",
@@ -149,6 +150,123 @@ def load_exact(
     if issues:
         raise InputError(issues, skippable=False)
     return model
+
+
+HEADROOM = 2
+"""How many times the parameters its safetensors files hold a checkpoint's config may imply before the
+checkpoint is refused unloaded. A missing or untied head (refused after loading, by name) stays under it;
+a hand-edited width (8,192 or 1,000,000 for 16) is orders of magnitude past it and would otherwise be
+allocated, gigabytes or terabytes, before any refusal."""
+SIZE_FIELDS = ("hidden_size", "n_embd", "d_model", "intermediate_size", "n_inner", "vocab_size",
+               "num_hidden_layers", "n_layer")  # fmt: skip
+"""Config fields that set how many parameters a transformers architecture has; a refusal names those
+(of the first six, each a dimension of some weight) that no tensor in the files has as a dimension."""
+
+
+def held_weights(folder: Path) -> tuple[int, int, list[str], set[int]] | None:
+    """(elements, bytes, file names, every dimension of a shape) of the tensors in a checkpoint folder's safetensors files, read from
+    their headers only (nothing is loaded); None where there are none or one cannot be read (a ``.bin``
+    must be unpickled to be measured; a damaged header is :func:`~prmkit.modeling.checkpoint.check_checkpoint`'s
+    to name)."""
+    import json
+    import math
+
+    index = folder / "model.safetensors.index.json"
+    try:
+        names = sorted(set(json.loads(index.read_text())["weight_map"].values())) if index.exists() else []
+        names = names or (["model.safetensors"] if (folder / "model.safetensors").exists() else [])
+        elements = size = 0
+        dims: set[int] = set()
+        for name in names:
+            with open(folder / name, "rb") as fh:
+                length = int.from_bytes(fh.read(8), "little")
+                header = json.loads(fh.read(min(length, 2**27)))
+            for key, tensor in header.items():
+                if key != "__metadata__":
+                    elements += math.prod(tensor["shape"])
+                    dims.update(tensor["shape"])
+                    size += tensor["data_offsets"][1] - tensor["data_offsets"][0]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return (elements, size, names, dims) if names else None
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return ""
+
+
+def implied_parameters(model_class: Any, config: Any) -> int:
+    """How many parameters ``model_class`` built from ``config`` has, counted on the ``meta`` device (no
+    memory is allocated, whatever the config says; tied weights are counted once)."""
+    import torch
+
+    build = getattr(model_class, "from_config", None) or model_class._from_config
+    with torch.device("meta"):
+        model = build(config)
+    return sum(p.numel() for p in model.parameters())
+
+
+def available_memory(device: str) -> int | None:
+    """Bytes free where the weights go: the CPU's available memory (every model is loaded there first),
+    the lesser of it and the GPU's free memory for ``cuda``; None where it cannot be read."""
+    import psutil
+    import torch
+
+    free = int(psutil.virtual_memory().available)
+    if device.startswith("cuda") and torch.cuda.is_available():
+        with contextlib.suppress(RuntimeError, AssertionError, ValueError):
+            free = min(free, int(torch.cuda.mem_get_info(torch.device(device))[0]))
+    return free
+
+
+def check_size(model_class: Any, path: str | Path, options: LoadOptions, device: str) -> None:
+    """Refuse, before anything is allocated, a local checkpoint whose ``config.json`` implies far more
+    weights than its safetensors files hold (:data:`HEADROOM`), or more than the memory free to load it.
+
+    Why: transformers allocates the model the config describes and only then reads the files, so a
+    605 KB checkpoint whose config claims width 8,192 took 5.5 GB before its refusal, and width 10^6
+    ended in an allocator traceback. The count is made on the ``meta`` device, the files are measured from
+    their headers. A quantized checkpoint (packed weights) and a Hub id are not measured here; a folder
+    whose config transformers cannot build is refused with transformers' reason."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return
+    from transformers import AutoConfig
+
+    where = str(folder / "config.json")
+    try:
+        config = AutoConfig.from_pretrained(str(folder), trust_remote_code=bool(options.trust_remote_code))
+        implied = implied_parameters(model_class, config)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError, ZeroDivisionError, OverflowError) as err:
+        found = str(err).strip().split("\n")[0][:160] or type(err).__name__
+        raise InputError([Issue(where, None, "(config)", "a config transformers can build", found,
+                                "checkpoint", "restore the config.json the weights were saved with")],
+                         skippable=False) from None  # fmt: skip
+    held = held_weights(folder)
+    dtype = torch_dtype(options.dtype, device)
+    if held is not None and getattr(config, "quantization_config", None) is None:
+        elements, size, names, dims = held
+        per = size / elements if elements else dtype.itemsize
+        if implied > HEADROOM * elements:
+            sizes = [f for f in SIZE_FIELDS if isinstance(getattr(config, f, None), int)]
+            sizes = [f for f in sizes[:6] if getattr(config, f) not in dims] or sizes
+            values = ", ".join(str(getattr(config, f)) for f in sizes)
+            found = f"{values}, which imply {_bytes(implied * per)} of weights ({implied:,} parameters)"
+            expected = f"the sizes of the weights the checkpoint holds ({', '.join(names)}: {_bytes(size)}, {elements:,} parameters)"
+            raise InputError([Issue(where, None, ", ".join(sizes) or "(sizes)", expected, found, "checkpoint",
+                                    "restore the config.json the weights were saved with")],
+                             skippable=False)  # fmt: skip
+    free = available_memory(device) if options.device_map is None else None
+    need = implied * dtype.itemsize
+    if free is not None and need > free:
+        found = f"{_bytes(need)} ({implied:,} parameters at {str(dtype).removeprefix('torch.')})"
+        raise InputError([Issue(where, None, "(memory)", f"weights that fit in the {_bytes(free)} free on {device}",
+                                found, "checkpoint", "pass --dtype bfloat16, --device-map auto, or a machine "
+                                "with more memory")], skippable=False)  # fmt: skip
 
 
 @contextlib.contextmanager

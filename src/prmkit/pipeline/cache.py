@@ -70,6 +70,6 @@ def find_done(name: str, key: str, places: Sequence[Path], outputs: Sequence[str
     of other runs), the first found, or None: the same key is the same work, so its results can be taken."""
     for place in places:
         path = place / "stages" / f"{name}-{key}"
-        if (path / "DONE.json").exists() and all((path / o).exists() for o in outputs):
+        if (path / "DONE.json").is_file() and all((path / o).exists() for o in outputs):  # not a FIFO
             return StageDir(name, key, path)
     return None

@@ -18,15 +18,40 @@ from pydantic import (
     model_validator,
 )
 
-from prmkit.core.config import Config
+from prmkit.core.config import Config, Seed
 from prmkit.core.yamlconf import validate_at
 from prmkit.evaluation.config import WorldEvalSettings
+from prmkit.labeling.rollouts import MAX_ROLLOUTS
 from prmkit.policies.options import JudgeOptions, PolicyOptions
 from prmkit.rl.config import REWARDS_NEEDING_PRM, Reward, RlConfig
 from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
 from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, is_world_name, world
 
 _DEFAULT = world(DEFAULT_WORLD)
+
+MAX_TRACES = 10_000_000
+"""Most training traces (``problems.n`` × ``problems.per_problem``) a recipe may ask for: every one is
+sampled, labelled and held in memory by the stages after it (the demo samples 12,000)."""
+MAX_INPUT_BYTES = 2 << 30
+"""Largest file a recipe may name as input (2 GiB): a trace file is read whole, so a larger one fills
+the memory before it is refused; a device or a pipe (``/dev/zero``) has no end and is refused too."""
+MAX_LIST = 64
+"""Most entries of a recipe's lists whose every entry is a stage or more (PRMs, rewards, reused
+folders, ProcessBench files, comparisons)."""
+
+
+def input_file(value: Path, what: str) -> Path:
+    """``value`` when it is a regular file of at most :data:`MAX_INPUT_BYTES`, else a ValueError naming
+    ``what``: checked when the recipe is read, so ``--check`` says it and no stage starts."""
+    if not value.exists():
+        raise ValueError(f"{what} {str(value)!r} does not exist")
+    if not value.is_file():
+        found = "a directory" if value.is_dir() else "a device, pipe or socket"
+        raise ValueError(f"{what} {str(value)!r} is {found}, not a regular file")
+    size = value.stat().st_size
+    if size > MAX_INPUT_BYTES:
+        raise ValueError(f"{what} {str(value)!r} has {size:,} bytes; at most {MAX_INPUT_BYTES:,} are read")
+    return value
 
 
 class ProblemsSection(Config):
@@ -37,12 +62,13 @@ class ProblemsSection(Config):
     ``prmkit.worlds.registry``) generates problems; a path reads a prmkit trace file (problems
     with reference answers and traces to label) instead, and the world-only stages (gold labels) are
     skipped."""
-    n: int = Field(400, ge=2)
-    """World problems in the training set."""
-    per_problem: int = Field(8, ge=1)
-    """Traces sampled per problem by the world policy."""
-    seed: int = 0
-    """Seed of problem generation and sampling."""
+    n: int = Field(400, ge=2, le=1_000_000)
+    """World problems in the training set, at most 1,000,000 (and ``n`` × ``per_problem`` at most
+    :data:`MAX_TRACES`)."""
+    per_problem: int = Field(8, ge=1, le=1024)
+    """Traces sampled per problem by the world policy, at most 1,024."""
+    seed: Seed = 0
+    """Seed of problem generation and sampling (0 to :data:`~prmkit.core.config.MAX_SEED`)."""
     world: SerializeAsAny[BaseModel] = _DEFAULT.config()
     """Knobs of the world's problem generator (``prmkit arithmetic generate`` / ``prmkit agent
     generate``): the fields of the config of the world ``source`` names."""
@@ -72,10 +98,17 @@ class ProblemsSection(Config):
             )
         return Path(value) if isinstance(value, str) else value
 
+    @field_validator("source", mode="after")
+    @classmethod
+    def _regular_file(cls, value: str | Path) -> str | Path:
+        return input_file(value, "problems file") if isinstance(value, Path) else value
+
     @model_validator(mode="after")
-    def _file_exists(self) -> ProblemsSection:
-        if isinstance(self.source, Path) and not self.source.exists():
-            raise ValueError(f"problems file {str(self.source)!r} does not exist")
+    def _traces_bounded(self) -> ProblemsSection:
+        if self.world_name is not None and self.n * self.per_problem > MAX_TRACES:
+            raise ValueError(
+                f"n × per_problem is {self.n * self.per_problem:,} traces; at most {MAX_TRACES:,} are sampled"
+            )
         return self
 
     @property
@@ -87,13 +120,16 @@ class ProblemsSection(Config):
 class LabelsSection(Config):
     """Automated step labels made for the training traces (and scored against gold where it exists)."""
 
-    methods: list[str] = Field(default_factory=lambda: ["mc", "binary_search", "judge", "consensus"])
+    methods: list[str] = Field(
+        default_factory=lambda: ["mc", "binary_search", "judge", "consensus"], max_length=MAX_LIST
+    )
     """Which labellers run (``prmkit.labeling.labellers``: mc, binary_search, judge, consensus, and any
     plugin's), each once, in this order."""
-    rollouts: int = Field(8, ge=1)
-    """Rollouts per prefix for Monte Carlo, and most rollouts per probe for binary search."""
-    seed: int = 0
-    """Seed every rollout's seed derives from."""
+    rollouts: int = Field(8, ge=1, le=MAX_ROLLOUTS)
+    """Rollouts per prefix for Monte Carlo, and most rollouts per probe for binary search (at most
+    :data:`~prmkit.labeling.rollouts.MAX_ROLLOUTS`, as the labellers take)."""
+    seed: Seed = 0
+    """Seed every rollout's seed derives from (0 to :data:`~prmkit.core.config.MAX_SEED`)."""
     rollout_policy: PolicyOptions = PolicyOptions()
     """Which policy draws the rollouts (world, a local HF folder, or an endpoint)."""
     judge: JudgeOptions = JudgeOptions()
@@ -102,7 +138,8 @@ class LabelsSection(Config):
     """What MC and judge must agree on for a trace to be kept (consensus's ``mode``)."""
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per labeller, fields of its own config (``prmkit label NAME --help``) that differ from the shared
-    settings above, e.g. ``{binary_search: {batch: 4}}``; checked against that config when read."""
+    settings above, e.g. ``{binary_search: {batch: 4}}``; checked against that config (names, types and
+    bounds) when read."""
 
     @model_validator(mode="after")
     def _methods_are_registered(self) -> LabelsSection:
@@ -125,20 +162,27 @@ class LabelsSection(Config):
             missing = [n for n in labeller(name).needs if n not in self.methods]
             if missing:
                 raise ValueError(f"{name} needs {' and '.join(map(repr, missing))} in methods too")
+        placeholders = {"input": Path("input.jsonl"), "output": Path("output.jsonl"), "work_dir": None}
+        for name in self.methods:  # every value now, with its bounds: not when the stage starts
+            validate_at(labeller(name).config, self._values(name, placeholders), "options", name)
         return self
 
-    def config(self, name: str, files: dict[str, Any]) -> Any:
-        """The typed config of labeller ``name``: ``files`` (input, output, work_dir), then the shared
+    def _values(self, name: str, files: dict[str, Any]) -> dict[str, Any]:
+        """The fields of labeller ``name``'s config: ``files`` (input, output, work_dir), then the shared
         settings its config has fields for, then ``options[name]``."""
         from prmkit.labeling.labellers import labeller
 
-        cls = labeller(name).config
         shared: dict[str, Any] = {"seed": self.seed, "rollouts": self.rollouts, "mode": self.consensus_mode}
         shared |= self.rollout_policy.model_dump() | self.judge.model_dump()
-        fields = cls.model_fields
+        fields = labeller(name).config.model_fields
         given = shared | files  # a filter has no rollouts and no job folder: each config takes its own
-        values = {k: v for k, v in given.items() if k in fields} | self.options.get(name, {})
-        return cls(**values)
+        return {k: v for k, v in given.items() if k in fields} | self.options.get(name, {})
+
+    def config(self, name: str, files: dict[str, Any]) -> Any:
+        """The typed config of labeller ``name`` (:meth:`_values`)."""
+        from prmkit.labeling.labellers import labeller
+
+        return labeller(name).config(**self._values(name, files))
 
 
 class PrmRun(Config):
@@ -181,10 +225,12 @@ class TrainSection(Config):
     skip it and put the heads on ``prm.base_model`` / ``orm.base_model`` (a real backbone folder)."""
     prm: PrmConfig = PrmConfig(max_steps=500)
     """Settings shared by every PRM; ``label_source`` is set per PRM from ``prm_sources``."""
-    prm_sources: list[str] = Field(default_factory=lambda: ["gold", "mc_hard"])
-    """One PRM per label source (gold, mc_hard, mc_soft, binary_search, judge, consensus...)."""
-    prm_runs: list[PrmRun] = Field(default_factory=list)
-    """More PRMs, each with its own name, source, changed settings or training-set size."""
+    prm_sources: list[str] = Field(default_factory=lambda: ["gold", "mc_hard"], max_length=MAX_LIST)
+    """One PRM per label source (gold, mc_hard, mc_soft, binary_search, judge, consensus...), at most
+    :data:`MAX_LIST`."""
+    prm_runs: list[PrmRun] = Field(default_factory=list, max_length=MAX_LIST)
+    """More PRMs, each with its own name, source, changed settings or training-set size (at most
+    :data:`MAX_LIST`)."""
     orm: OrmConfig | None = OrmConfig(max_steps=400)
     """The outcome baseline; null to skip it."""
 
@@ -200,15 +246,16 @@ class EvaluateSection(WorldEvalSettings):
     policy: SerializeAsAny[BaseModel] = _DEFAULT.policy_config()
     """The simulated policy whose samples are judged (best-of-N pools, first-error traces, beam search):
     the policy config of ``world`` (by default the world of ``problems.source``)."""
-    processbench: list[Path] = Field(default_factory=list)
-    """ProcessBench files (JSON arrays) to evaluate every model on as well, at its world-tuned threshold."""
-    claims_seed: int | None = None
+    processbench: list[Path] = Field(default_factory=list, max_length=MAX_LIST)
+    """ProcessBench files (JSON arrays; regular files of at most :data:`MAX_INPUT_BYTES`, at most
+    :data:`MAX_LIST` of them) to evaluate every model on as well, at its world-tuned threshold."""
+    claims_seed: Seed | None = None
     """Seed of a second fresh evaluation set, the *claims set*: new test and held-out problems every
     model is measured on once more (stage ``claims-<model>``, beside ``eval-<model>``). Development reads
     ``seed`` (the tuning set: every read-out, threshold and recipe change is judged there); the numbers
     README and docs claim are computed once on this set, after the method is fixed, and both are shown.
     None: no claims set."""
-    compare: list[tuple[str, str]] = Field(default_factory=list)
+    compare: list[tuple[str, str]] = Field(default_factory=list, max_length=MAX_LIST)
     """Paired comparisons a sweep's study reports beside each PRM against the zero-shot LM and the ORM:
     ``[A, B]`` model names as every table writes them (``prm-<source or run name>``, ``orm``, ``lm
     (zero-shot)``), A − B on first-error F1 and AUROC and on best-of-N at each N, on the very same seeds
@@ -227,12 +274,10 @@ class EvaluateSection(WorldEvalSettings):
             )
         return self
 
-    @model_validator(mode="after")
-    def _files_exist(self) -> EvaluateSection:
-        missing = [str(p) for p in self.processbench if not p.exists()]
-        if missing:
-            raise ValueError(f"processbench files {missing} do not exist")
-        return self
+    @field_validator("processbench", mode="after")
+    @classmethod
+    def _regular_files(cls, value: list[Path]) -> list[Path]:
+        return [input_file(p, "processbench file") for p in value]
 
 
 LM = "lm (zero-shot)"
@@ -244,14 +289,15 @@ class RlSection(Config):
     at the same budget, monitored against gold (docs/rl.md, "The experiment")."""
 
     rewards: list[Reward] = Field(
-        default_factory=lambda: ["outcome", "prm_aggregate", "dense", "mixed", "gold_process"]
+        default_factory=lambda: ["outcome", "prm_aggregate", "dense", "mixed", "gold_process"],
+        max_length=MAX_LIST,
     )
     """One run (stage ``rl-<reward>``) per reward: outcome, prm_aggregate, dense, mixed, gold_process."""
     prm_source: str = "mc_hard"
     """The PRM (one of ``train.prm_sources``) that pays the process rewards; it is also every run's
     monitor proxy, so all runs are read on one PRM."""
-    seed: int = 0
-    """Seed of the runs (set per seed by a sweep)."""
+    seed: Seed = 0
+    """Seed of the runs (set per seed by a sweep; 0 to :data:`~prmkit.core.config.MAX_SEED`)."""
     config: dict[str, Any] = Field(default_factory=dict)
     """Fields of ``prmkit rl``'s config (``prmkit rl --help``: steps, group_size, batch, lr, prompts...)
     but ``policy``, ``prm``, ``reward`` and ``seed``, which the recipe sets."""
@@ -286,16 +332,17 @@ class Recipe(Config):
     rl: RlSection | None = None
     """RL against the PRM after the models are trained (on a world whose record says ``rl``: its checker
     is the monitors' gold); null (the default) skips it."""
-    reuse: list[Path] = Field(default_factory=list)
+    reuse: list[Path] = Field(default_factory=list, max_length=MAX_LIST)
     """Output folders of earlier runs whose finished stages this run takes instead of running them again:
     a stage is taken where one with its name and key (a hash of its settings, its inputs' keys and
     prmkit's version) is done there, so only identical work is skipped, whatever the other recipe was. A
     sweep's seed looks in ``<folder>/seed-<s>`` and in the folder itself. Taken stages stay where they
     are (nothing is copied); the report names them."""
-    seeds: list[int] = Field(default_factory=list)
+    seeds: list[Seed] = Field(default_factory=list, max_length=100)
     """Run the whole recipe once per seed (training problems, labels, every model's initialisation; the
     evaluation data stays), each into ``output_dir/seed-<s>``, then one report with mean and 95 % interval
-    over seeds (``prmkit.pipeline.sweep``). Empty: one run with the seeds the sections give."""
+    over seeds (``prmkit.pipeline.sweep``). Empty: one run with the seeds the sections give. At most 100
+    seeds, each from 0 to :data:`~prmkit.core.config.MAX_SEED`."""
 
     @model_validator(mode="before")
     @classmethod
@@ -305,12 +352,17 @@ class Recipe(Config):
         if not isinstance(data, dict):
             return data
         problems = data.get("problems") or {}
-        source = problems.get("source", DEFAULT_WORLD) if isinstance(problems, dict) else problems.source
+        if isinstance(problems, dict):
+            source = problems.get("source", DEFAULT_WORLD)
+        else:  # a section already read, or a wrong type the section's own validation reports
+            source = getattr(problems, "source", DEFAULT_WORLD)
         evaluate = data.get("evaluate")
         if evaluate is None or isinstance(evaluate, dict):
             evaluate = dict(evaluate or {})
             evaluate.setdefault("world", source if is_world_name(source) else DEFAULT_WORLD)
-            config = world(evaluate["world"]).policy_config
+            # an unknown world is reported by evaluate.world's own check; its policy is read as the default's
+            name = evaluate["world"] if is_world_name(evaluate["world"]) else DEFAULT_WORLD
+            config = world(name).policy_config
             evaluate["policy"] = validate_at(config, evaluate.get("policy"), "evaluate", "policy")
             data = {**data, "evaluate": evaluate}
         return data

@@ -9,16 +9,24 @@ expects, and every other stage (problems, labelling, judging, evaluation) on the
 the others waiting for its ``DONE.json`` before they read what it wrote: a recipe labels once however
 many processes run it. They wait on the file, not in a collective, since a labelling stage may take
 longer than a process group's timeout; if the main process fails, the launcher stops the others.
+
+One run writes an output folder at a time (:func:`output_lock`): a second one started on it is refused
+in one line naming the first, instead of redoing its stages into the same folders.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prmkit.core.errors import InputError
+from prmkit.core.files import FolderLockedError, file_issue, lock_folder
 from prmkit.core.ranks import is_main_process, world_size
 from prmkit.pipeline.cache import StageDir, find_done, stage_dir, stage_key
 from prmkit.pipeline.recipe import Recipe
@@ -38,6 +46,32 @@ class RunResult:
 def load_recipe(path: str | Path, overrides: dict[str, Any] | None = None) -> Recipe:
     """Read and validate a recipe (every mistake reported at once, with its line)."""
     return load_yaml_config(path, Recipe, overrides)
+
+
+RUN_LOCK = "run.lock"
+"""The lock file of a run in its output folder (the label jobs' mechanism: :func:`~prmkit.core.files.lock_folder`)."""
+
+
+@contextlib.contextmanager
+def output_lock(out: Path) -> Iterator[None]:
+    """Hold ``out`` for this run while the block runs; a folder another live run holds is an
+    :class:`InputError` naming it (pid, start, host). Only the main process of a launch takes it: the
+    others follow its stages, they do not compete with it. A lock left by a killed run is taken over."""
+    if not is_main_process():
+        yield
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = lock_folder(out, RUN_LOCK)
+    except FolderLockedError as err:
+        fix = "wait for it to finish, or give this run another --output-dir"
+        found = f"one being run by {err.holder}"
+        issue = file_issue(out, "an output folder no other run is writing", found, fix, "(output)")
+        raise InputError([issue], skippable=False) from None
+    try:
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 EVERY_PROCESS = ("train",)

@@ -43,12 +43,43 @@ JUDGES.register("endpoint", "prmkit.policies.endpoint:EndpointJudge")
 
 def load_policy(name: str, **options: Any) -> Policy:
     """Build the policy backend registered as ``name`` with its own keyword options."""
-    return POLICIES.get(name)(**options)
+    factory = POLICIES.get(name)
+    _check_required("policy", name, factory, options)
+    return factory(**options)
 
 
 def load_judge(name: str, **options: Any) -> Judge:
     """Build the judge backend registered as ``name`` with its own keyword options."""
-    return JUDGES.get(name)(**options)
+    factory = JUDGES.get(name)
+    _check_required("judge", name, factory, options)
+    return factory(**options)
+
+
+def _check_required(kind: str, name: str, factory: Callable[..., Any], options: dict[str, Any]) -> None:
+    """Refuse in one line a backend built without an option it cannot do without (``--judge endpoint``
+    named where a command passes no URL and model), instead of the constructor's ``TypeError``."""
+    import inspect
+
+    from prmkit.core.errors import InputError, Issue
+
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to read
+        return
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    missing = [p.name for p in params if p.kind in named and p.default is p.empty and p.name not in options]
+    if missing:
+        how = (
+            f"`prmkit label judge FILE --judge {name} --judge-url URL --judge-model NAME` writes its verdicts as "
+            "labels; evaluate those with --source"
+            if kind == "judge"
+            else f"use a command that builds --policy {name} from its --url and --model, or a world's policy"
+        )  # fmt: skip
+        raise InputError(
+            [Issue(f"--{kind} {name}", None, "options", f"{', '.join(missing)} (what {kind} {name!r} is built with)",
+                   "none given: this command builds it from its name alone", kind, how)],
+            skippable=False,
+        )  # fmt: skip
 
 
 __all__ = ["JUDGES", "POLICIES", "load_judge", "load_policy"]

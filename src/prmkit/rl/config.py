@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from prmkit.core.config import Config
+from prmkit.core.config import MAX_BATCH, MAX_STEPS, MAX_THREADS, MAX_TOKENS, Config, Seed
 from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, is_world_name
 
 Reward = Literal["outcome", "prm_aggregate", "dense", "mixed", "progress", "gold_process"]
@@ -21,18 +21,18 @@ class PromptSet(Config):
     """An embedded world's name (its generated problems, with gold for the monitors: ``arithmetic``,
     ``agent``) or a JSONL file of problems (``prmkit`` problem records: ``id``, ``text``, ``answer``; or
     any file ``prmkit convert`` reads)."""
-    n: int = Field(512, ge=1)
+    n: int = Field(512, ge=1, le=1_000_000)
     """Training problems (world: generated; a file: its first ``n``)."""
-    seed: int = 0
+    seed: Seed = 0
     """World problems' seed (``generate_problems``)."""
     split: Literal["train", "test", "heldout"] = "train"
     """World split of the training problems; the monitors always use ``test`` problems of another seed."""
-    monitor_n: int = Field(48, ge=1)
+    monitor_n: int = Field(48, ge=1, le=100_000)
     """Held-out problems the monitors sample (world: ``test`` split, seed ``seed + 1000``; a file: the
     ``monitor_n`` problems after the first ``n``)."""
-    monitor_samples: int = Field(4, ge=1)
+    monitor_samples: int = Field(4, ge=1, le=1024)
     """Samples per held-out problem at every monitor point."""
-    monitor_faithfulness: int = Field(0, ge=0)
+    monitor_faithfulness: int = Field(0, ge=0, le=100_000)
     """Held-out samples per monitor point whose causal dependence is measured (``causal_dependence``:
     ``prmkit eval faithfulness``'s interventions, continued by the policy as it is at that point; a fall
     from π0's warns). Half a second to a second a sample on one CPU thread for the embedded worlds'
@@ -88,11 +88,11 @@ class RlConfig(Config):
     unfinished_reward: float | None = 0.0
     """What a completion without a final answer earns (None: its steps are scored like any other's, the
     hackable setting)."""
-    steps: int = Field(100, ge=1)
+    steps: int = Field(100, ge=1, le=MAX_STEPS)
     """GRPO optimiser steps: the run's budget (one generation round of ``batch`` prompts each)."""
-    group_size: int = Field(8, ge=2)
+    group_size: int = Field(8, ge=2, le=1024)
     """Completions per prompt (GRPO's group)."""
-    batch: int = Field(4, ge=1)
+    batch: int = Field(4, ge=1, le=MAX_BATCH)
     """Prompts per optimiser step (``batch x group_size`` completions)."""
     lr: float = Field(3e-4, gt=0)
     """Learning rate (AdamW, constant; the pilots' setting for the world's 2 x 128 LM)."""
@@ -100,15 +100,15 @@ class RlConfig(Config):
     """Weight of the KL penalty to π0 (TRL's ``beta``; 0 loads no reference model)."""
     temperature: float = Field(1.0, gt=0)
     """Sampling temperature of the training rollouts and of the monitors' samples."""
-    max_completion_length: int = Field(160, ge=8)
+    max_completion_length: int = Field(160, ge=8, le=MAX_TOKENS)
     """Token limit of one completion (a completion cut there is unfinished)."""
-    seed: int = 0
+    seed: Seed = 0
     """Seed of the trainer's data order and of the rollouts' and monitors' sampling."""
-    threads: int = Field(1, ge=1)
+    threads: int = Field(1, ge=1, le=MAX_THREADS)
     """Torch threads: one per job where several share a CPU (budgets are in steps, not minutes)."""
-    monitor_every: int = Field(10, ge=1)
+    monitor_every: int = Field(10, ge=1, le=MAX_STEPS)
     """Optimiser steps between monitor points (π0 is measured before the first step)."""
-    save_every: int = Field(10, ge=1)
+    save_every: int = Field(10, ge=1, le=MAX_STEPS)
     """Optimiser steps between TRL checkpoints (what a killed run resumes from)."""
 
     @model_validator(mode="after")

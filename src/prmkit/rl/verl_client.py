@@ -252,6 +252,52 @@ def problem_of(
     return template_user_turn(prompt_text) if prompt_text else ""
 
 
+def dataset_questions(data: Any) -> dict[str, str]:
+    """The question each row of verl's dataset files holds in ``extra_info`` (``question``/``problem``),
+    keyed by the last user turn of the row's prompt (``data.prompt_key``), from ``data.train_files`` and
+    ``data.val_files`` (local parquet files, as verl's ``RLHFDataset`` reads them).
+
+    Why: verl 0.9.1's v1 trainer hands a colocated reward path only ``raw_prompt``
+    (``PPOTrainer._compute_reward_colocate``), not ``extra_info``, so without this the PRM read gsm8k's
+    question with verl's instruction attached (scores off by up to 0.013, advantages by up to 0.30). A
+    file that cannot be read is logged and left out; its rows fall back to the user turn."""
+    import pandas as pd  # verl's own dependency: its datasets are parquet files read with it
+
+    key = str(_section(data, "prompt_key") or "prompt")
+    files: list[str] = []
+    for name in ("train_files", "val_files"):
+        value = _section(data, name)
+        files += [value] if isinstance(value, str) else [str(v) for v in value or [] if isinstance(v, str)]
+    out: dict[str, str] = {}
+    for name in dict.fromkeys(files):
+        path = os.path.expanduser(name)
+        try:
+            frame = pd.read_parquet(path, columns=[key, "extra_info"])
+        except (OSError, ValueError, KeyError, ImportError) as err:
+            logger.warning("prmkit verl: %s: not read for its rows' extra_info.question (%s)", path, err)
+            continue
+        for prompt, info in zip(frame[key], frame["extra_info"], strict=True):
+            question, turn = problem_of(info if isinstance(info, Mapping) else None), user_turn(prompt)
+            if question and turn:
+                out.setdefault(turn, question)
+    return out
+
+
+def row_info(extras: Mapping[str, Any], manager: Any) -> Mapping[str, Any]:
+    """A row's ``extra_info``; where verl passed none with a question (its v1 trainer's colocated path
+    passes only ``raw_prompt``), the question its dataset row holds (:func:`dataset_questions`, read once
+    per ``manager`` from its ``config.data`` into ``manager.questions``)."""
+    info = extras.get("extra_info")
+    info = info if isinstance(info, Mapping) else {}
+    raw = extras.get("raw_prompt")
+    if problem_of(info) or raw is None:
+        return info
+    if manager.questions is None:
+        manager.questions = dataset_questions(_section(manager.config, "data"))
+    question = manager.questions.get(user_turn(raw))
+    return {**info, "question": question} if question else info
+
+
 # ---- the server ----
 
 
@@ -488,6 +534,7 @@ def _build_manager() -> type:
                 self.settings.dense, _section(config, "algorithm"), _section(config, "reward", "reward_model")
             )
             self._clients: dict[int, httpx.AsyncClient] = {}
+            self.questions: dict[str, str] | None = None  # the data files' questions, read on first need
 
         def _client(self) -> httpx.AsyncClient:
             loop = id(asyncio.get_running_loop())
@@ -501,8 +548,7 @@ def _build_manager() -> type:
             valid = int(item.batch["attention_mask"][-response_ids.shape[-1] :].sum())
             ids = response_ids[:valid].tolist()
             extras = item.non_tensor_batch
-            info = extras.get("extra_info")
-            problem = problem_of(info if isinstance(info, Mapping) else {}, extras.get("raw_prompt"))
+            problem = problem_of(row_info(extras, self), extras.get("raw_prompt"))
             if not problem:  # no verl row fields: the prompt decoded with its markers, then its user turn
                 prompts = item.batch["prompts"]
                 kept = prompts[item.batch["attention_mask"][: prompts.shape[-1]].bool()].tolist()

@@ -11,7 +11,8 @@ Never an if-chain on model ids:
 - ``critic``        prmkit's critic head: writes a check after each step, scored P(verdict = correct)
                     (:mod:`prmkit.scoring.critic`)
 - the released families, in :mod:`prmkit.scoring.families`: ``qwen`` (Qwen2.5-Math-PRM), ``math-shepherd``,
-  ``rlhflow``, ``skywork`` (Skywork-o1-Open-PRM), ``implicit`` (PRIME / EurusPRM)
+  ``rlhflow``, ``skywork`` (Skywork-o1-Open-PRM), ``implicit`` (PRIME / EurusPRM), ``versaprm``,
+  ``reasonflux`` (ReasonFlux-PRM-7B), ``universal`` (Universal-PRM-7B: reads the problem's reference answer)
 
 Weights load exactly or not at all (:func:`prmkit.modeling.loading.load_exact`): a head the checkpoint
 lacks, or one it has that the convention does not use, is refused with the convention that would read
@@ -29,7 +30,7 @@ from typing import Any
 
 from prmkit.core.errors import InputError, Issue
 from prmkit.core.registry import Registry, RegistryError, resolve
-from prmkit.modeling.backbone import load_tokenizer
+from prmkit.modeling.backbone import load_tokenizer, position_limit
 from prmkit.modeling.checkpoint import card_kind, check_checkpoint, loading, written_by_prmkit
 from prmkit.modeling.loading import LoadOptions, load_exact
 from prmkit.modeling.spec import PrmSpec, read_spec, token_logp
@@ -65,7 +66,10 @@ class Convention:
     refusal offers it for a causal LM."""
 
     def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
-        self.tokenizer, self.config, self.max_length = tokenizer, config, max_length
+        self.tokenizer, self.config = tokenizer, config
+        self.max_length, self.length_source = declared_length(tokenizer, config, max_length)
+        """The most tokens a trace may take and what declares it (:func:`declared_length`): the one limit
+        ``--overlong`` applies at, for every convention."""
 
     @classmethod
     def causal(cls) -> bool:
@@ -82,6 +86,11 @@ class Convention:
     def load_model(cls, path: str | Path, options: LoadOptions | None = None) -> Any:
         """The model, every weight as saved (see :func:`~prmkit.modeling.loading.load_exact`)."""
         return load_exact(cls.model_class(), path, cls.name, options, fix=readers)
+
+    def problem_text(self, problem: Any) -> str:
+        """What :meth:`encode` reads as the problem of a :class:`~prmkit.core.model.Problem`: its text; a
+        reference-conditioned family adds the reference answer (and refuses a problem without one)."""
+        return problem.text
 
     def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
         raise NotImplementedError
@@ -106,6 +115,31 @@ class Convention:
         per step (``tag_positions``) turned into a score by :meth:`scores`, in one gather for the batch."""
         b, p = read_index(rows, logits.device)
         return per_row(self.scores(logits[b, p]).tolist(), rows)
+
+
+TOKENIZER_NO_LIMIT = 10**7
+"""A tokenizer's ``model_max_length`` at or past this means "none declared" (transformers writes 1e30)."""
+
+
+def declared_length(tokenizer: Any, config: Any, default: int = 4096) -> tuple[int, str]:
+    """(tokens, what declares them): the longest input a checkpoint says it reads, the limit every
+    convention applies ``--overlong`` at. In order: the ``prmkit`` block's ``max_length`` (the length its
+    head was trained to read; ``prmkit train`` refuses one past a learned position table), the
+    architecture's position limit (``max_position_embeddings``, GPT-2's ``n_positions`` ...:
+    :func:`~prmkit.modeling.backbone.position_limit`), the tokenizer's ``model_max_length`` where the config
+    declares none, else ``default``. Why one rule: a TRL token classifier declaring 512 positions was read
+    at a fixed 4,096 and scored 2,945-token traces with no overlong count. A learned position table's size
+    also caps it when the model is loaded (:class:`~prmkit.scoring.scorer.ModelScorer`)."""
+    spec = read_spec(config)
+    if spec is not None:
+        return spec.max_length, "prmkit.max_length"
+    declared = position_limit(config)
+    if declared is not None:
+        return declared
+    told = getattr(tokenizer, "model_max_length", None)
+    if isinstance(told, int) and 0 < told < TOKENIZER_NO_LIMIT:
+        return told, "the tokenizer's model_max_length"
+    return default, "prmkit's default max_length (the checkpoint declares none)"
 
 
 def read_index(rows: Sequence[Encoded], device: Any) -> tuple[Any, Any]:
@@ -177,7 +211,6 @@ class PrmkitConvention(Convention):
         self.spec: PrmSpec = spec
         self.template = spec.template
         self.positive = list(spec.positive_labels)
-        self.max_length = spec.max_length
 
     def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
         return self.encode_many([(problem, steps)])[0]
@@ -234,7 +267,6 @@ class LikelihoodConvention(Convention):
     def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
         super().__init__(tokenizer, config, max_length)
         self.spec: PrmSpec | None = read_spec(config)  # a prmkit likelihood PRM; None for any other LM
-        self.max_length = getattr(config, "max_position_embeddings", None) or max_length
         self.template = StepTemplate.named("newline")
         self.min_over = self.spec.min_over if self.spec is not None else "own"
         self.surprisal = self.spec.surprisal if self.spec is not None else "raw"
@@ -420,6 +452,9 @@ for _name, _target in {
     "rlhflow": "RLHFlowConvention",
     "skywork": "SkyworkConvention",
     "implicit": "ImplicitConvention",
+    "versaprm": "VersaPRMConvention",
+    "reasonflux": "ReasonFluxConvention",
+    "universal": "UniversalConvention",
 }.items():
     CONVENTIONS.register(_name, f"prmkit.scoring.families:{_target}")
 CONVENTIONS.register("critic", "prmkit.scoring.critic:CriticConvention")

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from prmkit.core.errors import InputError, Issue
-from prmkit.modeling.backbone import position_limit
 from prmkit.modeling.checkpoint import check_checkpoint
 from prmkit.modeling.loading import LoadOptions, load_exact
 from prmkit.modeling.template import Encoded
@@ -61,11 +62,7 @@ class Plan:
 
 class _Family(Convention):
     """A released family: each trace planned (:meth:`plan`), the plans of a batch tokenized together; its
-    length limit is the one its config declares (4096 tokens where none)."""
-
-    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
-        declared = position_limit(config)
-        super().__init__(tokenizer, config, declared[0] if declared else max_length)
+    length limit is the one its checkpoint declares (:func:`~prmkit.scoring.conventions.declared_length`)."""
 
     def plan(self, problem: str, steps: Sequence[str]) -> Plan:
         raise NotImplementedError
@@ -101,12 +98,13 @@ class QwenConvention(_Family):
     auto_class = "prmkit.modeling.released:Qwen2ForProcessRewardModel"
     architectures = ("Qwen2ForProcessRewardModel",)
     head = ("score.0.weight", "score.0.bias", "score.2.weight", "score.2.bias")
-    system = "Please reason step by step, and put your final answer within \\boxed{}."
+    system: str | None = "Please reason step by step, and put your final answer within \\boxed{}."
+    """The card's system turn; None: none (the chat template writes its own default, if it has one)."""
     tag = "<extra_0>"
 
     def plan(self, problem: str, steps: Sequence[str]) -> Plan:
-        messages = [
-            {"role": "system", "content": self.system},
+        messages = [{"role": "system", "content": self.system}] if self.system is not None else []
+        messages += [
             {"role": "user", "content": problem},
             {"role": "assistant", "content": self.tag.join(steps) + self.tag},
         ]
@@ -114,6 +112,18 @@ class QwenConvention(_Family):
 
     def scores(self, rows: Any) -> Any:
         return rows.float().softmax(-1)[:, 1]
+
+
+class ReasonFluxConvention(QwenConvention):
+    """ReasonFlux-PRM-7B (Gen-Verse): Qwen2.5-Math-PRM's head and read-out (``make_step_rewards``, class 1
+    at every ``<extra_0>``), but the card's chat has **no system turn**: only the problem and the steps
+    joined and ended by ``<extra_0>`` (``ReasonFlux_PRM/README.md``). ``qwen:`` writes Qwen's system prompt,
+    so it reads a ReasonFlux checkpoint the card's way only where the checkpoint's chat template would
+    write that same prompt by default. Not detected (its ``architectures`` are not known): name it."""
+
+    name = "reasonflux"
+    architectures = ()
+    system = None
 
 
 class _PlusMinus(_Family):
@@ -146,24 +156,74 @@ class _PlusMinus(_Family):
         return per_row(logits.float().softmax(-1)[:, 0].tolist(), rows)
 
 
-class MathShepherdConvention(_PlusMinus):
+@dataclass(frozen=True)
+class TagLayout:
+    """How a tagged ``+``/``-`` PRM lays a trace out, as its card does: ``prompt`` (``{problem}`` in it),
+    then each step written by ``step`` (``{step}``, ``{tag}``) joined by ``join``; read at every ``tag``
+    token, its id ``encode(tag)[-1]``. ``answers``: how the card derives the ``+``/``-`` ids (``joined``:
+    ``encode("+ -")[-2:]``; ``alone``: ``encode("+")[-1]``, ``encode("-")[-1]``, which differ on Llama-3's
+    byte-level tokenizer). ``clean``: the card strips the problem and each step and deletes the tag from them."""
+
+    tag: str
+    prompt: str
+    step: str
+    join: str
+    answers: Literal["joined", "alone"]
+    clean: bool = False
+
+
+def answer_ids(tokenizer: Any, good: str, bad: str, how: Literal["joined", "alone"]) -> tuple[int, int]:
+    """The ``+`` and ``-`` ids the way a card derives them (see :class:`TagLayout`)."""
+    if how == "joined":
+        joined = tokenizer.encode(f"{good} {bad}", add_special_tokens=False)[-2:]
+        return joined[0], joined[1]
+    return tokenizer.encode(good)[-1], tokenizer.encode(bad)[-1]
+
+
+class TaggedConvention(_PlusMinus):
+    """A causal LM read at a tag written after every step: P(``+``) against ``-`` there, in one forward
+    pass. A family is its :class:`TagLayout` (a new one is a subclass that sets ``name`` and ``layout``)."""
+
+    layout: TagLayout
+
+    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
+        super().__init__(tokenizer, config, max_length)
+        self.tag = self.layout.tag
+        self.tag_id = tokenizer.encode(self.tag)[-1]
+
+    def answer_ids(self, tokenizer: Any) -> tuple[int, int]:
+        return answer_ids(tokenizer, self.good, self.bad, self.layout.answers)
+
+    def plan(self, problem: str, steps: Sequence[str]) -> Plan:
+        lay = self.layout
+        if lay.clean:
+            problem, steps = (
+                problem.strip().replace(lay.tag, ""),
+                [s.strip().replace(lay.tag, "") for s in steps],
+            )
+        body = lay.join.join(lay.step.format(step=s, tag=lay.tag) for s in steps)
+        return tagged(lay.prompt.format(problem=problem) + body, self.tag_id)
+
+
+class MathShepherdConvention(TaggedConvention):
     """``f"{question} {step1} ки\\n{step2} ки..."``, read at every ``ки`` (vLLM: ``step_tag_id``); the
     card's ``candidate_tokens = tokenizer.encode(f"{good_token} {bad_token}")[1:]`` (``[648, 387]``) and
     ``step_tag_id = tokenizer.encode(f"{step_tag}")[-1]`` (``12902``) on Mistral-7B's tokenizer."""
 
     name = "math-shepherd"
-    tag = "ки"
+    layout = TagLayout(tag="ки", prompt="{problem} ", step="{step} {tag}", join="\n", answers="joined")
 
-    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
-        super().__init__(tokenizer, config, max_length)
-        self.tag_id = tokenizer.encode(self.tag)[-1]
 
-    def answer_ids(self, tokenizer: Any) -> tuple[int, int]:
-        good, bad = tokenizer.encode(f"{self.good} {self.bad}", add_special_tokens=False)[-2:]
-        return good, bad
+class VersaPRMConvention(TaggedConvention):
+    """VersaPRM (UW-Madison-Lee-Lab; Llama-3.1-8B / 3.2-3B): ``f"{question} \\n\\n"`` then every step
+    followed by ``" \\n\\n\\n\\n"``, question and steps stripped and cleared of that tag, encoded with
+    BOS; softmax over the ``-``/``+`` logits (``[12, 10]`` on Llama-3), P(``+``), at every tag token
+    (``23535``): the repository's ``evaluation/get_rewards_reasoning_step.py`` and
+    ``prm_models/prm_llama.py``."""
 
-    def plan(self, problem: str, steps: Sequence[str]) -> Plan:
-        return tagged(f"{problem} " + "\n".join(f"{s} {self.tag}" for s in steps), self.tag_id)
+    name = "versaprm"
+    layout = TagLayout(tag=" \n\n\n\n", prompt="{problem} \n\n", step="{step}{tag}", join="",
+                       answers="alone", clean=True)  # fmt: skip
 
 
 class RLHFlowConvention(_PlusMinus):
@@ -181,7 +241,7 @@ class RLHFlowConvention(_PlusMinus):
     name = "rlhflow"
 
     def answer_ids(self, tokenizer: Any) -> tuple[int, int]:
-        return tokenizer.encode(self.good)[-1], tokenizer.encode(self.bad)[-1]
+        return answer_ids(tokenizer, self.good, self.bad, "alone")
 
     def plan(self, problem: str, steps: Sequence[str]) -> Plan:
         if not steps:
@@ -311,3 +371,99 @@ class ImplicitConvention(_Family):
             q = rewards[k, start:].cumsum(0)
             out.append(q[[p - start for p in r.tag_positions]].sigmoid().tolist())
         return out
+
+
+class PrefixEncoded(Encoded):
+    """A trace read one forward per step prefix: ``prefixes[k]`` is the whole input that scores step
+    ``k + 1``; ``input_ids`` the longest (what must fit the model), ``tag_positions[k]`` the last token of
+    ``prefixes[k]`` (so the length policy keeps exactly the prefixes that fit)."""
+
+    prefixes: list[list[int]] = Field(default_factory=list)
+
+
+PREFIX_TOKENS = 16384
+"""Most tokens (rows x padded width) of step prefixes one forward pass of a per-prefix family takes."""
+
+
+class UniversalConvention(_Family):
+    """Universal-PRM-7B (infly; AURORA, Qwen2.5-Math-7B-Instruct base): **reference-conditioned**, one
+    forward pass per step prefix, as its card's snippet runs it.
+
+    The query is the chat ``[system "You are a helpful assistant.", user problem + "\\n\\n###\\n\\nThe
+    reference answer is: " + reference]`` with the generation prompt, tokenized as the template renders it;
+    then the steps so far joined by ``"\\n\\n"``, plus ``"\\n\\n"``, tokenized on their own (the tokenizer's
+    own special tokens added), then the EOS id. A step's score is ``sigmoid`` of the head's one value at
+    that last token (the card's ``sigmoid(outputs[0])``). The reference is the problem's ``answer``
+    (:meth:`problem_text`); a problem without one is refused: the card's fallback sentence ("There is no
+    reference answer for this question.") is not the condition prmkit's numbers are compared under.
+
+    The head (``score.0`` h x h, ReLU, ``score.2`` 1 x h, biases: :class:`~prmkit.modeling.released.
+    Qwen2ForRewardModel`, the layout of Qwen2.5-Math-RM that the card's ``AutoModel`` + ``outputs[0]``
+    usage matches) is **unverified**: no index file or modelling code of the release could be read. A
+    checkpoint whose weights are named otherwise is refused, naming them, never read with a head made up."""
+
+    name = "universal"
+    auto_class = "prmkit.modeling.released:Qwen2ForRewardModel"
+    head = ("score.0.weight", "score.0.bias", "score.2.weight", "score.2.bias")
+    system = "You are a helpful assistant."
+    reference = "\n\n###\n\nThe reference answer is: "
+    join = "\n\n"
+
+    def problem_text(self, problem: Any) -> str:
+        if not (problem.answer or "").strip():
+            issue = Issue(f"problem {problem.id}", None, "answer", "the problem's reference answer (Universal-PRM "
+                          "reads it in its prompt)", "none", "missing", "score problems that carry their "
+                          "answer, or read the checkpoint with a convention that needs none")  # fmt: skip
+            raise InputError([issue], skippable=False)
+        return problem.text + self.reference + problem.answer
+
+    def encode_many(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Encoded]:
+        """``problem`` is the user turn :meth:`problem_text` writes (the problem and its reference)."""
+        chats = [
+            [{"role": "system", "content": self.system}, {"role": "user", "content": p}] for p, _ in items
+        ]
+        queries = [
+            self.tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True) for c in chats
+        ]
+        texts = [
+            self.join.join(steps[:k]) + self.join for _, steps in items for k in range(1, len(steps) + 1)
+        ]
+        query_ids = self.tokenizer(queries, add_special_tokens=False)["input_ids"]
+        answer_ids = iter(self.tokenizer(texts)["input_ids"] if texts else [])
+        out: list[Encoded] = []
+        for (_, steps), query in zip(items, query_ids, strict=True):
+            rows = [list(query) + list(next(answer_ids)) + [self.tokenizer.eos_token_id] for _ in steps]
+            ids = rows[-1] if rows else list(query)
+            out.append(PrefixEncoded(input_ids=ids, tag_positions=[len(r) - 1 for r in rows],
+                                     prompt_length=len(query), prefixes=rows))  # fmt: skip
+        return out
+
+    def forward(self, model: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> Any:
+        """The head's value at the last token of every kept prefix, in row order, (N,): the prefixes padded
+        on the right in groups under :data:`PREFIX_TOKENS`."""
+        import torch
+
+        seqs = [p for r in rows for p in r.prefixes[: len(r.tag_positions)]]  # type: ignore[attr-defined]
+        device, pad = batch["input_ids"].device, self.tokenizer.pad_token_id or 0
+        values, start = [], 0
+        while start < len(seqs):
+            end = start + 1
+            while (
+                end < len(seqs) and (end + 1 - start) * max(map(len, seqs[start : end + 1])) <= PREFIX_TOKENS
+            ):
+                end += 1
+            group = seqs[start:end]
+            width = max(map(len, group))
+            ids = torch.full((len(group), width), pad, dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for k, s in enumerate(group):
+                ids[k, : len(s)], mask[k, : len(s)] = torch.tensor(s), 1
+            out = model(input_ids=ids.to(device), attention_mask=mask.to(device))
+            logits = out[0] if isinstance(out, tuple) else out.logits
+            last = torch.tensor([len(s) - 1 for s in group], device=logits.device)
+            values.append(logits[torch.arange(len(group), device=logits.device), last, 0])
+            start = end
+        return torch.cat(values) if values else torch.zeros(0)
+
+    def read(self, values: Any, batch: dict[str, Any], rows: Sequence[Encoded]) -> list[list[float]]:
+        return per_row(values.float().sigmoid().tolist(), rows)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from prmkit.core.errors import InputError, Issue
 from prmkit.core.model import Trace
 from prmkit.core.render import step_inputs
-from prmkit.modeling.backbone import hard_position_limit
+from prmkit.modeling.backbone import hard_position_limit, position_limit
 from prmkit.modeling.loading import Dtype
 from prmkit.modeling.template import Encoded
 
@@ -116,8 +116,9 @@ def fit(
     counts.note(trace.id, len(kept), len(trace.steps))
     if not kept:
         return None
-    return Encoded(input_ids=enc.input_ids[: kept[-1] + 1], tag_positions=kept,
-                   prompt_length=enc.prompt_length, context_tokens=enc.context_tokens[: len(kept)])  # fmt: skip
+    cut = {"input_ids": enc.input_ids[: kept[-1] + 1], "tag_positions": kept,
+           "context_tokens": enc.context_tokens[: len(kept)]}  # fmt: skip
+    return enc.model_copy(update=cut)  # a family's own fields kept (per-prefix inputs: the kept ones read)
 
 
 class ModelScorer:
@@ -146,6 +147,7 @@ class ModelScorer:
             # a checkpoint that declares more tokens than its position table holds: the length policy
             # applies at the table's size instead of an IndexError inside the forward pass
             convention.max_length = hard
+            convention.length_source = f"{position_limit(model.config)[1]}, the size of its position table"  # type: ignore[index]
         self.name = name
         self.batch_tokens, self.max_batch = batch_tokens, max_batch
         self.pad_id = convention.tokenizer.pad_token_id or 0
@@ -163,7 +165,7 @@ class ModelScorer:
         """Every trace's ids and read positions, fitted to the model's limit by ``self.overlong``
         (None: skipped); see :func:`fit`."""
         out: list[Encoded | None] = []
-        items = [(t.problem.text, step_inputs(t.steps)) for t in traces]
+        items = [(self.convention.problem_text(t.problem), step_inputs(t.steps)) for t in traces]
         for t, enc in zip(traces, self.convention.encode_many(items), strict=True):
             if len(enc.tag_positions) != len(t.steps):
                 raise ValueError(
@@ -171,7 +173,8 @@ class ModelScorer:
                     "(a step text contains the step tag, or the template lost a step)"
                 )
             limit = self.convention.max_length
-            out.append(fit(t, enc, limit, self.overlong, self.length_counts, f"max_length of {self.name}"))
+            whose = f"{getattr(self.convention, 'length_source', 'max_length')} of {self.name}"
+            out.append(fit(t, enc, limit, self.overlong, self.length_counts, whose))
         return out
 
     def batches(self, encoded: Sequence[Encoded | None]) -> list[list[int]]:

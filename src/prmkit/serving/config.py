@@ -48,11 +48,16 @@ class GateOptions(BaseModel):
     """Continue through ``/v1/chat/completions`` (the steps so far open the assistant's message, vLLM's
     ``continue_final_message``) instead of ``/v1/completions``."""
     policy_timeout_s: float = Field(default=30.0, gt=0)
-    """Seconds one continuation may take (one retry on a connection error or 5xx); a policy endpoint
-    that fails makes ``/verify`` answer 502."""
+    """Seconds one continuation may take, its wait for a policy slot and its one retry (on a connection
+    error or 5xx) included; a policy endpoint that fails or is slower makes ``/verify`` answer 502."""
     max_resamples: int = Field(default=4, ge=1, le=32)
     """Most continuations asked for one doubtful trace; the first that passes the gate is returned, else
-    the best one with decision ``flag``. Bounds a request's work at this many continuations and scorings."""
+    the best one with decision ``flag``. Bounds a request's work at this many continuations and scorings,
+    and its resampling time at ``max_resamples`` x ``policy_timeout_s`` (an overall deadline)."""
+    policy_concurrency: int = Field(default=8, ge=1, le=256)
+    """Most continuations waiting on the policy endpoint at once, over all ``/verify`` requests. They
+    run on threads of their own, apart from tokenizing and scoring, so a slow or hung policy holds
+    these and never delays ``/score`` or ``/pooling``; more wait their turn within their deadline."""
 
     @model_validator(mode="after")
     def _one_source(self) -> GateOptions:
@@ -136,6 +141,13 @@ class ServerConfig(BaseModel):
     header_timeout_s: float = Field(default=10.0, gt=0)
     """Seconds a client has to send a whole request head (request line and headers) after connecting or
     after its previous response; a connection silent or trickling past it is closed."""
+    body_timeout_s: float = Field(default=10.0, gt=0)
+    """Seconds a request body may take to start after its headers; it must then keep arriving at
+    ``min_body_rate`` bytes per second on average (it is due by ``body_timeout_s + bytes received /
+    min_body_rate``), else the answer is 408 and the connection is closed."""
+    min_body_rate: int = Field(default=65_536, ge=1)
+    """Slowest average rate, in bytes per second, a request body may arrive at after ``body_timeout_s``
+    (64 KiB/s: a 4 MB body gets about a minute); a trickle slower than this is answered 408."""
     connections_per_client: int = Field(default=256, ge=1)
     """Most open connections from one client address (an IPv6 client by its /64); one more is answered
     503 and closed, so one client's idle sockets cannot starve the others. Raise it for a trainer that

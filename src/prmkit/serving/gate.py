@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,10 +108,24 @@ class Gate:
         self.rule, self.options, self.format = rule, options, step_format
         self._policy: Policy | None = None
         self._lock = threading.Lock()
+        self.policy_pool = ThreadPoolExecutor(options.policy_concurrency, thread_name_prefix="prmkit-policy")
+        """Threads that wait on the policy endpoint, and nothing else: a hung policy fills these, never
+        the threads that tokenize or score (issue 66: it used to fill asyncio's default pool, which
+        ``/pooling`` tokenizes on, and stall it for a minute)."""
 
     @property
     def max_resamples(self) -> int:
         return self.options.max_resamples
+
+    @property
+    def deadline_s(self) -> float:
+        """How long one request's resampling may take in all: ``max_resamples`` continuations of at most
+        ``policy_timeout_s`` each (what docs/serving.md promises); enforced by ``/verify``."""
+        return self.options.max_resamples * self.options.policy_timeout_s
+
+    def close(self) -> None:
+        """Stop taking continuations; a thread still waiting on a hung endpoint ends at its timeout."""
+        self.policy_pool.shutdown(wait=False, cancel_futures=True)
 
     def policy(self) -> Policy:
         """The endpoint policy (blocking: call it off the event loop). An unreachable endpoint raises

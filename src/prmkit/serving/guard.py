@@ -164,8 +164,9 @@ class Refusal:
     detail: str
     headers: tuple[tuple[bytes, bytes], ...] = ()
 
-    async def send(self, send: Any) -> None:
-        body = json.dumps({"detail": self.detail}).encode()
+    async def send(self, send: Any, shape: Any = None) -> None:
+        """Send it, its JSON ``{"detail": ...}``, or ``shape(status, detail)`` when given."""
+        body = json.dumps(shape(self.status, self.detail) if shape else {"detail": self.detail}).encode()
         head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": self.status, "headers": [*head, *self.headers]})
         await send({"type": "http.response.body", "body": body})
@@ -189,7 +190,11 @@ class Guard:
             await send(message)
 
         try:
-            checked = await self._check(scope, receive, route)
+            try:
+                checked = await self._check(scope, receive, route)
+            except ClientGone:  # the body never came whole (the server's 408, or the client left)
+                status[0] = 408
+                return
             if isinstance(checked, Refusal):
                 status[0] = checked.status
                 return await checked.send(send)
@@ -208,24 +213,66 @@ class Guard:
         if self.config.api_key and route not in OPEN_PATHS and not authorized(headers, self.config.api_key):
             challenge = (b"www-authenticate", b'Bearer, Basic realm="prmkit"')
             return Refusal(401, f"missing or wrong API key: {KEY_HELP}", (challenge,))
-        if scope.get("method") != "POST":
-            return receive
-        body = await _read_body(receive, limit)
-        if body is None:
-            return Refusal(413, f"request body exceeds {limit} bytes (--max-body-bytes)")
-        problem = check_json(body, self.config.max_json_depth) if body.strip() else None
-        if problem is not None:
-            return Refusal(422, problem)
-        sent = False
+        return await strict_body(scope, receive, limit, self.config.max_json_depth)
 
-        async def replay() -> dict:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        return replay
+class StrictJSON:
+    """ASGI middleware with :class:`Guard`'s body checks alone (size, strict JSON), for servers that need
+    no API key or metrics: ``prmkit serve-policy``. ``shape`` writes a refusal's JSON body (OpenAI's
+    ``{"error": ...}`` there), so each server answers in its own protocol's shape."""
+
+    def __init__(self, app: Any, max_body_bytes: int, max_json_depth: int, shape: Any = None):
+        self.app, self.max_body_bytes, self.max_json_depth, self.shape = (
+            app,
+            max_body_bytes,
+            max_json_depth,
+            shape,
+        )
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        try:
+            checked = await strict_body(scope, receive, self.max_body_bytes, self.max_json_depth)
+        except ClientGone:
+            return
+        if isinstance(checked, Refusal):
+            return await checked.send(send, self.shape)
+        await self.app(scope, checked, send)
+
+
+async def strict_body(scope: dict, receive: Any, limit: int, max_json_depth: int) -> Refusal | Any:
+    """A POST body read whole up to ``limit`` bytes and checked by :func:`check_json`: a
+    :class:`Refusal` (413, 422), or the ``receive`` that replays it to the app. Other methods pass."""
+    if scope.get("method") != "POST":
+        return receive
+    length = dict(scope["headers"]).get(b"content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        return Refusal(
+            413,
+            f"request body is {int(length)} bytes; this server accepts at most {limit} (--max-body-bytes)",
+        )
+    body = await _read_body(receive, limit)
+    if body is None:
+        return Refusal(413, f"request body exceeds {limit} bytes (--max-body-bytes)")
+    problem = check_json(body, max_json_depth) if body.strip() else None
+    if problem is not None:
+        return Refusal(422, problem)
+    sent = False
+
+    async def replay() -> dict:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class ClientGone(Exception):
+    """The connection closed before the whole body arrived: there is no one to answer, and half a body
+    must not reach the endpoints (it might even parse)."""
 
 
 async def _read_body(receive: Any, limit: int) -> bytes | None:
@@ -234,7 +281,7 @@ async def _read_body(receive: Any, limit: int) -> bytes | None:
     while more:
         message = await receive()
         if message["type"] != "http.request":
-            break
+            raise ClientGone
         chunks.append(message.get("body", b""))
         size += len(chunks[-1])
         more = message.get("more_body", False)

@@ -31,25 +31,32 @@ from prmkit.core.steps import StepFormat
 from prmkit.policies.critic import read_critic_prompt
 from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS
 
+MAX_N = 256
+"""Most continuations one prompt may ask for (``n``): each costs the policy a rollout."""
+MAX_PROMPTS = 1024
+"""Most prompts in one ``/v1/completions`` request; with ``n``, what one request may cost is bounded."""
+Seed = Field(default=None, ge=-(2**63), le=2**63 - 1)
+"""vLLM's bound on ``seed``: a 64-bit integer."""
+
 
 class CompletionRequest(BaseModel):
     model_config = ConfigDict(extra="allow")  # vLLM extras (top_k, logprobs...) are accepted and ignored
     model: str | None = None
-    prompt: str | list[str]
-    n: int = 1
+    prompt: str | list[str] = Field(min_length=1, max_length=MAX_PROMPTS)
+    n: int = Field(default=1, ge=1, le=MAX_N)
     max_tokens: int | None = None
     temperature: float | None = None
-    seed: int | None = None
+    seed: int | None = Seed
     stop: str | list[str] | None = None
 
 
 class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
     model: str | None = None
-    messages: list[dict[str, Any]]
+    messages: list[dict[str, Any]] = Field(min_length=1)
     temperature: float | None = None
     max_tokens: int | None = None
-    seed: int | None = None
+    seed: int | None = Seed
 
 
 class BadRequest(ValueError):
@@ -162,12 +169,23 @@ class PolicyService:
         }
 
 
-def create_app(service: PolicyService):
-    """The FastAPI app serving ``service``."""
+def openai_error(status: int, message: str) -> dict[str, Any]:
+    """An error body in OpenAI's shape (the module docstring's: the status is the HTTP status's)."""
+    return {"error": {"message": message, "type": "invalid_request_error"}}
+
+
+def create_app(service: PolicyService, *, max_body_bytes: int = 4_000_000, max_json_depth: int = 32):
+    """The FastAPI app serving ``service``; bodies are read as the reward server reads them (at most
+    ``max_body_bytes``, strict JSON no deeper than ``max_json_depth``: ``serving.guard``)."""
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
 
+    from prmkit.serving.guard import StrictJSON
+
     app = FastAPI(title="prmkit policy server", version="1")
+    app.add_middleware(
+        StrictJSON, max_body_bytes=max_body_bytes, max_json_depth=max_json_depth, shape=openai_error
+    )
 
     @app.exception_handler(BadRequest)
     async def _bad(_: Request, err: BadRequest) -> JSONResponse:
@@ -225,6 +243,15 @@ class ServePolicyConfig(BaseModel):
     """Interface to listen on (loopback by default: the server has no authentication)."""
     port: int = 8000
     """TCP port to listen on."""
+    max_body_bytes: int = Field(default=4_000_000, ge=1)
+    """Largest request body accepted (413 beyond)."""
+    max_json_depth: int = Field(default=32, ge=4, le=500)
+    """Deepest nesting of lists and objects in a request body (422 beyond); the API's own bodies need 4."""
+    body_timeout_s: float = Field(default=10.0, gt=0)
+    """Seconds a request body may take to start after its headers; it must then keep arriving at
+    ``min_body_rate`` bytes per second on average, else the answer is 408 and the connection is closed."""
+    min_body_rate: int = Field(default=65_536, ge=1)
+    """Slowest average rate, in bytes per second, a request body may arrive at after ``body_timeout_s``."""
 
 
 def build_service(config: ServePolicyConfig) -> PolicyService:
@@ -257,4 +284,16 @@ def serve_policy(config: ServePolicyConfig) -> None:
     """``prmkit serve-policy``: build the service and serve it with uvicorn until interrupted."""
     service = build_service(config)
     # the reward server's default connection bounds (keep-alive 5 s, request head 10 s, 64 per client)
-    serve_bounded(create_app(service), host=config.host, port=config.port, log_level="warning")
+    app = create_app(service, max_body_bytes=config.max_body_bytes, max_json_depth=config.max_json_depth)
+    serve_bounded(app, **server_options(config), log_level="warning")
+
+
+def server_options(config: ServePolicyConfig) -> dict[str, Any]:
+    """What ``prmkit serve-policy`` gives :func:`~prmkit.core.http_limits.bounded_config` (tests serve
+    through it too): the address and the body deadline."""
+    return {
+        "host": config.host,
+        "port": config.port,
+        "body_timeout_s": config.body_timeout_s,
+        "min_body_rate": config.min_body_rate,
+    }

@@ -22,7 +22,8 @@ import base64
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import Any, Literal
 
 from prmkit.core.model import Problem, Trace
 from prmkit.core.protocols import StepScorer
@@ -244,13 +245,105 @@ def token_inputs(req: PoolingRequest) -> list[list[int]] | None:
     return [list(req.input)] if isinstance(first, int) else [list(row) for row in req.input]  # type: ignore[arg-type]
 
 
+ContentFormat = Literal["string", "openai"]
+
+
 def message_text(message: ChatMessage) -> str:
-    """A message's content as the template sees it: text parts joined by newlines (vLLM's rule)."""
+    """A message's content as a ``string``-format template sees it: text parts joined by newlines."""
     if message.content is None:
         return ""
     if isinstance(message.content, str):
         return message.content
     return "\n".join(part.text for part in message.content)
+
+
+def template_message(message: ChatMessage, form: ContentFormat) -> dict[str, Any]:
+    """``message`` as vLLM hands it to the chat template (``_parse_chat_message_content``): in the
+    ``string`` format its content is one string (:func:`message_text`); in the ``openai`` format it is
+    always a list of ``{"type": "text", "text": ...}`` parts, a plain string content too, so a template
+    that loops over the parts joins them itself. A ``name`` goes along, as vLLM passes it."""
+    if form == "string":
+        content: str | list[dict[str, str]] = message_text(message)
+    elif isinstance(message.content, str):
+        content = [{"type": "text", "text": message.content}]
+    else:
+        content = [{"type": "text", "text": part.text} for part in message.content or []]
+    out: dict[str, Any] = {"role": message.role, "content": content}
+    if message.name is not None:
+        out["name"] = message.name
+    return out
+
+
+@lru_cache(maxsize=32)
+def content_format(template: str) -> ContentFormat:
+    """vLLM's ``_detect_content_format`` (``--chat-template-content-format auto``): ``openai`` when the
+    template loops over a message's content (``{% for part in message['content'] %}``, through any
+    variable assigned from ``messages``, a filter, a test or a slice), else ``string``. A template that
+    does not compile, or that vLLM's reading trips on (a tuple assigned or looped over), is ``string``:
+    vLLM's default."""
+    import jinja2.nodes
+    from transformers.utils.chat_template_utils import _compile_jinja_template
+
+    try:
+        root = _compile_jinja_template(template).environment.parse(template)
+        messages = _assigned_from(root, "messages")
+        items = [_name(loop) for loop in root.find_all(jinja2.nodes.For) if _reads_any(loop.iter, messages)]
+        for loop in root.find_all(jinja2.nodes.For):  # in order: vLLM stops at the first match
+            if _reads_any(loop.iter, items, "content"):
+                _name(loop)
+                return "openai"
+    except Exception:  # vLLM logs it and falls back to its default
+        return "string"
+    return "string"
+
+
+def _name(node: Any) -> str:
+    """The variable a ``{% for %}`` or ``{% set %}`` binds; anything else fails, as vLLM's assert does."""
+    import jinja2.nodes
+
+    if not isinstance(node.target, jinja2.nodes.Name):
+        raise TypeError(f"binds {type(node.target).__name__}, not a name")
+    return node.target.name
+
+
+def _reads_any(node: Any, names: list[str], key: str | None = None) -> bool:
+    return any(_reads(node, name, key) for name in names)
+
+
+def _assigned_from(root: Any, name: str) -> list[str]:
+    """``name`` and every variable ``{% set %}`` from it (or from one of those), breadth first, as
+    vLLM's ``_iter_nodes_assign_var_or_elems`` lists them."""
+    import jinja2.nodes
+
+    found, queue = [name], [name]
+    while queue:
+        source = queue.pop(0)
+        for assign in root.find_all(jinja2.nodes.Assign):
+            if _reads(assign.node, source):
+                target = _name(assign)
+                if target not in found:  # vLLM would go round ``a = b``, ``b = a`` for ever
+                    found.append(target)
+                    queue.append(target)
+    return found
+
+
+def _reads(node: Any, name: str, key: str | None = None) -> bool:
+    """Whether ``node`` reads the variable ``name`` (or its item/attribute ``key``), through filters,
+    tests and slices (vLLM's ``_is_var_or_elems_access``)."""
+    import jinja2.nodes
+
+    if isinstance(node, jinja2.nodes.Filter | jinja2.nodes.Test):
+        return node.node is not None and _reads(node.node, name, key)
+    if isinstance(node, jinja2.nodes.Getitem) and isinstance(node.arg, jinja2.nodes.Slice):
+        return _reads(node.node, name, key)
+    if key is None:
+        return isinstance(node, jinja2.nodes.Name) and node.ctx == "load" and node.name == name
+    if isinstance(node, jinja2.nodes.Getitem):
+        arg = node.arg
+        return _reads(node.node, name) and isinstance(arg, jinja2.nodes.Const) and arg.value == key
+    if isinstance(node, jinja2.nodes.Getattr):
+        return _reads(node.node, name) and node.attr == key
+    return False
 
 
 def tokenize(req: PoolingRequest, pooling: StepPooling) -> tuple[list[list[int]], list[str]]:
@@ -263,7 +356,8 @@ def tokenize(req: PoolingRequest, pooling: StepPooling) -> tuple[list[list[int]]
             raise PoolingError(
                 "messages: this checkpoint's tokenizer has no chat template; send the rendered text as 'input'"
             )
-        chat = [{"role": m.role, "content": message_text(m)} for m in req.messages]
+        form = content_format(tokenizer.get_chat_template())
+        chat = [template_message(m, form) for m in req.messages]
         try:
             text = tokenizer.apply_chat_template(
                 chat,

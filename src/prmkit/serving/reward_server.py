@@ -110,11 +110,15 @@ def _server_state(scorer: StepScorer, config: ServerConfig) -> ServerState:
 
 @contextlib.asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """The batcher's worker runs exactly while the app serves, so a stopped server leaves no task behind."""
-    batcher = app.state.server.batcher
-    await batcher.start()
+    """The batcher's worker runs exactly while the app serves, so a stopped server leaves no task behind;
+    the tokenizing threads and the gate's policy threads end with it."""
+    server = app.state.server
+    await server.batcher.start()
     yield
-    await batcher.stop()
+    await server.batcher.stop()
+    server.cpu_pool.shutdown(wait=False, cancel_futures=True)
+    if server.gate is not None:
+        server.gate.close()
 
 
 async def _busy(_: Request, err: QueueFull) -> JSONResponse:
@@ -156,6 +160,8 @@ def uvicorn_config(app: FastAPI, config: ServerConfig, **options: Any) -> Any:
         port=config.port,
         keep_alive_s=config.keep_alive_s,
         header_timeout_s=config.header_timeout_s,
+        body_timeout_s=config.body_timeout_s,
+        min_body_rate=config.min_body_rate,
         connections_per_client=config.connections_per_client,
         trusted_proxies=config.trusted_proxies,
         **options,

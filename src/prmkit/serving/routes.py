@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
@@ -87,6 +88,12 @@ class ServerState:
     """Where ``/pooling`` splits text into steps for a scorer with no tokens."""
     gate: Gate | None = None
     """``/verify``'s gate (:mod:`~prmkit.serving.gate`); None: not configured, ``/verify`` answers 404."""
+    cpu_pool: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(CPU_THREADS, thread_name_prefix="prmkit-tokenize")
+    )
+    """Threads for ``/pooling``'s tokenizing and decoding, and nothing else: scoring has the batcher's
+    thread and the gate's policy calls their own, so no kind of work can take another's threads (issue
+    66: all three shared asyncio's default pool, and six hung policy calls stalled ``/pooling``)."""
 
 
 def server_state(request: Request) -> ServerState:
@@ -96,6 +103,9 @@ def server_state(request: Request) -> ServerState:
 
 Server = Annotated[ServerState, Depends(server_state)]
 """An endpoint's parameter annotated ``Server`` receives its app's :class:`ServerState`."""
+
+CPU_THREADS = 2
+"""Threads that tokenize and decode for ``/pooling`` (fast tokenizers release the GIL while they work)."""
 
 router = APIRouter()
 
@@ -165,7 +175,9 @@ async def get_reward(req: RewardRequest, server: Server) -> RewardResponse:
     logs = {
         "prm_unfinished": [float(stop) for stop in unfinished],
         "prm_overlong": [float(long) for long in overlong],
-        "prm_num_steps": [float(len(r)) for r in rows],
+        # the steps read (up to and with the answer step), scored or not: an over-long or unfinished
+        # response paid by the rule read its steps too (prmkit.rl's rewards log the same number)
+        "prm_num_steps": [float(len(p.steps)) for p in parsed],
         "prm_min_step": [min(r) if r else 0.0 for r in rows],
         "prm_last_step": [r[-1] if r else 0.0 for r in rows],
     }
@@ -210,17 +222,19 @@ async def score_all(server: ServerState, traces: list[Trace]) -> list[list[float
 async def _step_pooling(
     server: ServerState, req: PoolingRequest, pooler: PoolingScorer
 ) -> tuple[list[list[float]], int]:
-    """Limits first (texts in characters, ids in tokens), then tokenizing off the event loop, then
+    """Limits first (texts in characters, ids in tokens), then tokenizing on the server's CPU threads, then
     the tokens counted against the model's length before the request joins the queue."""
     config, model_name = server.config, server.model_name
+    loop = asyncio.get_running_loop()
     ids = token_inputs(req)
     if ids is not None:
         check_count(len(ids), config)
         check_ids(ids, pooler.pooling, model_name)
-        texts = await asyncio.to_thread(lambda: [pooler.pooling.tokenizer.decode(r) for r in ids])
+        decode = pooler.pooling.tokenizer.decode
+        texts = await loop.run_in_executor(server.cpu_pool, lambda: [decode(r) for r in ids])
     else:
         check_raw(raw_texts(req), config)
-        ids, texts = await asyncio.to_thread(tokenize, req, pooler.pooling)
+        ids, texts = await loop.run_in_executor(server.cpu_pool, tokenize, req, pooler.pooling)
         check_ids(ids, pooler.pooling, model_name)
     jobs = make_jobs(ids, texts, use_activation=req.use_activation is not False)
     cost = sum(trace_cost(j) for j in jobs)

@@ -10,7 +10,10 @@ The trace is scored like a ``/score`` trace (the same forms, limits and queue), 
 
 What it costs is bounded before any work: the request's trace by the server's limits (``/score``'s),
 the continuations by ``--gate-max-resamples`` (each one checked against the same limits before it is
-scored; one past them is not a candidate) and ``--gate-policy-timeout-s``. A policy endpoint that fails
+scored; one past them is not a candidate) and ``--gate-policy-timeout-s``, and the resampling as a whole
+by an overall deadline of their product (:attr:`~prmkit.serving.gate.Gate.deadline_s`). Continuations wait
+on the gate's own threads (``--gate-policy-concurrency``), never on those that tokenize or score, so a
+slow or hung policy cannot stall ``/pooling`` or ``/score``. A policy endpoint that fails
 (down, refusing, answering nonsense) makes the answer a 502 naming the endpoint and the doubtful step,
 never a 500 and never a quiet ``flag``: a client that wanted a resample learns it did not happen. An
 agent's trajectory (``messages``) is flagged, not resampled: a completions endpoint continues text steps.
@@ -20,6 +23,7 @@ A server started without a gate answers 404 saying how to start one.
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
@@ -38,7 +42,10 @@ NO_GATE = (
 VERIFY_ERRORS: dict[int | str, dict[str, Any]] = {
     **ERRORS,
     404: {"model": ErrorResponse, "description": "The server was started without a gate (--gate-threshold)."},
-    502: {"model": ErrorResponse, "description": "The gate's policy endpoint failed while resampling."},
+    502: {
+        "model": ErrorResponse,
+        "description": "The gate's policy endpoint failed, or did not answer in time, while resampling.",
+    },
 }
 """``/verify``'s error answers: the scoring endpoints' and the two of the gate."""
 
@@ -91,14 +98,17 @@ async def _resample(
 ) -> None:
     """Continue ``trace`` from before its first doubtful step until a continuation passes or
     ``max_resamples`` were asked; ``answer`` becomes ``resampled`` with it, or stays ``flag`` with the
-    best one. The policy endpoint failing is a 502."""
+    best one. All of it ends by :attr:`Gate.deadline_s`: a policy endpoint that fails or does not answer
+    in time is a 502, a scorer too busy to score a continuation before the deadline a 503."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + gate.deadline_s
     kept = trace.steps[: verdict.first_doubtful_step]
     best: Resampled | None = None
     refused = 0
     for k in range(gate.max_resamples):
         nth = None if seed is None else seed + k
         try:
-            steps, final = await asyncio.to_thread(_continuation, gate, trace.problem, kept, nth)
+            steps, final = await _ask_policy(gate, trace.problem, kept, nth, deadline)
         except (EndpointError, ValueError) as err:  # unreachable, refusing, or an answer that is not one
             server.metrics.gate_policy_errors.inc()
             raise HTTPException(
@@ -113,10 +123,18 @@ async def _resample(
             if not candidate.steps:
                 raise HTTPException(422, "no steps")
             check_sizes([candidate], server.config)
-            (row,) = await score_all(server, [candidate])
+            left = max(0.0, deadline - loop.time())
+            (row,) = await asyncio.wait_for(score_all(server, [candidate]), left)
         except HTTPException:
             refused += 1
             continue
+        except TimeoutError:
+            raise HTTPException(
+                503,
+                f"{answer.reason}; continuation {k + 1} was not scored within /verify's deadline of "
+                f"{gate.deadline_s:g} s (--gate-max-resamples x --gate-policy-timeout-s): the scorer is busy",
+                headers={"Retry-After": str(max(1, round(server.config.max_queue_wait_s)))},
+            ) from None
         seen = gate.rule.verdict(row)
         result = Resampled(
             steps=[s.text for s in candidate.steps],
@@ -135,6 +153,34 @@ async def _resample(
     answer.resampled = best
     past = f", {refused} past the server's limits" if refused else ""
     answer.reason += f"; none of {gate.max_resamples} continuations passed with an answer{past}"
+
+
+async def _ask_policy(
+    gate: Gate, problem: Problem, kept: list[Step], seed: int | None, deadline: float
+) -> tuple[list[Step], str | None]:
+    """One continuation, on the gate's own threads, within ``policy_timeout_s`` and the request's
+    ``deadline`` (loop time). A thread cannot be stopped, so one waiting on a hung endpoint runs on to
+    its HTTP timeout, but the request is answered now; a continuation still queued for a thread is
+    dropped."""
+    loop = asyncio.get_running_loop()
+    started = threading.Event()
+
+    def job() -> tuple[list[Step], str | None]:
+        started.set()
+        return _continuation(gate, problem, kept, seed)
+
+    wait = max(0.0, min(gate.options.policy_timeout_s, deadline - loop.time()))
+    try:
+        return await asyncio.wait_for(loop.run_in_executor(gate.policy_pool, job), wait)
+    except TimeoutError:
+        if started.is_set():
+            why = f"no answer within {wait:.3g} s (--gate-policy-timeout-s, /verify's deadline)"
+        else:
+            why = (
+                f"no free slot within {wait:.3g} s: {gate.options.policy_concurrency} continuations are "
+                "already waiting on it (--gate-policy-concurrency)"
+            )
+        raise EndpointError(why) from None
 
 
 def _continuation(

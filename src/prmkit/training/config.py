@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from prmkit.core.config import Config
+from prmkit.core.config import MAX_BATCH, MAX_STEPS, MAX_THREADS, MAX_TOKENS, Config, Seed
 from prmkit.modeling.backbone import TinyConfig
 
 
@@ -19,7 +19,7 @@ class _Config(Config):
 
     epochs: float = Field(3.0, gt=0)
     """Passes over the training traces, when ``max_steps`` is not given."""
-    max_steps: int | None = Field(None, ge=1)
+    max_steps: int | None = Field(None, ge=1, le=MAX_STEPS)
     """Optimiser steps to train (overrides ``epochs``): the machine-independent way to say how much to
     train. The same steps, seed and ``threads`` give the same model on a quiet or a busy machine, only
     sooner or later; the learning-rate schedule runs over these steps."""
@@ -33,27 +33,27 @@ class _Config(Config):
     the machine and its load (a thread waiting for a descheduled sibling burns CPU, so a busy machine
     gets fewer steps from the same CPU-minutes: docs/models.md, "Training"), which is why shipped recipes
     plan in ``max_steps``."""
-    batch_size: int = Field(32, ge=1)
+    batch_size: int = Field(32, ge=1, le=MAX_BATCH)
     """Traces per device per optimiser micro-step."""
-    grad_accum: int = Field(1, ge=1)
+    grad_accum: int = Field(1, ge=1, le=MAX_BATCH)
     """Micro-steps accumulated per optimiser step (effective batch = batch_size x grad_accum x devices)."""
     lr: float = Field(2e-3, gt=0)
     """Peak learning rate (linear warm-up over 5 % of steps, then cosine decay)."""
     weight_decay: float = Field(0.01, ge=0)
     """AdamW weight decay."""
-    max_length: int = Field(512, ge=16)
+    max_length: int = Field(512, ge=16, le=MAX_TOKENS)
     """Longest input in tokens; what happens to a longer trace is ``overlong``'s choice (PRM / ORM)."""
-    eval_every: int = Field(100, ge=1)
+    eval_every: int = Field(100, ge=1, le=MAX_STEPS)
     """Optimiser steps between dev evaluations and checkpoints."""
     mixed_precision: Literal["auto", "no", "bf16", "fp16"] = "auto"
     """``auto``: bf16 on a GPU that has it, else fp16 on a GPU, else full precision (CPU)."""
-    seed: int = 0
+    seed: Seed = 0
     """Seed of initialisation, data order and the train/dev split."""
     dev_fraction: float = Field(0.1, gt=0, lt=1)
     """Share of *problems* held out as dev (all traces of a problem go to one side: no leakage)."""
     resume: bool = True
     """Continue from the newest checkpoint in ``output_dir`` when one exists (after a crash)."""
-    threads: int | None = Field(None, ge=1)
+    threads: int | None = Field(None, ge=1, le=MAX_THREADS)
     """CPU threads for torch (None: torch's default, one per physical core). Set it where results must
     not depend on the machine (the count changes float rounding) and where several jobs share the cores
     (one thread per job); the count used is recorded in the process card."""
@@ -65,7 +65,7 @@ class PretrainConfig(_Config):
 
     tiny: TinyConfig = TinyConfig()
     """Size of the from-scratch model: layers, width, heads, max_length."""
-    vocab_size: int = Field(1024, ge=300)
+    vocab_size: int = Field(1024, ge=300, le=1 << 22)
     """BPE vocabulary size of the tokenizer built on the data (digits are always single tokens)."""
     only_valid: bool = False
     """Learn only from traces whose process is valid under ``label_source`` (and whose answer is not known
@@ -85,15 +85,15 @@ class PretrainConfig(_Config):
     warm-up, up to ``copy_rounds`` times, then stops with an error. A likelihood PRM sees a misread tool
     value only where its backbone is sure of the right digit, and the same steps from another seed can
     give an LM that has not learned to copy yet. None (default): measured and recorded, not enforced."""
-    copy_steps: int = Field(400, ge=1)
+    copy_steps: int = Field(400, ge=1, le=MAX_STEPS)
     """Optimiser steps of each extra round that ``min_copy_rate`` asks for."""
-    copy_rounds: int = Field(2, ge=0)
+    copy_rounds: int = Field(2, ge=0, le=100)
     """Most extra rounds before a backbone that does not copy is refused."""
     lr: float = Field(2e-3, gt=0)
     """Peak learning rate (linear warm-up over 5 % of steps, then cosine decay)."""
     epochs: float = Field(2.0, gt=0)
     """Passes over the training text, when ``max_steps`` is not given."""
-    batch_size: int = Field(32, ge=1)
+    batch_size: int = Field(32, ge=1, le=MAX_BATCH)
     """Sequences per device per optimiser micro-step."""
 
 
@@ -132,7 +132,7 @@ class _HeadConfig(_Config):
     mixed precision the frozen backbone stays in the checkpoint's dtype. ``model``: the checkpoint's own
     dtype throughout (pure bf16: less memory, rounded updates). The card records the dtype stepped
     (``training.precision``)."""
-    lora_r: int | None = Field(None, ge=1)
+    lora_r: int | None = Field(None, ge=1, le=MAX_BATCH)
     """LoRA rank (``peft``). None (default): fine-tune every weight. A rank: freeze ``base_model`` and
     train low-rank adapters on ``lora_target_modules``; a classifier's step head (``score``) and the step
     tag's embedding row are trained in full (the likelihood head, the LM itself, is adapted). The card's

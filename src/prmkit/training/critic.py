@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from prmkit.cards.process_card import GoldUse, is_gold
+from prmkit.core.errors import InputError, Issue
 from prmkit.core.model import Trace
 from prmkit.core.render import step_inputs
 from prmkit.labeling.chains import process_filter
@@ -36,17 +37,29 @@ MARGIN = 8
 
 
 def critic_traces(
-    traces: Sequence[Trace], teacher: str, filter_source: str | None, size: int | None, seed: int
+    traces: Sequence[Trace],
+    teacher: str,
+    filter_source: str | None,
+    size: int | None,
+    seed: int,
+    where: str = "the training traces",
 ) -> tuple[list[Trace], dict[str, Any]]:
     """Copies of the traces whose ``teacher`` chain the process filter keeps, each carrying it under
-    :data:`CHECKS`, and the filter's summary; refused when no trace carries a chain."""
+    :data:`CHECKS`, and the filter's summary. Refused in one located line (an :class:`InputError`, a
+    user's data and not a bug) when no trace of ``where`` carries a chain, naming the commands that
+    write chains."""
     kept, summary = process_filter(traces, teacher, filter_source, size, seed)
     if not summary["chains"]:
-        raise ValueError(
-            f"no trace carries a verification chain from {teacher!r} (a judge's answer in ThinkPRM's format, "
-            "kept in its labels' provenance): label them with `prmkit label judge --judge arithmetic-teacher` "
-            "(a world's teacher) or `--judge endpoint --judge-format thinkprm`, and train on that source"
-        )
+        issue = Issue(
+            where, None, "label_source",
+            f"traces whose {teacher!r} labels carry a verification chain (a judge's answer in ThinkPRM's "
+            "format, kept in the labels' provenance), which the critic head is trained on",
+            f"none of {len(traces)} traces", "critic",
+            "write chains with `prmkit label judge FILE --judge arithmetic-teacher` (a world's teacher) or "
+            "`--judge endpoint --judge-format thinkprm`, and pass the source it writes as --label-source "
+            "(judge:arithmetic-teacher for the first)",
+        )  # fmt: skip
+        raise InputError([issue], skippable=False)
     out = []
     for trace, checks in kept:
         copy = trace.model_copy()

@@ -482,7 +482,7 @@ def train_prm(
     fields |= _likelihood_fields(config)
     if config.head == "critic":  # trained on the teacher's chains the filter keeps, not on labels alone
         traces, filtered = critic_traces(traces, config.label_source, config.filter_source,
-                                         config.filter_traces, config.seed)  # fmt: skip
+                                         config.filter_traces, config.seed, where=name)  # fmt: skip
         fields |= {"verify_tokens": check_tokens}
         return _train_head((traces, name), output_dir, config, "prm", verdict_targets, fields,
                            [config.label_source], filtered)  # fmt: skip
