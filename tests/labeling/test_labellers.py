@@ -42,7 +42,7 @@ LABELLER = Labeller("copy", ("model:copy",), CopyConfig, run)
 
 
 def test_the_built_in_methods_and_what_they_make() -> None:
-    assert LABELLERS.names() == ["binary_search", "consensus", "judge", "mc", "progress"]
+    assert LABELLERS.names() == ["binary_search", "consensus", "judge", "mc", "mcts", "progress"]
     assert [producer(s) for s in ("mc_hard", "mc_soft:x", "binary_search", "judge", "consensus", "gold")] == [
         "mc", "mc", "binary_search", "judge", "consensus", None,
     ]  # fmt: skip

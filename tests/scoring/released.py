@@ -103,3 +103,27 @@ def token_classifier(folder: Path, tokenizer: Any, seed: int = 0) -> Path:
     weights = {k: v.normal_(0, 0.5) if v.is_floating_point() else v for k, v in model.state_dict().items()}
     cfg.architectures = ["Qwen2ForTokenClassification"]
     return _save(folder, weights, cfg, tokenizer)
+
+
+def universal_prm(folder: Path, tokenizer: Any, seed: int = 0, head: bool = True) -> Path:
+    """Universal-PRM-7B's assumed layout (unverified: Qwen2.5-Math-RM's value head): the Qwen2 body under
+    ``model.``, ``score.0`` (h x h) and ``score.2`` (1 x h) with biases, an ``lm_head`` left in the file;
+    ``head=False`` leaves the head out."""
+    from transformers import Qwen2Config, Qwen2Model
+
+    torch.manual_seed(seed)
+    cfg = Qwen2Config(vocab_size=len(tokenizer), **SIZE)
+    body = Qwen2Model(cfg)
+    weights = {
+        f"model.{k}": v.normal_(0, 0.5) if v.is_floating_point() else v for k, v in body.state_dict().items()
+    }
+    h = cfg.hidden_size
+    weights["lm_head.weight"] = torch.randn(cfg.vocab_size, h)
+    if head:
+        scale = h**-0.5
+        weights |= {"score.0.weight": torch.randn(h, h) * scale, "score.0.bias": torch.randn(h) * scale,
+                    "score.2.weight": torch.randn(1, h), "score.2.bias": torch.randn(1) * scale}  # fmt: skip
+    cfg.architectures = ["Qwen2ForRewardModel"]
+    cfg.pad_token_id = tokenizer.pad_token_id
+    auto_map = {"AutoModel": "modeling_universal_prm.Qwen2ForRewardModel"}  # code that is not there
+    return _save(folder, weights, cfg, tokenizer, auto_map=auto_map)

@@ -274,6 +274,151 @@ def test_implicit_prm_as_its_card_scores_it(standin) -> None:
     assert max(spread) - min(spread) > 1e-3
 
 
+def test_versaprm_as_its_evaluation_scores_it(standin) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = standin("versaprm")  # a Llama of the real architecture on Llama-3's real tiktoken ranks
+    scorer = load_scorer(f"versaprm:{folder}")
+    assert (scorer.convention.good_id, scorer.convention.bad_id, scorer.convention.tag_id) == (10, 12, 23535)
+    ours = scorer.score(traces())
+
+    # VersaPRM's evaluation (get_rewards_reasoning_step.py, prm_models/prm_llama.py), from its facts
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert tokenizer.encode(" \n\n\n\n", add_special_tokens=False) == [23535]  # the step tag, one token
+    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    candidate_tokens, step_tag_id = [12, 10], 23535  # "-", "+"
+    for trace, expected in zip(traces(), ours, strict=True):
+        steps = [s.text.strip().replace(" \n\n\n\n", "") for s in trace.steps]
+        question = trace.problem.text.strip().replace(" \n\n\n\n", "")
+        steps_all = f"{question} \n\n" + "".join(f"{step} \n\n\n\n" for step in steps)
+        input_id = torch.tensor([tokenizer.encode(steps_all)])
+        with torch.no_grad():
+            logits = model(input_id).logits[:, :, candidate_tokens]
+            scores = logits.softmax(dim=-1)[:, :, 1]
+        assert scores[input_id == step_tag_id].tolist() == pytest.approx(expected, abs=1e-5)
+    spread = [s for row in ours for s in row]
+    assert max(spread) - min(spread) > 1e-3
+
+
+QWEN_INSTRUCT_CHAT = (
+    "{% for m in messages %}{% if loop.first and m['role'] != 'system' %}<|im_start|>system\nYou are Qwen, "
+    "created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n{% endif %}<|im_start|>{{ m['role'] }}\n"
+    "{{ m['content'] }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+"""Qwen2.5-Instruct's ChatML with its default system turn (ReasonFlux-PRM's backbone is an Instruct model)."""
+
+
+def _reasonflux_tok():
+    tok = qwen25(QWEN_PRM_TOKENS)
+    tok.chat_template = QWEN_INSTRUCT_CHAT
+    return tok
+
+
+def card_step_rewards(folder: Path, messages: list, tokenizer: Any, body: Any) -> list[float]:
+    """Qwen's ``make_step_rewards`` (ReasonFlux's ``utils/rm_utils.py`` has the same) after the card's
+    ``apply_chat_template`` + ``encode`` of ``messages``; the head by hand (score.0, ReLU, score.2)."""
+    conversation_str = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)
+    input_ids = tokenizer.encode(conversation_str, return_tensors="pt")
+    head = load_file(str(folder / "model.safetensors"))
+    with torch.no_grad():
+        hidden = body(input_ids=input_ids).last_hidden_state
+        hidden = F.relu(hidden @ head["score.0.weight"].T + head["score.0.bias"])
+        logits = hidden @ head["score.2.weight"].T + head["score.2.bias"]
+    probabilities = F.softmax(logits, dim=-1) * (input_ids == tokenizer.encode("<extra_0>")[0]).unsqueeze(-1)
+    return probabilities[0][probabilities[0] != 0].view(-1, 2)[:, 1].tolist()
+
+
+def test_reasonflux_as_its_card_scores_it_and_qwen_only_where_the_template_agrees(standin) -> None:
+    """ReasonFlux-PRM-7B's card: Qwen's head and ``make_step_rewards``, but the chat has no system turn, so
+    the checkpoint's template writes its own default. ``qwen:`` (Qwen's system prompt) gives other scores,
+    and the same ones only on a template whose default system turn is Qwen's prompt (Qwen2.5-Math's)."""
+    from transformers import AutoTokenizer, Qwen2Model
+
+    folder = standin("reasonflux")
+    flux, qwen = load_scorer(f"reasonflux:{folder}"), load_scorer(f"qwen:{folder}")
+    tokenizer, body = AutoTokenizer.from_pretrained(folder), Qwen2Model.from_pretrained(folder).eval()
+    ours = flux.score(traces())
+    for trace, expected in zip(traces(), ours, strict=True):
+        messages = [
+            {"role": "user", "content": trace.problem.text},
+            {"role": "assistant", "content": "<extra_0>".join(s.text for s in trace.steps) + "<extra_0>"},
+        ]
+        assert card_step_rewards(folder, messages, tokenizer, body) == pytest.approx(expected, abs=1e-5)
+    other = qwen.score(traces())
+    assert max(abs(a - b) for x, y in zip(ours, other, strict=True) for a, b in zip(x, y, strict=True)) > 1e-3
+    for scorer in (flux, qwen):  # a template whose default system turn is Qwen's own prompt
+        scorer.convention.tokenizer.chat_template = EURUS_CHAT
+    flat = [[s for row in scorer.score(traces()) for s in row] for scorer in (flux, qwen)]
+    assert flat[0] == pytest.approx(flat[1], abs=1e-6)
+
+
+ANSWER = "18"
+
+
+def answered() -> list[Trace]:
+    return [
+        t.model_copy(update={"problem": t.problem.model_copy(update={"answer": ANSWER})}) for t in traces()
+    ]
+
+
+def test_universal_as_its_card_scores_it(standin) -> None:
+    """Universal-PRM-7B's card: the reference in the user turn, one forward per step prefix, the EOS id
+    appended, ``sigmoid`` of the value there; the head (score.0, ReLU, score.2 = 1 x h) by hand."""
+    from transformers import AutoTokenizer, Qwen2Model
+
+    folder = standin("universal")
+    scorer = load_scorer(f"universal:{folder}")
+    ours = scorer.score(answered())
+    tokenizer, body = AutoTokenizer.from_pretrained(folder), Qwen2Model.from_pretrained(folder).eval()
+    head = load_file(str(folder / "model.safetensors"))
+    for trace, expected in zip(answered(), ours, strict=True):
+        steps = [s.text for s in trace.steps]
+        question_wgt = trace.problem.text + "\n\n###\n\nThe reference answer is: " + ANSWER
+        judge_list_infer = []
+        for step_idx in range(1, len(steps) + 1):
+            responses = "\n\n".join(steps[:step_idx]) + "\n\n"
+            messages = [
+                {"role": "system", "content": "You are a helpful assistant."},
+                {"role": "user", "content": question_wgt},
+            ]
+            query_id = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True,
+                                                     return_dict=False)  # fmt: skip
+            answer_tokens = tokenizer(responses)["input_ids"]
+            answer_tokens += [tokenizer.eos_token_id]
+            input_ids = torch.tensor([list(query_id) + answer_tokens]).long()
+            with torch.no_grad():
+                hidden = body(input_ids=input_ids).last_hidden_state[:, -1]
+                hidden = F.relu(hidden @ head["score.0.weight"].T + head["score.0.bias"])
+                value = hidden @ head["score.2.weight"].T + head["score.2.bias"]
+            judge_list_infer.append(torch.sigmoid(value).item())
+        assert judge_list_infer == pytest.approx(expected, abs=1e-5)
+    spread = [s for row in ours for s in row]
+    assert max(spread) - min(spread) > 1e-3
+    # --overlong truncate keeps the prefixes that fit, each read as it is alone
+    (enc,) = scorer.encode(answered()[:1])
+    scorer.convention.max_length, scorer.overlong = enc.tag_positions[1], "truncate"
+    assert scorer.score(answered()[:1]) == [pytest.approx(ours[0][:1], abs=1e-6)]
+
+
+def test_universal_refuses_a_problem_without_its_answer_and_a_checkpoint_without_its_head(
+    standin, tmp_path
+) -> None:
+    from prmkit.core.errors import InputError
+
+    scorer = load_scorer(f"universal:{standin('universal')}")
+    with pytest.raises(InputError) as err:
+        scorer.score(traces())  # ProcessBench-style problems: no answer
+    assert str(err.value).count(
+        "\n"
+    ) == 0 and "problem janet: answer: expected the problem's reference" in str(err.value)
+    headless = released.universal_prm(tmp_path / "no-head", qwen25.shared(), head=False)
+    with pytest.raises(InputError, match=r"missing from the checkpoint \(they would be random\): score\.0\.bias, "
+                       r"score\.0\.weight, score\.2\.bias, score\.2\.weight"):  # fmt: skip
+        load_scorer(f"universal:{headless}")
+    with pytest.raises(InputError, match=r"of another shape: score\.2\.bias, score\.2\.weight"):
+        load_scorer(f"universal:{standin('qwen')}")  # Qwen's two-class head is not a value head
+
+
 GSM8K = Path(__file__).resolve().parents[3] / "shared" / "data" / "real" / "processbench" / "gsm8k.json"
 
 
@@ -302,6 +447,9 @@ BUILD = {  # the stand-ins only read their tokenizer (``.shared``) but Skywork's
     "math-shepherd": lambda d: released.causal_lm(d / "m", mistral_7b.shared(), "mistral"),
     "rlhflow": lambda d: released.causal_lm(d / "m", llama3.shared(), "llama"),
     "implicit": _implicit,
+    "versaprm": lambda d: released.causal_lm(d / "m", llama3.shared(), "llama"),
+    "reasonflux": lambda d: released.qwen_prm(d / "m", _reasonflux_tok()),
+    "universal": lambda d: released.universal_prm(d / "m", qwen25.shared()),
     "trl": lambda d: released.token_classifier(d / "m", qwen25.shared()),
     "likelihood": lambda d: released.causal_lm(d / "m", qwen25.shared(), "qwen2"),
 }

@@ -132,7 +132,7 @@ def test_search_with_stored_labels_is_refused_in_one_line(tmp_path: Path) -> Non
     [
         ("{tmp}/runs/prn", "Did you mean '{tmp}/runs/prm'?"),  # a mistyped checkpoint folder
         ("arithmetic-oracel", "Did you mean 'arithmetic-oracle' or 'agent-oracle' or 'code-oracle'?"),
-        ("label:gold", "Did you mean 'labels:'?"),
+        ("label:gold", "Did you mean 'labels:' or 'vllm:'?"),  # the closest first
         ("htp://127.0.0.1:8000", "Did you mean 'http:' or 'https:'?"),
     ],
 )

@@ -1,4 +1,4 @@
-"""CLI commands of the label area: ``prmkit label mc | binary_search | judge | consensus | report | merge``.
+"""CLI commands of the label area: ``prmkit label mc | binary_search | mcts | judge | consensus | report | merge``.
 
 Each command is generated from its typed config (``prmkit.labeling.*Config``) by the one builder,
 :func:`prmkit.cli.config.config_command`: one flag per field, the field's docstring as its help,

@@ -22,6 +22,7 @@ LabelMethod = Literal[
     "progress_hard",
     "progress_soft",
     "binary_search",
+    "mcts",
     "judge",
     "consensus",
     "gold",

@@ -11,6 +11,8 @@ command's typed config.
 - ``progress.py``       each step's advantage under a prover policy, hard (``progress_hard``) and soft
                         (``progress_soft``) — ``label progress``
 - ``binary_search.py``  first error by divide and conquer (``binary_search``) — ``label binary_search``
+- ``mcts.py``           OmegaPRM's tree search: Q + U selects a rollout, binary search inside it, MC values
+                        along the tree's states (``mcts``) — ``label mcts``
 - ``judge.py``          LLM-as-judge labels (``judge``) — ``label judge``
 - ``consensus.py``      keep traces where MC and judge agree (``consensus``) — ``label consensus``
 - ``chains.py``         a teacher judge's verification chains read back, and ThinkPRM's process-based
@@ -29,6 +31,7 @@ from prmkit.labeling.consensus import ConsensusConfig, consensus_filter, run_con
 from prmkit.labeling.jobs import LABELING_VERSION, Job, derive_seed, prefix_key
 from prmkit.labeling.judge import JudgeConfig, label_judge, run_judge
 from prmkit.labeling.mc import MCConfig, label_mc, run_mc
+from prmkit.labeling.mcts import MCTSConfig, label_mcts, run_mcts
 from prmkit.labeling.merge import MergeConfig, merge_shards, run_merge
 from prmkit.labeling.progress import ProgressConfig, label_progress, run_progress
 from prmkit.labeling.report import ReportConfig, label_report, plot_report, run_report
@@ -40,6 +43,7 @@ __all__ = [
     "Job",
     "JudgeConfig",
     "MCConfig",
+    "MCTSConfig",
     "MergeConfig",
     "ProgressConfig",
     "ReportConfig",
@@ -48,6 +52,7 @@ __all__ = [
     "label_binary_search",
     "label_judge",
     "label_mc",
+    "label_mcts",
     "label_progress",
     "label_report",
     "merge_shards",
@@ -57,6 +62,7 @@ __all__ = [
     "run_consensus",
     "run_judge",
     "run_mc",
+    "run_mcts",
     "run_merge",
     "run_progress",
     "run_report",

@@ -106,14 +106,15 @@ def _probe_check(rollouts: int) -> Callable[[dict], tuple[str, str, str] | None]
     return check
 
 
-def search_trace(trace: Trace, probe) -> tuple[int, str, list[str]]:
-    """(first error or -1, how it was decided, keys of the probed prefixes) for one trace."""
+def search_trace(trace: Trace, probe, start: int = 0) -> tuple[int, str, list[str]]:
+    """(first error or -1, how it was decided, keys of the probed prefixes) for one trace; ``start``: a
+    prefix length known good without a probe (0: the problem alone; MCTS: the state a rollout left)."""
     n = len(trace.steps)
     fin = outcome(trace.problem.answer, trace.final_answer)
     if n == 0 or fin == "correct":
         return -1, "answer_correct" if n else "empty", []
     keys: list[str] = []
-    lo, hi = 0, n
+    lo, hi = start, n
     if fin in ("no_answer", "unparseable"):  # the full trace is not known to be bad: probe it
         rec = probe(n)
         keys.append(rec["key"])

@@ -45,6 +45,7 @@ LABELLERS: Registry[Labeller] = Registry("labeller", entry_points="prmkit.labell
 LABELLERS.register("mc", "prmkit.labeling.mc:LABELLER")
 LABELLERS.register("progress", "prmkit.labeling.progress:LABELLER")
 LABELLERS.register("binary_search", "prmkit.labeling.binary_search:LABELLER")
+LABELLERS.register("mcts", "prmkit.labeling.mcts:LABELLER")
 LABELLERS.register("judge", "prmkit.labeling.judge:LABELLER")
 LABELLERS.register("consensus", "prmkit.labeling.consensus:LABELLER")
 

@@ -11,6 +11,8 @@ refuses a checkpoint whose weights do not match it exactly.
   is ``Linear(h, h)``, ReLU, ``Linear(h, 2)`` on every token (``score.0.*``, ``score.2.*``).
 - :class:`Qwen2ForPrmModel`: Skywork-o1-Open-PRM (1.5B, 7B); ``v_head.summary`` is ``Linear(h, 1)`` on the
   last hidden state (SkyworkAI/skywork-o1-prm-inference ``model_utils/prm_model.py``, vLLM plugin).
+- :class:`Qwen2ForRewardModel`: a value head ``score`` (``Linear(h, h)``, ReLU, ``Linear(h, 1)``) on every
+  token; Universal-PRM-7B is read with it (``universal``), its names unverified.
 - :class:`ImplicitPair`: an implicit PRM (PRIME, EurusPRM) and its reference policy, two causal LMs.
 
 Both reward heads leave an ``lm_head.*`` the released files may carry unused, as vLLM's loaders do
@@ -73,6 +75,29 @@ class Qwen2ForPrmModel(Qwen2PreTrainedModel):
     ) -> TokenClassifierOutput:
         hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **kwargs)
         return TokenClassifierOutput(logits=self.v_head.summary(hidden.last_hidden_state))
+
+
+class Qwen2ForRewardModel(Qwen2PreTrainedModel):
+    """A Qwen2 body and a two-layer value head, one value per token (``score.0`` h x h, ReLU, ``score.2``
+    1 x h, biases): Qwen2.5-Math-RM's layout (vLLM's ``Qwen2ForRewardModel``), read by the ``universal``
+    convention at the last token of each step prefix (Universal-PRM-7B; its head names are unverified, see
+    :class:`~prmkit.scoring.families.UniversalConvention`)."""
+
+    _keys_to_ignore_on_load_unexpected = LM_HEAD
+
+    def __init__(self, config: Any):
+        super().__init__(config)
+        self.model = Qwen2Model(config)
+        self.score = nn.Sequential(
+            nn.Linear(config.hidden_size, config.hidden_size), nn.ReLU(), nn.Linear(config.hidden_size, 1)
+        )
+        self.post_init()
+
+    def forward(
+        self, input_ids: Any = None, attention_mask: Any = None, **kwargs: Any
+    ) -> TokenClassifierOutput:
+        hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **kwargs)
+        return TokenClassifierOutput(logits=self.score(hidden.last_hidden_state))
 
 
 class ImplicitPair(nn.Module):

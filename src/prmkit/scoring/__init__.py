@@ -17,6 +17,13 @@ provenance ``model``; :func:`aggregate` turns step scores into one number by a r
 - ``scorer.py``      ModelScorer (the checkpoint form): length-bucketed, padding-aware, inference-mode batches
 - ``remote.py``      RemoteScorer (the ``http(s)://`` form): a reward server's ``/score`` with retries
 - ``labels.py``      LabelScorer (the ``labels:`` form): scores stored on the traces
+- ``thinkprm.py``    ThinkPRM's own score (the ``thinkprm:`` form): a verification chain, then P(yes) of the
+                     forced "Is the solution correct?", mean over n samples, as its search code computes it
+- ``verdicts.py``    generative-verdict scorers: K sampled verdicts per step averaged (the ``genprm:`` form),
+                     the verifier's token budget bounded before any request
+- ``verdict_backends.py`` where verdicts are generated: an OpenAI-compatible endpoint or a local HF model
+- ``vllm_pooling.py`` VllmScorer (the ``vllm:`` form): vLLM's pooling server or offline engine, the rows
+                     read by the convention on this side
 """
 
 from __future__ import annotations

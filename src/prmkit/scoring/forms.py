@@ -10,6 +10,9 @@ Every command that takes a scorer (``score``, ``bon``, ``vote``, ``beam``, ``res
                            one per world of :mod:`prmkit.worlds.registry`)
 - ``http(s)://HOST:PORT``  a prmkit reward server (:mod:`prmkit.scoring.remote`)
 - ``labels:SOURCE``        scores already stored on the traces (:mod:`prmkit.scoring.labels`)
+- ``thinkprm:URL|PATH``    a ThinkPRM's own P(yes) score; ``genprm:URL|PATH`` GenPRM's per-step K-sample mean
+                           (:mod:`prmkit.scoring.verdicts`)
+- ``vllm:URL|PATH``        a PRM run by vLLM's pooling runner (:mod:`prmkit.scoring.vllm_pooling`)
 
 A form is matched by an exact name or by its scheme (the text before the first ``:``); anything else is
 a checkpoint path. Forms live in the :data:`SCORER_FORMS` registry, which plugins extend through the
@@ -85,7 +88,30 @@ _BUILT_IN = {
         "prmkit.scoring.labels:load_labels",
         schemes=("labels",),
     ),
+    "vllm": ScorerForm(
+        "vllm:URL|PATH",
+        "a PRM run by vLLM's pooling runner, a server (vllm:http://HOST:PORT) or the offline engine "
+        "(vllm:PATH), read by the convention named with --convention",
+        "prmkit.scoring.vllm_pooling:load_vllm",
+        schemes=("vllm",),
+    ),
 }
+_BUILT_IN.update(
+    thinkprm=ScorerForm(
+        "thinkprm:URL|PATH",
+        "a ThinkPRM scored as its own search code does: the mean P(yes) after its verification chains, "
+        "from an OpenAI-compatible server (thinkprm:http://HOST:PORT) or a local model (thinkprm:PATH)",
+        "prmkit.scoring.verdicts:load_thinkprm",
+        schemes=("thinkprm",),
+    ),
+    genprm=ScorerForm(
+        "genprm:URL|PATH",
+        "a GenPRM verifier's per-step mean P(Yes) over its K samples (--verify-k), from a server or a "
+        "local model",
+        "prmkit.scoring.verdicts:load_genprm",
+        schemes=("genprm",),
+    ),
+)
 for _name, _form in _BUILT_IN.items():
     SCORER_FORMS.register(_name, _form)
 
