@@ -203,15 +203,13 @@ def test_the_local_path_reads_the_forced_question_by_one_forward(verifier: str) 
     assert scores == [pytest.approx(p, abs=1e-5)] * 2
 
 
-YES, NO, NONE = "$\\boxed{Yes}$", "$\\boxed{No}$", "$\\boxed{}$"
-"""A GenPRM judgement's box (no verdict in the last)."""
 ANALYZE_2 = "<analyze>\nLet's analyze the Paragraph 2 step by step: "
 
 
 def _genprm_answers(table: dict[tuple[int, int], tuple[str, dict[str, float] | None]]):
     """A GenPRM verifier: the analysis request's samples tagged ``[A step.j]``, and each sample's verify
-    request answered, up to ``</output>``, by ``table[step, j]``: its box and the top logprobs at the
-    decision's token (None: the server gives no logprobs)."""
+    request answered, up to ``</output>``, by ``table[step, j]``: what its ``\\boxed{}`` holds ("Yes",
+    "No", or "": no verdict) and the top logprobs at that token (None: the server gives no logprobs)."""
 
     def tokens(parts: list[tuple[str, dict[str, float]]]) -> dict:
         offsets = [sum(len(t) for t, _ in parts[:i]) for i in range(len(parts))]
@@ -226,12 +224,8 @@ def _genprm_answers(table: dict[tuple[int, int], tuple[str, dict[str, float] | N
             texts = [f"[A{step}.{j}] checked.</analyze>\n" for j in range(body["n"])]
             return [{"text": t, "finish_reason": "stop", "logprobs": tokens([(t, {})])} for t in texts]
         step, j = map(int, re.findall(r"\[A(\d+)\.(\d+)\]", prompt)[-1])
-        box, top = table[step, j]
-        head, decision, tail = (
-            "print(1)\n```\n</verify>\n<output>\n**Judgement**: $\\boxed{",
-            box[8:-2],
-            "}$\n",
-        )
+        decision, top = table[step, j]
+        head, tail = "print(1)\n```\n</verify>\n<output>\n**Judgement**: $\\boxed{", "}$\n"
         text = head + decision + tail + "</output>\n"
         parts = [(head, {}), (decision, top or {}), (tail, {}), ("</output>\n", {})]
         return [{"text": text, "finish_reason": "stop", "logprobs": tokens(parts) if top else None}]
@@ -245,13 +239,13 @@ def test_genprm_averages_k_sampled_verdicts_per_step_through_an_endpoint(verifie
     for a sample without a verdict; a step with no verdict in any sample scores 0.5."""
     log = math.log
     table = {
-        (1, 0): (YES, {"Yes": log(0.8), "No": log(0.2)}),  # 0.8
-        (1, 1): (NO, {"No": log(0.6), "Yes": log(0.3)}),  # 0.3 / 0.9
-        (1, 2): (NONE, None),  # no verdict: 0.5
-        **{(2, j): (NONE, None) for j in range(3)},  # no sample has a verdict: the step scores 0.5
-        (3, 0): (YES, None),  # a box without logprobs: 1.0
-        (3, 1): (NO, None),  # 0.0
-        (3, 2): (YES, {"Yes": log(0.7), " maybe": log(0.05)}),  # "No" not listed: 0.7 / (0.7 + 0.05)
+        (1, 0): ("Yes", {"Yes": log(0.8), "No": log(0.2)}),  # 0.8
+        (1, 1): ("No", {"No": log(0.6), "Yes": log(0.3)}),  # 0.3 / 0.9
+        (1, 2): ("", None),  # no verdict: 0.5
+        **{(2, j): ("", None) for j in range(3)},  # no sample has a verdict: the step scores 0.5
+        (3, 0): ("Yes", None),  # a box without logprobs: 1.0
+        (3, 1): ("No", None),  # 0.0
+        (3, 2): ("Yes", {"Yes": log(0.7), " maybe": log(0.05)}),  # "No" not listed: 0.7 / (0.7 + 0.05)
     }
     stub = VerdictStub(verifier, answer=_genprm_answers(table))
     t = trace("What is 7 + 5?", ["7 + 5 = 12.", "So 12.", "The answer is 12."])

@@ -55,20 +55,25 @@ class LoadOptions(Config):
     # added after recipes' stage keys were recorded (core.config.Config)
 
     verify_k: int | None = Field(None, ge=1, le=64)
-    """Critic head only (``critic:PATH``): verification chains written per trace, each step's score the
-    combination of its ``k`` verdicts: more verifier compute (default 1)."""
+    """Critic head (``critic:PATH``), ``thinkprm:``, ``genprm:``: verifications sampled, a step's score
+    combining them, more verifier compute: the critic's chains per trace, ThinkPRM's chains per solution,
+    GenPRM's samples per step (default 1)."""
     verify_temperature: float | None = Field(None, ge=0)
-    """Critic head only: sampling temperature of each check and verdict (default 0: greedy, read once);
-    ``verify_k`` above 1 needs one above 0, or its chains would all be the same."""
+    """Critic head, ``thinkprm:``, ``genprm:``: the sampling temperature of each verification (default
+    0, greedy; GenPRM's own 0.6); ``verify_k`` above 1 needs one above 0, or its samples would all be the
+    same."""
     verify_seed: int | None = None
-    """Critic head only: seeds the sampled chains (default 0): the same traces, batches and seed give the
-    same chains."""
-    verify_tokens: int | None = Field(None, ge=1, le=4096)
-    """Critic head only: the most tokens one check may take, the cost bound per step (default: the
-    checkpoint's ``verify_tokens``, the longest check it was trained on, with a margin)."""
+    """Critic head, ``thinkprm:``, ``genprm:``: seeds the sampled verifications (default 0): the same
+    traces, batches and seed give the same verifications."""
+    verify_tokens: int | None = Field(None, ge=1, le=32768)
+    """Critic head, ``thinkprm:``, ``genprm:``: the most tokens one verification may write, its cost
+    bound: one check of the critic (default: the checkpoint's ``verify_tokens``, the longest check it was
+    trained on, with a margin), one ThinkPRM chain (default 8,172, upstream's), one GenPRM sample over
+    all its rounds (default 2,048)."""
     verify_combine: Literal["mean", "vote"] | None = None
-    """Critic head only: a step's score from its ``k`` chains: ``mean`` of P(correct) at each verdict
-    (default) or ``vote``, the share of chains whose verdict says correct."""
+    """Critic head only (``thinkprm:`` and ``genprm:`` take the mean): a step's score from its ``k``
+    chains: ``mean`` of P(correct) at each verdict (default) or ``vote``, the share of chains whose verdict
+    says correct."""
 
     def options(self) -> dict[str, Any]:
         """The options that were set, as ``load_scorer`` keywords."""
