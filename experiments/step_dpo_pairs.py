@@ -1,0 +1,199 @@
+"""Step-DPO pairs by label source (issue 64): how many of the pairs each source forms are true ones.
+
+The arithmetic world's training traces, labelled as recipes/labels-study.yaml labels them (4 traces a
+problem, default policy; MC and binary search with 8 world-policy rollouts, seed 0; the simulated judge;
+consensus of MC hard and the judge on the first error); each source pairs them with the library's
+``pair_first_errors`` (``prmkit convert --to step-dpo``). Gold (prefix view) is the reference. Precision:
+the share of pairs whose chosen trace is gold-correct through step k (so the shared prefix is too) and
+whose rejected trace is gold-wrong by step k, a true first-error pair (and each side apart). Gold pairs
+found: a source's true pairs over gold's on the same traces. Lost to no shared prefix: the traces a
+source finds an error in that stay unpaired because no other trace of the problem has their prefix.
+
+Intervals: a bootstrap over problems (``prmkit.core.stats``), differences from MC hard paired (the same
+traces). Tuning set: problem seed 100, read while the script was written; claims: problem seed 5678,
+computed once after. ``python experiments/step_dpo_pairs.py --out docs/results/step-dpo-pairs.json``
+(both sets); ``--render docs/formats.md`` re-renders the docs' tables from the file, computing nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prmkit.core.model import Trace
+from prmkit.core.stats import crossed_bootstrap, mean_stat, multiplicity, paired, ratio_stat
+from prmkit.formats.step_dpo import Pair, pair_first_errors
+from prmkit.labeling import consensus_filter, label_binary_search, label_judge, label_mc
+from prmkit.policies.options import JudgeOptions, PolicyOptions
+from prmkit.worlds.registry import world
+
+ROOT = Path(__file__).resolve().parents[1]
+SETS = {"tuning": 100, "claims": 5678}
+"""Problem seed of each set."""
+GOLD = "gold:world:prefix"
+SOURCES = [GOLD, "mc_hard", "mc_soft", "binary_search", "judge", "consensus"]
+REFERENCE = "mc_hard"
+"""The source every other is compared with (paired)."""
+COUNTS = ("pairs", "both", "chosen", "rejected", "found", "gold_pairs", "erroneous", "no_shared_prefix")
+
+
+def labelled(problems: int, per_problem: int, problem_seed: int, rollouts: int) -> dict[str, list[Trace]]:
+    """Per source, the traces it pairs: the world's training traces with every label (consensus: kept ones)."""
+    traces = world("arithmetic").traces(problems, per_problem, problem_seed, "train")
+    policy = PolicyOptions().build_policy()
+    traces, _ = label_mc(traces, policy, rollouts=rollouts, seed=0)
+    traces, _, _ = label_binary_search(traces, policy, rollouts=rollouts, seed=0)
+    traces, _ = label_judge(traces, JudgeOptions().build_judge(0))
+    kept, _ = consensus_filter(traces, mc_source="mc_hard", judge_source="judge", mode="first_error")
+    return {source: kept if source == "consensus" else traces for source in SOURCES}
+
+
+def _key(pair: Pair) -> tuple[Any, ...]:
+    """What makes two pairs the same pair: the prefix, the rejected step and the chosen step (texts)."""
+    texts = tuple(s.text for s in pair.rejected.steps[: pair.step + 1])
+    return (pair.rejected.problem.id, texts, pair.chosen.steps[pair.step].text)
+
+
+def count(group: list[Trace], source: str, gold_keys: set[tuple[Any, ...]]) -> dict[str, int]:
+    """One problem's counts under ``source`` (``group``: its traces that source pairs)."""
+    pairing = pair_first_errors(group, source)
+    pairs = pairing.pairs
+    chosen = [p.chosen.ratings(GOLD)[p.step] == 1 for p in pairs]
+    rejected = [p.rejected.ratings(GOLD)[p.step] == -1 for p in pairs]
+    return {
+        "pairs": len(pairs),
+        "both": sum(c and r for c, r in zip(chosen, rejected, strict=True)),
+        "chosen": sum(chosen),
+        "rejected": sum(rejected),
+        "found": sum(_key(p) in gold_keys for p in pairs),
+        "gold_pairs": len(gold_keys),
+        "erroneous": len(group) - pairing.notes["traces_without_error"] - pairing.unpaired["no_labels"],
+        "no_shared_prefix": pairing.unpaired["no_shared_prefix"],
+    }
+
+
+def counts(by_source: dict[str, list[Trace]], problem_ids: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    """Per source, each of :data:`COUNTS` as a (P,) array over ``problem_ids``."""
+    groups: dict[str, dict[str, list[Trace]]] = {s: {p: [] for p in problem_ids} for s in by_source}
+    for source, traces in by_source.items():
+        for t in traces:
+            groups[source][t.problem.id].append(t)
+    gold_keys = {p: {_key(x) for x in pair_first_errors(groups[GOLD][p], GOLD).pairs} for p in problem_ids}
+    out = {}
+    for source in by_source:
+        rows = [count(groups[source][p], source, gold_keys[p]) for p in problem_ids]
+        out[source] = {name: np.array([r[name] for r in rows], dtype=float) for name in COUNTS}
+    return out
+
+
+METRICS = {
+    "pairs per problem": lambda c: mean_stat([c["pairs"]]),
+    "precision": lambda c: ratio_stat([c["both"]], [c["pairs"]]),
+    "chosen gold-correct": lambda c: ratio_stat([c["chosen"]], [c["pairs"]]),
+    "rejected gold-wrong": lambda c: ratio_stat([c["rejected"]], [c["pairs"]]),
+    "gold pairs found": lambda c: ratio_stat([c["found"]], [c["gold_pairs"]]),
+    "lost to no shared prefix": lambda c: ratio_stat([c["no_shared_prefix"]], [c["erroneous"]]),
+}
+BY_DEFINITION = ("precision", "chosen gold-correct", "rejected gold-wrong", "gold pairs found")
+"""The metrics gold's own row holds at 100 % by construction (shown as the reference, no interval)."""
+COMPARED = ("precision", "gold pairs found")
+"""The metrics given as a paired difference from :data:`REFERENCE`."""
+
+
+def run_set(problem_seed: int, problems: int, per_problem: int, rollouts: int) -> dict[str, Any]:
+    """Per source: each of :data:`METRICS` with its interval over problems, the totals, and the paired
+    differences from :data:`REFERENCE` on :data:`COMPARED`."""
+    by_source = labelled(problems, per_problem, problem_seed, rollouts)
+    ids = list(dict.fromkeys(t.problem.id for t in by_source[GOLD]))
+    table = counts(by_source, ids)
+    rows: dict[str, Any] = {}
+    for source, c in table.items():
+        row: dict[str, Any] = {"traces": len(by_source[source])}
+        row |= {name: int(c[name].sum()) for name in COUNTS}
+        for name, stat in METRICS.items():
+            row[name] = crossed_bootstrap(stat(c), 1, len(ids)).to_dict()
+        if source not in (REFERENCE, GOLD):
+            for name in COMPARED:
+                diff = paired(METRICS[name](c), METRICS[name](table[REFERENCE]))
+                row[f"{name} − {REFERENCE}"] = crossed_bootstrap(diff, 1, len(ids)).to_dict()
+        rows[source] = row
+        print(source, {m: round(row[m]["mean"], 3) for m in METRICS}, flush=True)
+    return {"problem_seed": problem_seed, "rows": rows}
+
+
+def _cell(e: dict[str, float], scale: float = 100, signed: bool = False) -> str:
+    f = "{:+.1f}" if signed else ("{:.1f}" if scale == 100 else "{:.2f}")
+    if e["mean"] != e["mean"]:  # nan: no pair to judge
+        return "–"
+    parts = (f.format(scale * e[k]) for k in ("mean", "low", "high"))
+    return "{} [{}, {}]".format(*parts).replace("-", "−")
+
+
+def block(result: dict[str, Any], set_name: str) -> str:
+    """The Markdown docs/formats.md shows for one set of a results file."""
+    s = result["sets"][set_name]
+    shown = sum(1 for r in s["rows"].values() for k in r if k.endswith(f"− {REFERENCE}"))
+    shown += len(s["rows"]) * len(METRICS) - len(BY_DEFINITION)
+    lines = [
+        f"{result['problems']} training problems (problem seed {s['problem_seed']}) × "
+        f"{result['per_problem']} traces, {result['rollouts']} rollouts a prefix; in % (pairs: per "
+        f"problem), mean [95 % interval], bootstrap over problems; differences from {REFERENCE} paired; "
+        "gold's own pairs are the reference (100 % by definition). " + multiplicity(shown),
+        "",
+        "| source | pairs / problem | precision | chosen gold-correct | rejected gold-wrong "
+        "| gold pairs found | lost: no shared prefix | precision − mc_hard | found − mc_hard |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for source, r in s["rows"].items():
+        cells = [_cell(r["pairs per problem"], 1)]
+        cells += ["ref." if source == GOLD and m in BY_DEFINITION else _cell(r[m]) for m in list(METRICS)[1:]]
+        cells += [_cell(r[d], signed=True) if (d := f"{m} − {REFERENCE}") in r else "–" for m in COMPARED]
+        lines.append(f"| {source} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+BLOCK = re.compile(
+    r"(?s)(?P<head><!-- step-dpo-pairs: (?P<file>\S+) set=(?P<set>\w+) -->\n).*?(?P<tail><!-- /step-dpo-pairs -->)"
+)
+"""A generated block of docs/formats.md: one set's table of a committed results file."""
+
+
+def render(text: str, root: Path) -> str:
+    """``text`` with every step-dpo-pairs block re-rendered from its file."""
+
+    def one(m: re.Match[str]) -> str:
+        result = json.loads((root / m["file"]).read_text(encoding="utf-8"))
+        return m["head"] + block(result, m["set"]) + m["tail"]
+
+    return BLOCK.sub(one, text)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", type=int, default=1000)
+    parser.add_argument("--per-problem", type=int, default=4, help="traces sampled per problem")
+    parser.add_argument("--rollouts", type=int, default=8, help="rollouts per prefix (MC, binary search)")
+    parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--render", type=Path, help="re-render this file's blocks, computing nothing")
+    args = parser.parse_args(argv)
+    if args.render:
+        args.render.write_text(render(args.render.read_text(encoding="utf-8"), ROOT), encoding="utf-8")
+        return {}
+    result: dict[str, Any] = {"problems": args.problems, "per_problem": args.per_problem}
+    result |= {"rollouts": args.rollouts, "sets": {}}
+    for name in args.sets:
+        result["sets"][name] = run_set(SETS[name], args.problems, args.per_problem, args.rollouts)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return result
+
+
+if __name__ == "__main__":
+    main()
