@@ -300,6 +300,22 @@ def test_versaprm_as_its_evaluation_scores_it(standin) -> None:
     assert max(spread) - min(spread) > 1e-3
 
 
+def test_versaprm_refuses_a_tokenizer_that_splits_its_step_tag() -> None:
+    from transformers import LlamaConfig
+
+    from prmkit.core.errors import InputError
+    from prmkit.scoring.families import VersaPRMConvention
+
+    tokenizer = (
+        mistral_7b()
+    )  # not VersaPRM's: its " \n\n\n\n" is no single token, nowhere for the card to read
+    pieces = tokenizer.encode(" \n\n\n\n", add_special_tokens=False)
+    assert len(pieces) > 1
+    with pytest.raises(InputError, match=r"step tag: expected .* as one token .*, found [0-9]+ tokens"):
+        VersaPRMConvention(tokenizer, LlamaConfig(max_position_embeddings=512))
+    VersaPRMConvention(llama3(), LlamaConfig(max_position_embeddings=512))  # its own tokenizer is read
+
+
 QWEN_INSTRUCT_CHAT = (
     "{% for m in messages %}{% if loop.first and m['role'] != 'system' %}<|im_start|>system\nYou are Qwen, "
     "created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n{% endif %}<|im_start|>{{ m['role'] }}\n"

@@ -225,6 +225,15 @@ class VersaPRMConvention(TaggedConvention):
     layout = TagLayout(tag=" \n\n\n\n", prompt="{problem} \n\n", step="{step}{tag}", join="",
                        answers="alone", clean=True)  # fmt: skip
 
+    def __init__(self, tokenizer: Any, config: Any, max_length: int = 4096):
+        super().__init__(tokenizer, config, max_length)
+        pieces = tokenizer.encode(self.tag, add_special_tokens=False)
+        if len(pieces) != 1:  # the card reads one tag token (23535); a split tag is read nowhere it wrote
+            issue = Issue("tokenizer", None, "step tag", "' \\n\\n\\n\\n' as one token (23535 on Llama-3)",
+                          f"{len(pieces)} tokens {pieces}", "checkpoint",
+                          "VersaPRM is read with its own Llama-3 tokenizer")  # fmt: skip
+            raise InputError([issue], skippable=False)
+
 
 class RLHFlowConvention(_PlusMinus):
     """Chat turns: user = problem + step 1, then one user turn per step, each answered by ``+``.
