@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -37,6 +36,7 @@ import numpy as np
 from prmkit.core.model import Trace
 from prmkit.core.stats import crossed_bootstrap, item_weights, multiplicity, paired, weighted_auroc
 from prmkit.evaluation.processbench import first_error_steps
+from prmkit.evaluation.study import render_marked
 from prmkit.labeling.binary_search import label_binary_search
 from prmkit.labeling.mc import label_mc
 from prmkit.labeling.mcts import Rules, label_mcts
@@ -238,17 +238,9 @@ def block(result: dict[str, Any]) -> str:
     return "\n".join([head, "", *lines]) + "\n"
 
 
-BLOCK = re.compile(r"(?s)(?P<head><!-- label-mcts: (?P<file>\S+) -->\n).*?(?P<tail><!-- /label-mcts -->)")
-"""A generated block of docs/labeling.md: the table of a committed results file."""
-
-
 def render(text: str, root: Path) -> str:
-    """``text`` with every label-mcts block re-rendered from its file."""
-
-    def one(m: re.Match[str]) -> str:
-        return m["head"] + block(json.loads((root / m["file"]).read_text(encoding="utf-8"))) + m["tail"]
-
-    return BLOCK.sub(one, text)
+    """``text`` with every label-mcts block re-rendered from its committed results file."""
+    return render_marked(text, root, "label-mcts", lambda result, _: block(result))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -37,6 +36,7 @@ import numpy as np
 
 from prmkit.core.model import Trace
 from prmkit.core.stats import crossed_bootstrap, mean_stat, multiplicity, paired
+from prmkit.evaluation.study import render_marked
 from prmkit.search import beam_search, best_of_n, smc
 from prmkit.worlds.arithmetic import PolicyConfig, WorldPolicy, generate_problems
 from prmkit.worlds.arithmetic.judge import SimulatedJudge
@@ -150,20 +150,9 @@ def block(result: dict[str, Any], set_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-BLOCK = re.compile(
-    r"(?s)(?P<head><!-- search-smc: (?P<file>\S+) set=(?P<set>\w+) -->\n).*?(?P<tail><!-- /search-smc -->)"
-)
-"""A generated block of docs/search.md: one set's table of a committed results file."""
-
-
 def render(text: str, root: Path) -> str:
-    """``text`` with every search-smc block re-rendered from its file."""
-
-    def one(m: re.Match[str]) -> str:
-        result = json.loads((root / m["file"]).read_text(encoding="utf-8"))
-        return m["head"] + block(result, m["set"]) + m["tail"]
-
-    return BLOCK.sub(one, text)
+    """``text`` with every search-smc block re-rendered from its committed results file."""
+    return render_marked(text, root, "search-smc", lambda result, at: block(result, at["set"]))
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

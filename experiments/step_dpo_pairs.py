@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ import numpy as np
 
 from prmkit.core.model import Trace
 from prmkit.core.stats import crossed_bootstrap, mean_stat, multiplicity, paired, ratio_stat
+from prmkit.evaluation.study import render_marked
 from prmkit.formats.step_dpo import Pair, pair_first_errors
 from prmkit.labeling import consensus_filter, label_binary_search, label_judge, label_mc
 from prmkit.policies.options import JudgeOptions, PolicyOptions
@@ -157,20 +157,9 @@ def block(result: dict[str, Any], set_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-BLOCK = re.compile(
-    r"(?s)(?P<head><!-- step-dpo-pairs: (?P<file>\S+) set=(?P<set>\w+) -->\n).*?(?P<tail><!-- /step-dpo-pairs -->)"
-)
-"""A generated block of docs/formats.md: one set's table of a committed results file."""
-
-
 def render(text: str, root: Path) -> str:
-    """``text`` with every step-dpo-pairs block re-rendered from its file."""
-
-    def one(m: re.Match[str]) -> str:
-        result = json.loads((root / m["file"]).read_text(encoding="utf-8"))
-        return m["head"] + block(result, m["set"]) + m["tail"]
-
-    return BLOCK.sub(one, text)
+    """``text`` with every step-dpo-pairs block re-rendered from its committed results file."""
+    return render_marked(text, root, "step-dpo-pairs", lambda result, at: block(result, at["set"]))
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from prmkit.evaluation.study import render_marked
 from tests.experiments import ROOT, load_experiment
 
 
@@ -30,6 +31,6 @@ def test_the_docs_tables_are_what_the_committed_files_give(tmp_path: Path) -> No
         assert f"<!-- label-mcts: docs/results/{name} -->\n" + exp.block(result) in docs
     assert exp.render(docs, ROOT) == docs
     stale = tmp_path / "labeling.md"
-    stale.write_text(exp.BLOCK.sub(lambda m: m["head"] + "stale\n" + m["tail"], docs), encoding="utf-8")
+    stale.write_text(render_marked(docs, ROOT, "label-mcts", lambda *_: "stale\n"), encoding="utf-8")
     exp.main(["--render", str(stale)])
     assert stale.read_text(encoding="utf-8") == docs

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -379,3 +379,23 @@ def render_blocks(text: str, root: str | Path) -> str:
         return m["head"] + body.lstrip("\n") + "\n" + m["tail"]
 
     return RESULTS_BLOCK.sub(render, text)
+
+
+def render_marked(
+    text: str, root: str | Path, name: str, render: Callable[[dict[str, Any], dict[str, str]], str]
+) -> str:
+    """``text`` with every ``<!-- NAME: FILE [key=value ...] -->`` ... ``<!-- /NAME -->`` block re-rendered:
+    ``render(result, attributes)`` from the committed results FILE (relative to ``root``) and the block's
+    attributes. The one reader of a study script's own docs blocks (``--render``), so each script writes
+    only how its tables look; :data:`RESULTS_BLOCK` is the world study's."""
+    marked = re.compile(
+        rf"(?s)(?P<head><!-- {re.escape(name)}: (?P<file>\S+)(?P<attrs>(?: \w+=\S+)*) -->\n)"
+        rf".*?(?P<tail><!-- /{re.escape(name)} -->)"
+    )
+
+    def one(m: re.Match[str]) -> str:
+        result = json.loads((Path(root) / m["file"]).read_text(encoding="utf-8"))
+        attrs = dict(a.split("=", 1) for a in m["attrs"].split())
+        return m["head"] + render(result, attrs) + m["tail"]
+
+    return marked.sub(one, text)
