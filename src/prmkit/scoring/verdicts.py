@@ -181,14 +181,13 @@ def load_thinkprm(
 
     verify = {"verify_k": verify_k, "verify_temperature": verify_temperature, "verify_seed": verify_seed,
               "verify_tokens": verify_tokens}  # fmt: skip
-    base = options.model_dump() if options is not None else {}
-    opts = _options(ThinkPRMOptions, verify, _VERIFY, **base)
     load = {
         "dtype": dtype,
         "device": device,
         "device_map": device_map,
         "attn_implementation": attn_implementation,
     }
+    opts = _options(ThinkPRMOptions, verify, _VERIFY, **(options.model_dump() if options is not None else {}))
     backend = _backend(spec, "thinkprm", tokenizer, model, load, api_key_env, timeout)
     return VerdictScorer(backend, ThinkPRMFormat(opts), opts.max_verifier_tokens)
 
@@ -205,13 +204,13 @@ def load_genprm(
     sets its ``k``)."""
     verify = {"verify_k": verify_k, "verify_temperature": verify_temperature, "verify_seed": verify_seed,
               "verify_tokens": verify_tokens}  # fmt: skip
-    base = options.model_dump() if options is not None else {}
-    opts = _options(GenPRMOptions, verify, {**_VERIFY, "verify_k": "k"}, **base)
     load = {
         "dtype": dtype,
         "device": device,
         "device_map": device_map,
         "attn_implementation": attn_implementation,
     }
+    names = {**_VERIFY, "verify_k": "k"}
+    opts = _options(GenPRMOptions, verify, names, **(options.model_dump() if options is not None else {}))
     backend = _backend(spec, "genprm", tokenizer, model, load, api_key_env, timeout)
     return VerdictScorer(backend, GenPRMFormat(opts), opts.max_verifier_tokens)
