@@ -192,7 +192,9 @@ def test_every_convention_reads_the_limit_its_checkpoint_declares(name: str, tra
     from tests.scoring.real_tokenizers import llama3
 
     assert name in WALK, f"convention {name!r}: add the field its checkpoints declare a limit in to WALK"
-    tok = llama3.shared() if name == "versaprm" else _tok()  # VersaPRM refuses a tokenizer that splits its tag
+    tok = (
+        llama3.shared() if name == "versaprm" else _tok()
+    )  # VersaPRM refuses a tokenizer that splits its tag
     convention = CONVENTIONS.get(name)(tok, _declaring(name, WALK[name], tok))
     assert (convention.max_length, convention.length_source) == (POSITIONS, WALK[name])
     trace = traces[0]
