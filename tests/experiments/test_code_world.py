@@ -35,7 +35,7 @@ def test_every_source_by_class_with_the_trajectories_it_rests_on(tmp_path: Path)
     judge = result["sources"]["judge"]
     assert sum(cell["trajectories"] for cell in judge.values()) == 2 * 12 * 3  # every trajectory, once
     assert all(
-        0.0 <= c["low"] <= c["mean"] <= c["high"] <= 1.0
+        c["low"] <= c["mean"] <= c["high"] and 0.0 <= c["mean"] <= 1.0
         for c in judge.values()
         if c["draws"]["trajectories"] > 1
     )
