@@ -5,17 +5,21 @@ concurrency=C)`` over world traces (a fresh job each run, ``work_dir=None``), ag
 loopback in a *separate process* (so its CPU is not counted as prmkit's), at C = 16, 64 and 256, with
 (a) numeric answers (``The answer is 42.``: compared exactly in the client) and (b) LaTeX answers
 (``The answer is \\boxed{\\frac{84}{2}}.``: sent to math-verify in the answer-checking worker processes
-by ``prmkit.core.answers.check_answers``). Each cell runs ``--repeats`` times (passes over all cells in
-turn) and every run is kept. Per run: rollouts/s, and CPU-seconds per rollout of the client process
+by ``prmkit.core.answers.check_answers``), each cell with two clients side by side (``--clients``):
+today's ``OpenAIClient`` (``http.client``) and the one before issue 65 (httpx), the file
+``src/prmkit/policies/http.py`` as it was at commit :data:`BEFORE`, loaded from git; the ratio of their
+rollouts/s in each cell is printed from the one run. Each cell runs ``--repeats`` times (passes over all
+cells in turn) and every run is kept. Per run: rollouts/s, and CPU-seconds per rollout of the client process
 (``RUSAGE_SELF``: all its threads), of the answer-checking workers (``/proc/<pid>/stat`` of
 ``prmkit.core.answers._POOL``'s processes) and of the server process.
 
 Extra rows: one numeric cell with a ``work_dir`` (the resumable job's log, ``records.jsonl``) and one
 under a per-thread ``cProfile`` timed by each thread's CPU clock (``time.thread_time``), whose top
 functions by cumulative CPU and its own CPU by package are printed. Then the client path layer by layer
-without a profiler (a plain ``http.client`` POST, ``OpenAIClient.post``, ``continue_from``, ``draw``, the
-traces' deep copy), each rung's client CPU per rollout. Last, math-verify's own cost per check in this process (one
-thread, the same LaTeX pair, warm caches) gives the LaTeX goal, 0.8 x cores / cost per check.
+without a profiler (a plain ``http.client`` POST, ``OpenAIClient.post`` and the httpx one's,
+``continue_from``, ``draw``, the traces' deep copy), each rung's client CPU per rollout. Last,
+math-verify's own cost per check in this process (one thread, the same LaTeX pair, warm caches) gives the
+LaTeX goal, 0.8 x cores / cost per check.
 
 The stub answers each choice right or wrong by a hash of (prompt, seed, choice index), 60 % right, so a
 run's labels do not depend on the order requests arrive in (tests/labeling/stub_endpoint.py's logic, no
@@ -26,7 +30,8 @@ the cheapest on the server's CPU; ``asgi``, a raw ASGI app under uvicorn (h11, n
 this venv); ``threading``, ``http.server.ThreadingHTTPServer``.
 
     python bench/bench_rollouts.py [--server raw|asgi|threading] [--concurrency 16,64,256]
-        [--traces 500] [--latex-traces 160] [--repeats 2] [--out bench/results/rollouts-cpu-DATE.json]
+        [--clients http.client,httpx] [--traces 500] [--latex-traces 160] [--repeats 2]
+        [--out bench/results/rollouts-cpu-DATE.json]
 
 The server, the client and the workers share this machine's cores: rollouts/s moves with whatever else
 runs (load average printed); CPU-seconds per rollout are steadier. Numbers: docs/labeling.md, Throughput.
@@ -38,6 +43,7 @@ import argparse
 import asyncio
 import cProfile
 import datetime
+import functools
 import gc
 import hashlib
 import io
@@ -49,10 +55,12 @@ import platform
 import pstats
 import resource
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+import types
 from pathlib import Path
 from typing import ClassVar
 
@@ -61,6 +69,8 @@ from benchlib import code_version
 ROOT = Path(__file__).resolve().parents[1]
 TICK = os.sysconf("SC_CLK_TCK")
 RIGHT_SHARE = 0.6
+BEFORE = "6c47464"
+"""The commit whose ``OpenAIClient`` (httpx, one ``httpx.Client`` per thread) the ``httpx`` cells run."""
 
 # ---------------------------------------------------------------- the stub (server process)
 
@@ -301,20 +311,47 @@ class GCTime:
         gc.callbacks.remove(self._note)
 
 
-def run_cell(url: str, traces: list, concurrency: int, latex: bool, work_dir: str | None = None) -> dict:
-    """One ``label_mc`` run, fresh job, with its rate and CPU shares."""
+@functools.cache
+def httpx_client() -> type:
+    """The ``OpenAIClient`` class of ``src/prmkit/policies/http.py`` at commit :data:`BEFORE` (httpx),
+    loaded from git as a module of its own."""
+    source = subprocess.run(
+        ["git", "show", f"{BEFORE}:src/prmkit/policies/http.py"], cwd=ROOT, capture_output=True, text=True
+    )
+    if source.returncode:
+        raise SystemExit(
+            f"cannot read the httpx client from git ({source.stderr.strip()}); --clients http.client"
+        )
+    module = types.ModuleType("prmkit_http_before")
+    exec(compile(source.stdout, f"{BEFORE}:src/prmkit/policies/http.py", "exec"), module.__dict__)
+    return module.OpenAIClient
+
+
+def run_cell(
+    url: str,
+    traces: list,
+    concurrency: int,
+    latex: bool,
+    work_dir: str | None = None,
+    client: str = "http.client",
+) -> dict:
+    """One ``label_mc`` run, fresh job, with its rate and CPU shares; ``client`` ``httpx``: the policy's
+    client is :func:`httpx_client`'s, with the same settings."""
     from prmkit.labeling.mc import label_mc
     from prmkit.policies.endpoint import EndpointPolicy
 
     server_pid = int(url.rsplit("#", 1)[1])
     base = url.split("#")[0] + ("/latex" if latex else "")
     policy = EndpointPolicy(base, "stub", concurrency=concurrency)
+    if client == "httpx":
+        policy.client.close()
+        policy.client = httpx_client()(base, concurrency=concurrency, retries=3, timeout=120.0)
     pids = worker_pids()
     gc_time = GCTime()
     before = (time.perf_counter(), self_cpu(), sum(map(proc_cpu, pids)), proc_cpu(server_pid))
     _, summary = label_mc(traces, policy, rollouts=8, concurrency=concurrency, work_dir=work_dir)
     wall = time.perf_counter() - before[0]
-    client, work = self_cpu() - before[1], sum(map(proc_cpu, pids)) - before[2]
+    client_cpu, work = self_cpu() - before[1], sum(map(proc_cpu, pids)) - before[2]
     server = proc_cpu(server_pid) - before[3]
     gc_time.stop()
     policy.client.close()
@@ -323,13 +360,14 @@ def run_cell(url: str, traces: list, concurrency: int, latex: bool, work_dir: st
         raise RuntimeError(f"the run went wrong: {summary}")
     return {
         "answers": "latex" if latex else "numeric",
+        "client": client,
         "concurrency": concurrency,
         "work_dir": work_dir is not None,
         "prefixes": summary["prefixes"],
         "rollouts": n,
         "wall_s": wall,
         "rollouts_per_s": n / wall,
-        "client_cpu_us": 1e6 * client / n,
+        "client_cpu_us": 1e6 * client_cpu / n,
         "workers_cpu_us": 1e6 * work / n,
         "server_cpu_us": 1e6 * server / n,
         "client_gc_us": 1e6 * gc_time.seconds / n,
@@ -339,10 +377,11 @@ def run_cell(url: str, traces: list, concurrency: int, latex: bool, work_dir: st
     }
 
 
-def ladder(url: str, traces: list, concurrency: int, repeats: int = 2) -> list[dict]:
+def ladder(url: str, traces: list, concurrency: int, repeats: int = 2, with_httpx: bool = True) -> list[dict]:
     """Client CPU per rollout of each layer of the client path alone, no profiler: the same requests
-    (numeric, 8 choices per prefix) on ``concurrency`` threads, each rung adding one layer; the least CPU
-    of ``repeats`` runs (load elsewhere only adds)."""
+    (numeric, 8 choices per prefix) on ``concurrency`` threads, each rung adding one layer (and, beside
+    ``OpenAIClient.post``, the httpx client's before issue 65); the least CPU of ``repeats`` runs (load
+    elsewhere only adds)."""
     import http.client
     from concurrent.futures import ThreadPoolExecutor
     from urllib.parse import urlsplit
@@ -359,6 +398,7 @@ def ladder(url: str, traces: list, concurrency: int, repeats: int = 2) -> list[d
             todo.setdefault(key, (t, i + 1))
     items = [(t.problem, t.steps[:k], derive_seed(0, "mc", key)) for key, (t, k) in todo.items()]
     policy = EndpointPolicy(base, "stub", concurrency=concurrency)
+    before = httpx_client()(base, concurrency=concurrency, retries=3, timeout=120.0) if with_httpx else None
     payloads = [
         json.dumps({"model": "stub", **policy.request(p, s), "n": 8, "max_tokens": 512, "temperature": 1.0,
                     "top_p": 1.0, "seed": seed}).encode()
@@ -375,6 +415,9 @@ def ladder(url: str, traces: list, concurrency: int, repeats: int = 2) -> list[d
     def post(i: int) -> None:
         policy.client.post("/v1/completions", json.loads(payloads[i]))
 
+    def post_httpx(i: int) -> None:
+        before.post("/v1/completions", json.loads(payloads[i]))
+
     def continue_from(i: int) -> None:
         policy.continue_from(items[i][0], items[i][1], 8, seed=items[i][2])
 
@@ -383,7 +426,8 @@ def ladder(url: str, traces: list, concurrency: int, repeats: int = 2) -> list[d
 
     rungs = {
         "http.client POST + json.loads (floor)": stdlib_post,
-        "OpenAIClient.post (httpx)": post,
+        **({f"OpenAIClient.post before (httpx, {BEFORE})": post_httpx} if before else {}),
+        "OpenAIClient.post (http.client)": post,
         "EndpointPolicy.continue_from": continue_from,
         "rollouts.draw (+ answer check)": draw_one,
     }
@@ -419,6 +463,8 @@ def ladder(url: str, traces: list, concurrency: int, repeats: int = 2) -> list[d
         }
     )
     policy.client.close()
+    if before:
+        before.close()
     return out
 
 
@@ -467,11 +513,27 @@ def math_verify_cost(golds: list[int], seconds: float = 2.4, windows: int = 4) -
     return best
 
 
+def client_ratios(rows: list[dict], levels: list[int]) -> dict[str, dict]:
+    """Per cell (answers x C) and over each kind of answers: the mean rollouts/s of each client and their
+    ratio, http.client over httpx."""
+    out = {}
+    for answers in ("numeric", "latex"):
+        for c in [*levels, None]:
+            cell = [r for r in rows if r["answers"] == answers and c in (None, r["concurrency"])]
+            mean = {
+                k: sum(r["rollouts_per_s"] for r in cell if r["client"] == k)
+                / max(1, sum(r["client"] == k for r in cell))
+                for k in ("http.client", "httpx")
+            }
+            out[f"{answers} C={c or 'all'}"] = {**mean, "ratio": mean["http.client"] / mean["httpx"]}
+    return out
+
+
 def show(row: dict) -> None:
     tag = f"{row['answers']}{' +work_dir' if row['work_dir'] else ''}{' PROFILED' if row.get('profiled') else ''}"
     total = row["client_cpu_us"] + row["workers_cpu_us"] + row["server_cpu_us"]
     print(
-        f"{tag:>17} {row['concurrency']:>5} {row['rollouts']:>8} {row['wall_s']:>6.2f} "
+        f"{tag:>17} {row['client']:>11} {row['concurrency']:>5} {row['rollouts']:>8} {row['wall_s']:>6.2f} "
         f"{row['rollouts_per_s']:>11,.0f} {row['client_cpu_us']:>12.1f} {row['workers_cpu_us']:>12.1f} "
         f"{row['server_cpu_us']:>12.1f} {total:>9.1f} {row['client_gc_us']:>8.1f} {row['load_avg']:>5.1f}"
     )
@@ -481,6 +543,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", choices=["raw", "asgi", "threading"], default="raw")
     parser.add_argument("--concurrency", default="16,64,256")
+    parser.add_argument(
+        "--clients",
+        default="http.client,httpx",
+        help=f"clients run in each cell, side by side: http.client (today's), httpx (before, {BEFORE})",
+    )
     parser.add_argument("--traces", type=int, default=500, help="world traces of the numeric cells")
     parser.add_argument("--latex-traces", type=int, default=160, help="world traces of the LaTeX cells")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each cell (passes over all cells)")
@@ -490,6 +557,11 @@ def main() -> None:
     from prmkit.core import answers as answer_checks
 
     levels = [int(c) for c in args.concurrency.split(",")]
+    clients = args.clients.split(",")
+    if not set(clients) <= {"http.client", "httpx"} or "http.client" not in clients:
+        raise SystemExit(f"--clients: http.client, optionally with httpx, not {args.clients!r}")
+    if "httpx" in clients:
+        httpx_client()  # read from git now: a checkout without the commit fails here, not mid-run
     traces = world_traces(max(1, args.traces // 4), 4)[: args.traces]
     latex_traces = world_traces(max(1, args.latex_traces // 4), 4, seed=8)[: args.latex_traces]
     golds = {t.problem.text: int(t.problem.answer) for t in traces + latex_traces}
@@ -506,13 +578,14 @@ def main() -> None:
     try:
         run_cell(url, traces[:40], 16, False)  # warm-up: imports, connections, the workers' start
         run_cell(url, latex_traces[:40], 16, True)
-        print(f"\n{'answers':>17} {'C':>5} {'rollouts':>8} {'wall s':>6} {'rollouts/s':>11} "
+        print(f"\n{'answers':>17} {'client':>11} {'C':>5} {'rollouts':>8} {'wall s':>6} {'rollouts/s':>11} "
               f"{'client us/r':>12} {'workers us/r':>12} {'server us/r':>12} {'sum us/r':>9} {'gc us/r':>8} {'load':>5}")  # fmt: skip
         for _ in range(args.repeats):
             for latex in (False, True):
                 for c in levels:
-                    rows.append(run_cell(url, latex_traces if latex else traces, c, latex))
-                    show(rows[-1])
+                    for client in clients:  # side by side: load elsewhere hits both alike
+                        rows.append(run_cell(url, latex_traces if latex else traces, c, latex, client=client))
+                        show(rows[-1])
         profile: list[dict] = []
         layers: list[dict] = []
         packages: dict[str, float] = {}
@@ -526,13 +599,15 @@ def main() -> None:
             show(rows[-1])
             profile = prof.top(25, row["rollouts"])
             packages = prof.by_package(row["rollouts"])
-            layers = ladder(url, traces, 16)
+            layers = ladder(url, traces, 16, with_httpx="httpx" in clients)
     finally:
         proc.kill()
         proc.join()
     cost = math_verify_cost(sorted({int(t.problem.answer) for t in latex_traces}))
     latex_goal = 0.8 * cores / (cost["prmkit_math_verify_us"] / 1e6)
     plain = [r for r in rows if not r["work_dir"] and not r.get("profiled")]
+    ratios = client_ratios(plain, levels) if "httpx" in clients else {}
+    plain = [r for r in plain if r["client"] == "http.client"]
     best = {k: max(r["rollouts_per_s"] for r in plain if r["answers"] == k) for k in ("numeric", "latex")}
     goals = {
         "numeric_goal": 5000.0,
@@ -552,6 +627,10 @@ def main() -> None:
         f"goals: numeric {best['numeric']:,.0f} / 5,000 rollouts/s = {goals['numeric_ratio']:.2f}; LaTeX "
         f"{best['latex']:,.0f} / {latex_goal:,.0f} (0.8 x {cores} cores / cost) = {goals['latex_ratio']:.2f}"
     )
+    if ratios:
+        print(f"\nhttp.client / httpx ({BEFORE}) rollouts/s, mean over the cell's runs, from this one run:")
+        for cell, r in ratios.items():
+            print(f"  {cell:>14}: {r['http.client']:>8,.0f} / {r['httpx']:>8,.0f} = {r['ratio']:.2f}")
     if profile:
         print("\nprofiled row: top functions by cumulative CPU (all threads, us per rollout, under cProfile)")
         skip = ("threading.py", "thread.py", "<built-in method _thread", "{method 'run' of '_contextvars")
@@ -590,6 +669,7 @@ def main() -> None:
                 **meta,
                 **cost,
                 **goals,
+                "ratio_to_httpx_client": ratios,
                 "rows": rows,
                 "layers": layers,
                 "profile": profile,

@@ -43,7 +43,7 @@ def policy(url: str, **options) -> EndpointPolicy:
     ("broken", "reason"),
     [
         ("null_text", r"choice 0 has text None, not a string"),
-        ("few_choices", r"asked for n=2 choices, got 1"),
+        ("few_choices", r"asked for n=2 choices, got 1 \(does the server take `n`"),
         ("html", r"answered with non-JSON: b'<html>"),
     ],
 )

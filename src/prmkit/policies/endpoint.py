@@ -131,7 +131,13 @@ def _choice_texts(body: dict, n: int, chat: bool, url: str) -> list[tuple[str, s
     if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
         raise BadAnswerError(f"{url}: expected a list of choices, found {str(choices)[:120]}")
     if len(choices) != n:
-        raise BadAnswerError(f"{url}: asked for n={n} choices, got {len(choices)}")
+        hint = (
+            " (does the server take `n`, several choices in one request? vLLM, SGLang and prmkit "
+            "serve-policy do)"
+            if len(choices) == 1
+            else ""
+        )
+        raise BadAnswerError(f"{url}: asked for n={n} choices, got {len(choices)}{hint}")
     out = []
     for c in sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0):
         message = c.get("message")

@@ -11,23 +11,32 @@ records it against the one item that caused it and goes on (:class:`RefusedError
 server will not serve, e.g. a prompt past its context length; :class:`BadAnswerError` for an answer that
 is not one). A server that is down fails every item, and the job stops after a run of failures; one
 that accepts and never answers is a :class:`SilentEndpointError`, which stops the job at once.
+
+The wire is the standard library's ``http.client``: one keep-alive connection per thread and server,
+reopened when the server has closed it while idle. httpx, the wire before, took several times its client
+CPU per request (issue 65: ``bench/bench_rollouts.py`` runs both side by side; docs/labeling.md,
+Throughput, has the numbers).
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
+import http.client
 import itertools
 import json
 import math
 import os
 import random
+import select
+import ssl
 import threading
 import time
+import urllib.request
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
-
-import httpx
+from urllib.parse import unquote, urlsplit
 
 from prmkit.core.errors import ItemError
 
@@ -46,6 +55,10 @@ of ``retries``; the wait must fit in the request's retry budget."""
 SILENT_TIMEOUTS = 2
 """Timeouts in a row, with nothing heard from any server for a whole request timeout, that make an
 endpoint silent (see :class:`SilentEndpointError`)."""
+TRANSPORT_ERRORS = (OSError, http.client.HTTPException)
+"""What a request that got no usable answer raises on the wire (refused or reset connections, a broken
+status line or headers): retried. A timeout (``TimeoutError``, an ``OSError``) is caught before these."""
+READ_CHUNK = 2**16
 
 
 class EndpointError(ItemError):
@@ -111,7 +124,8 @@ class OpenAIClient:
     ``base_url`` may end in ``/v1`` or not; several URLs (a list, or comma-separated) are one pool, each
     request (and each retry) going to the next in turn, so a retried request moves off a failing server.
     The concurrency cap is per server. The API key is read from the environment variable named by
-    ``api_key_env`` (never passed on a command line, where ``ps`` would show it).
+    ``api_key_env`` (never passed on a command line, where ``ps`` would show it). ``HTTP(S)_PROXY`` and
+    ``NO_PROXY`` are honoured as ``urllib`` reads them.
     """
 
     def __init__(
@@ -134,15 +148,15 @@ class OpenAIClient:
         self._stopped = threading.Event()
         self._why = ""  # why the client stopped, for the requests it then refuses to send
         self._silence = _Silence(timeout)
-        headers = {}
+        headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "prmkit"}
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        self._headers = headers
-        self._tls = httpx.create_ssl_context()  # loaded once, shared by every thread's client (~40 ms each)
+        self._servers = [_Server(url, headers) for url in self.base_urls]
+        self._tls: ssl.SSLContext | None = None  # loaded once, on the first https connection (~40 ms)
         self._local = threading.local()
-        self._clients: list[httpx.Client] = []
-        self._clients_lock = threading.Lock()
+        self._conns: list[http.client.HTTPConnection] = []
+        self._conns_lock = threading.Lock()
 
     def post(self, route: str, payload: dict[str, Any], max_bytes: int | None = None) -> dict[str, Any]:
         """POST ``payload`` to ``route`` (e.g. ``/v1/completions``) and return the decoded JSON body, read
@@ -153,6 +167,7 @@ class OpenAIClient:
         ``(retries + 1) x timeout`` of waiting per request, what its tries may take anyway. A server that
         asks for longer fails the request at once, saying so, instead of sleeping past the budget."""
         limit = min(max_bytes or self.max_response_bytes, self.max_response_bytes)
+        data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         last, url, first = "", self.base_url + route, next(self._turn)
         budget = (self.retries + 1) * self.timeout
         tries, waited, paced = 0, 0.0, None
@@ -163,51 +178,58 @@ class OpenAIClient:
                 wait = self.backoff * 2 ** (tries - 1) * (1 + 0.25 * random.random())
             else:
                 wait = 0.0
-            time.sleep(wait)
-            waited += wait
-            url = self.base_urls[(first + tries) % len(self.base_urls)] + route  # a retry: the next server
+            if wait:
+                time.sleep(wait)
+                waited += wait
+            server = (first + tries) % len(self.base_urls)  # a retry: the next server
+            url = self.base_urls[server] + route
             if self._stopped.is_set():
                 raise EndpointError(
                     f"{url}: not sent: the job is stopping ({self._why or last or 'stop() was called'})"
                 )
-            paced = None
+            paced, done = None, False
             self._silence.sending()
             try:
-                with self._slots, self._http.stream("POST", url, json=payload) as resp:
+                with self._slots:
+                    resp = self._send(server, "POST", route, data)
                     self._silence.answered()
-                    if resp.status_code in RETRY_STATUS:
-                        last = f"HTTP {resp.status_code}: {self._text(resp, 200)}"
+                    if resp.status in RETRY_STATUS:
+                        last = f"HTTP {resp.status}: {self._text(resp, 200)}"
                         paced = self._paced(resp, url, budget - waited, last)
                         tries += paced is None
                         continue
-                    if resp.status_code >= 400:
+                    if resp.status >= 400:
                         raise RefusedError(
-                            f"{url} refused the request: HTTP {resp.status_code}: {self._text(resp, 500)}"
+                            f"{url} refused the request: HTTP {resp.status}: {self._text(resp, 500)}"
                         )
                     body = self._body(resp, url, limit)
-            except httpx.TimeoutException as err:
-                last = f"timed out ({type(err).__name__})"
+                    done = True
+            except TimeoutError:
+                last = f"timed out after {self.timeout:g} s"
                 self._timed_out(url)
                 tries += 1
                 continue
-            except httpx.TransportError as err:
+            except TRANSPORT_ERRORS as err:
                 last = f"{type(err).__name__}: {err}"
                 tries += 1
                 continue
+            finally:
+                if not done:
+                    self._drop(server)  # a connection with an unread or broken answer is not reused
             try:
                 return _json_object(body)
             except ValueError as err:
-                raise BadAnswerError(f"{url} answered with {err}: {bytes(body[:200])!r}") from None
+                raise BadAnswerError(f"{url} answered with {err}: {body[:200]!r}") from None
         where = url if len(self.base_urls) == 1 else f"{len(self.base_urls)} servers (last {url})"
         raise EndpointError(
             f"could not get an answer from {where} after {self.retries + 1} tries ({last}). "
             "Is the server running, and is the URL right (e.g. http://localhost:8000)?"
         )
 
-    def _paced(self, resp: httpx.Response, url: str, left: float, last: str) -> float | None:
+    def _paced(self, resp: http.client.HTTPResponse, url: str, left: float, last: str) -> float | None:
         """The wait a 429/503's ``Retry-After`` asks for (None: no header, an ordinary retry); a wait past
         what is ``left`` of the retry budget fails the request now, never a sleep past the budget."""
-        wait = retry_after_s(resp.headers.get("retry-after")) if resp.status_code in PACED else None
+        wait = retry_after_s(resp.getheader("retry-after")) if resp.status in PACED else None
         if wait is not None and wait * 1.1 > left:
             raise EndpointError(
                 f"{url}: {last.rstrip(': ')}; it asks to wait {wait:.0f} s (Retry-After), past the "
@@ -231,58 +253,90 @@ class OpenAIClient:
             f"{self._why}. Is the server hung or overloaded? If it is only slow, raise --request-timeout-s"
         )
 
-    @property
-    def _http(self) -> httpx.Client:
-        """This thread's client. One pool shared by hundreds of threads cost ~0.9 ms of client CPU per
-        request at concurrency 64 (httpcore scans every connection on each request); a thread's own
-        keeps its few keep-alive connections, one per server it talks to."""
-        client = getattr(self._local, "http", None)
-        if client is None:
-            limits = httpx.Limits(
-                max_connections=len(self.base_urls), max_keepalive_connections=len(self.base_urls)
-            )
-            client = httpx.Client(
-                timeout=self.timeout, headers=self._headers, limits=limits, verify=self._tls
-            )
-            self._local.http = client
-            with self._clients_lock:
-                self._clients.append(client)
-        return client
+    def _send(self, server: int, method: str, route: str, data: bytes | None) -> http.client.HTTPResponse:
+        """Send one request on this thread's connection to ``server`` and read the answer's head. One
+        connection per thread and server: a pool shared by hundreds of threads cost ~0.9 ms of client
+        CPU per request at concurrency 64 (httpcore scans every connection on each request)."""
+        conns = self._local.__dict__.setdefault("conns", {})
+        conn = conns.get(server)
+        if conn is None:
+            conn = conns[server] = self._connection(self._servers[server])
+        elif conn.sock is not None and _readable(conn.sock):
+            conn.close()  # the server closed it while idle (or wrote out of turn): a fresh one
+        to = self._servers[server]
+        conn.request(method, to.path + route, data, to.headers)
+        return conn.getresponse()
 
-    def _body(self, resp: httpx.Response, url: str, limit: int) -> bytearray:
-        """The body, read as it streams within ``limit`` bytes and the request's timeout (a trickle is a
+    def _connection(self, server: _Server) -> http.client.HTTPConnection:
+        if server.tls and self._tls is None:
+            import httpx  # its context: certifi's roots, or SSL_CERT_FILE / SSL_CERT_DIR, as before
+
+            self._tls = httpx.create_ssl_context()
+        if server.tls:
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                *server.connect_to, timeout=self.timeout, context=self._tls
+            )
+        else:
+            conn = http.client.HTTPConnection(*server.connect_to, timeout=self.timeout)
+        if server.tunnel is not None:
+            conn.set_tunnel(server.host, server.port, server.tunnel)
+        with self._conns_lock:
+            self._conns.append(conn)
+        return conn
+
+    def _drop(self, server: int) -> None:
+        conn = self._local.__dict__.get("conns", {}).get(server)
+        if conn is not None:
+            conn.close()  # reopened on its next request
+
+    def _body(self, resp: http.client.HTTPResponse, url: str, limit: int) -> bytes:
+        """The body, read as it arrives within ``limit`` bytes and the request's timeout (a trickle is a
         timeout too): past the bound, reading stops and only this request fails."""
-        declared = resp.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise BadAnswerError(f"{url} answered with {int(declared):,} bytes, over the bound of {limit:,}")
+        if resp.length is not None and resp.length > limit:
+            raise BadAnswerError(f"{url} answered with {resp.length:,} bytes, over the bound of {limit:,}")
         deadline = time.monotonic() + self.timeout
-        body = bytearray()
-        for chunk in resp.iter_bytes():
-            if len(body) + len(chunk) > limit:
+        chunk = resp.read1(READ_CHUNK)
+        if resp.length == 0 and len(chunk) <= limit:  # all at once: the usual answer, read with its head
+            resp.close()  # read to its end: the connection is free for the next request
+            return chunk
+        parts, size = [], 0
+        while chunk:
+            size += len(chunk)
+            if size > limit:
                 raise BadAnswerError(f"{url} answered with over {limit:,} bytes; stopped reading")
+            parts.append(chunk)
+            if resp.length == 0:
+                break
             if time.monotonic() > deadline:
-                raise httpx.ReadTimeout(f"the answer took over {self.timeout:g} s to arrive")
-            body += chunk
-        return body
+                raise TimeoutError(f"the answer took over {self.timeout:g} s to arrive")
+            chunk = resp.read1(READ_CHUNK)
+        if resp.length:  # the connection ended before the Content-Length it announced
+            raise http.client.IncompleteRead(b"".join(parts), resp.length)
+        resp.close()
+        return b"".join(parts)
 
-    def _text(self, resp: httpx.Response, limit: int) -> str:
+    def _text(self, resp: http.client.HTTPResponse, limit: int) -> str:
         """The start of an error answer (never the whole of a huge one)."""
         head = b""
-        for chunk in resp.iter_bytes():
+        while len(head) < limit and (chunk := resp.read1(limit - len(head))):
             head += chunk
-            if len(head) >= limit:
-                break
         return head[:limit].decode("utf-8", errors="replace")
 
     def get(self, route: str) -> dict[str, Any]:
         """GET ``route`` once (health checks, model lists); connection errors become :class:`EndpointError`."""
-        url = self.base_url + route
+        url, done = self.base_url + route, False
         try:
-            resp = self._http.get(url)
-            resp.raise_for_status()
-            return resp.json()
-        except (httpx.HTTPError, ValueError) as err:
+            resp = self._send(0, "GET", route, None)
+            if resp.status >= 400:
+                raise EndpointError(f"{url}: HTTP {resp.status}: {self._text(resp, 200)}")
+            body = self._body(resp, url, self.max_response_bytes)
+            done = True
+            return _json_object(body)
+        except (*TRANSPORT_ERRORS, ValueError) as err:
             raise EndpointError(f"{url}: {type(err).__name__}: {err}") from err
+        finally:
+            if not done:
+                self._drop(0)
 
     def stop(self) -> None:
         """No new request and no retry from now on (requests already on the wire end at their timeout):
@@ -291,10 +345,48 @@ class OpenAIClient:
 
     def close(self) -> None:
         self._stopped.set()
-        with self._clients_lock:
-            for client in self._clients:
-                client.close()
-            self._clients.clear()
+        with self._conns_lock:
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+
+
+class _Server:
+    """Where one base URL's requests go: its path prefix, the headers they carry, and the socket address
+    to connect to (the server's, or the proxy's that ``HTTP(S)_PROXY`` names for it, with the proxy's
+    credentials if it names some, tunnelled through for https)."""
+
+    def __init__(self, base_url: str, headers: dict[str, str]):
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise EndpointError(
+                f"{base_url!r} is not an http:// or https:// URL (e.g. http://localhost:8000)"
+            )
+        self.tls = parts.scheme == "https"
+        self.host, self.port = parts.hostname, parts.port or (443 if self.tls else 80)
+        self.path = parts.path
+        self.headers, self.connect_to = headers, (self.host, self.port)
+        self.tunnel: dict[str, str] | None = None  # the CONNECT request's headers, when tunnelled
+        proxy = urllib.request.getproxies().get(parts.scheme)
+        if proxy and not urllib.request.proxy_bypass(self.host):
+            via = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            self.connect_to = (via.hostname or "", via.port or 80)
+            auth = {}
+            if via.username:
+                user = f"{unquote(via.username)}:{unquote(via.password or '')}"
+                auth["Proxy-Authorization"] = "Basic " + base64.b64encode(user.encode()).decode()
+            if self.tls:
+                self.tunnel = auth  # CONNECT through the proxy, TLS to the server
+            else:
+                self.path = f"http://{parts.netloc}{parts.path}"  # a proxy takes the absolute URL
+                self.headers = {**headers, **auth}
+
+
+def _readable(sock) -> bool:
+    """Whether an idle connection has something to read: the server closed it (or wrote out of turn)."""
+    poll = select.poll()
+    poll.register(sock, select.POLLIN)
+    return bool(poll.poll(0))
 
 
 class _Silence:
