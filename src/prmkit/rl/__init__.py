@@ -9,6 +9,10 @@ to a trainer.
 - ``steps.py``       the token each step of a completion ends at (the steps: ``prmkit.core.steps``)
 - ``advantages.py``  outcome GRPO, process GRPO (PURE min-form by default, DeepSeekMath sum-form), the
                      unfinished cap, mixing on one scale
+- ``credits.py``     ``CREDITS``: every credit form by name (sum, min, PURE's code, anchor, first-error,
+                     PAPO, PROF, PAV, PRIME), step rewards (+ outcomes) of a batch -> token advantages
+- ``prime.py``       PRIME's implicit PRM from outcome labels on the policy's samples: token rewards, loss,
+                     one update step, its step rewards for the ``prime`` credit
 - ``rewards.py``     ``outcome_reward``, ``trl_reward`` (PRM aggregate), ``ProcessReward`` (dense)
 - ``emitters.py``    verl's ``(batch, response_length)`` reward tensor, per-turn step reward lists
 - ``trl.py``         ``DenseGRPOTrainer``: TRL's GRPOTrainer with ``(batch, tokens)`` advantages

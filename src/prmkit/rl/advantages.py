@@ -15,9 +15,12 @@ step's end belong to the last step).
   completion's normalised step rewards ``r`` are reweighted to ``softmax(-r / temperature) * r`` (PURE's
   code, ``temperature`` 0.1) before the same suffix sums, so the first token's advantage is close to the
   completion's *worst* normalised step and cannot grow with the number of good steps (the sum-form hack
-  PURE reports). PURE reweights raw rewards and then subtracts a leave-one-out baseline; reweighting
-  after DeepSeekMath's normalisation keeps one baseline for both credits and gives a group of equal
-  step rewards advantage 0 everywhere, whatever its completions' numbers of steps.
+  PURE reports). This is *not* PURE's code, which reweights raw rewards and then subtracts a
+  leave-one-out baseline: reweighting after normalisation leans each completion to its lowest step,
+  below the group mean, so whole groups get negative advantages (issue 60). PURE's form as its code
+  computes it is the credit form ``pure`` (:func:`prmkit.rl.credits.pure`); ``min`` is kept to compare
+  with earlier runs. Every credit form (``sum``, ``min``, ``pure``, ``anchor``, ``first_error``,
+  ``papo``, ``prof``, ``pav``, ``prime``) is registered in :mod:`prmkit.rl.credits`.
 - :func:`mixed_advantages`: ``(1 - w) * outcome + w * process``, token by token, the process part put on
   outcome's scale first (:func:`standardized`, one factor per batch) with ``scale=True``.
 - :func:`cap_unpaid`: a completion paid the unfinished rule gets no more than the worst finished one

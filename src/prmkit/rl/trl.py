@@ -26,7 +26,8 @@ from typing import Any, NamedTuple
 
 from trl import GRPOTrainer
 
-from prmkit.rl.advantages import Credit, mixed_advantages, spread, standardized, step_advantages, to_tensor
+from prmkit.rl.advantages import mixed_advantages, spread, standardized, step_advantages, to_tensor
+from prmkit.rl.credits import CREDITS, Rollouts, credit_advantages
 from prmkit.rl.emitters import step_token_ends
 from prmkit.rl.monitors import PaidForm
 from prmkit.rl.rewards import ProcessReward
@@ -44,6 +45,9 @@ class _Paid(NamedTuple):
     steps: int
     finished: bool
     overlong: bool
+    ends: list[int]
+    length: int
+    key: str
 
 
 def _standardized(per_step: Sequence[Sequence[float]]) -> list[list[float]]:
@@ -63,9 +67,14 @@ class DenseGRPOTrainer(GRPOTrainer):
     - ``process_weight``: ``w`` in ``advantage = (1 - w) * outcome + w * process``; the outcome part is
       TRL's own advantage from ``reward_funcs`` (e.g. :func:`prmkit.rl.rewards.outcome_reward`). 1.0
       (default) trains on step rewards alone (``reward_funcs`` are then only logged).
-    - ``credit``: ``"min"`` (default: PURE's min-form, ``temperature`` 0.1; a completion's advantage
-      is near its worst step's, so padding with correct-looking steps cannot raise it) or ``"sum"``
-      (DeepSeekMath's process supervision, which pays such padding).
+    - ``credit``: a credit form of :mod:`prmkit.rl.credits`: ``"min"`` (default: prmkit's earlier
+      min credit, ``temperature`` 0.1; a completion's advantage is near its worst step's, so padding with
+      correct-looking steps cannot raise it), ``"sum"`` (DeepSeekMath's process supervision, which pays
+      such padding), ``"pure"`` (PURE's code), ``"pav"``, or one that also reads the outcome
+      (``"anchor"``, ``"first_error"``, ``"papo"``, ``"prof"``, ``"prime"``): TRL's rewards of
+      ``reward_funcs``, weighted and summed, 1.0 read as correct (use
+      :func:`prmkit.rl.rewards.outcome_reward`; ``process_weight`` 1.0, since the form mixes them itself).
+    - ``credit_params``: the form's keywords (e.g. ``{"baseline": "step"}`` for ``pure``).
 
     A completion paid the unfinished rule (``StepRewards.unpaid``) is capped at the worst finished one
     of its group (:func:`~prmkit.rl.advantages.cap_unpaid`). Logged beside TRL's metrics, over the
@@ -81,8 +90,9 @@ class DenseGRPOTrainer(GRPOTrainer):
         *args: Any,
         process_reward: ProcessReward,
         process_weight: float = 1.0,
-        credit: Credit = "min",
+        credit: str = "min",
         temperature: float = 0.1,
+        credit_params: dict[str, Any] | None = None,
         **kwargs: Any,
     ):
         import trl
@@ -96,11 +106,19 @@ class DenseGRPOTrainer(GRPOTrainer):
             )
         if not 0.0 <= process_weight <= 1.0:
             raise ValueError(f"process_weight: expected a number in [0, 1], found {process_weight}")
-        if credit not in ("sum", "min"):
-            raise ValueError(f"credit: expected 'sum' or 'min', found {credit!r}")
+        CREDITS.get(credit)  # an unknown name answers "Did you mean ...?" before any model loads
         super().__init__(*args, **kwargs)
         self.process_reward = process_reward
         self.process_weight, self.credit, self.temperature = process_weight, credit, temperature
+        self.credit_params = dict(credit_params or {})
+        self._outcome: list[float] | None = None
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):  # type: ignore[no-untyped-def]
+        """TRL's rewards of every reward function (already gathered over processes), kept as each
+        completion's outcome: their weighted sum, what TRL's own advantage is computed from."""
+        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        self._outcome = (rewards * self.reward_weights.to(rewards.device)).nansum(dim=1).tolist()
+        return rewards
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         output = super()._generate_and_score_completions(inputs)
@@ -121,22 +139,43 @@ class DenseGRPOTrainer(GRPOTrainer):
         texts = tokenizer.batch_decode(ids, skip_special_tokens=True)
         paid = self.process_reward.score([x.get("prompt", "") for x in inputs], texts)
         # groups may span processes: every process needs the whole batch's rewards and flags (one gather)
-        mine = [_Paid(p.rewards, p.unpaid, len(p.parsed.steps), p.parsed.finished, p.overlong) for p in paid]
+        ends = [step_token_ends(row, tokenizer, p.char_ends) for row, p in zip(ids, paid, strict=True)]
+        mine = [
+            _Paid(p.rewards, p.unpaid, len(p.parsed.steps), p.parsed.finished, p.overlong, e, len(row),
+                  str(x.get("prompt", "")))
+            for p, e, row, x in zip(paid, ends, ids, inputs, strict=True)
+        ]  # fmt: skip
         batch: list[_Paid] = gather_object(mine)
-        per_step = step_advantages(
-            [b.rewards for b in batch], group, self.credit, self.temperature, unpaid=[b.unpaid for b in batch]
-        )
-        if 0.0 < self.process_weight < 1.0:  # mixed: the process part on outcome's scale, whole groups
-            per_step = _standardized(per_step)
         start = self.accelerator.process_index * len(inputs)
-        process = [
-            spread(per_step[start + i], step_token_ends(row, tokenizer, p.char_ends), len(row))
-            for i, (row, p) in enumerate(zip(ids, paid, strict=True))
-        ]
+        if self.credit in ("sum", "min"):  # step-level: one value per step, spread over its tokens
+            per_step = step_advantages(
+                [b.rewards for b in batch],
+                group,
+                self.credit,
+                self.temperature,
+                unpaid=[b.unpaid for b in batch],
+            )
+            if 0.0 < self.process_weight < 1.0:  # mixed: the process part on outcome's scale, whole groups
+                per_step = _standardized(per_step)
+            process = [
+                spread(per_step[start + i], e, len(row))
+                for i, (row, e) in enumerate(zip(ids, ends, strict=True))
+            ]
+        else:
+            process = self.credit_rows(batch, group)[start : start + len(inputs)]
         rows = mixed_advantages(output["advantages"].tolist(), process, self.process_weight)
         self._log_process(self._metrics[mode], batch)
         width = output["completion_ids"].shape[1]
         return to_tensor(rows, width).to(output["advantages"].device)
+
+    def credit_rows(self, batch: list[_Paid], group: int) -> list[list[float]]:
+        """Token advantages of the whole gathered batch under a credit form of :mod:`prmkit.rl.credits`."""
+        rollouts = Rollouts.consecutive(
+            [b.rewards for b in batch], [b.ends for b in batch], [b.length for b in batch], group,
+            outcome=self._outcome, unpaid=[b.unpaid for b in batch], keys=[b.key for b in batch[::group]],
+        )  # fmt: skip
+        rows = credit_advantages(self.credit, rollouts, **self.credit_params)
+        return standardized(rows) if 0.0 < self.process_weight < 1.0 else rows
 
     def _log_process(self, metrics: dict[str, list[float]], batch: list[_Paid]) -> None:
         """The process metrics of the whole (gathered) batch, so every process logs the same numbers."""

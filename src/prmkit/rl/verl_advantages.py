@@ -9,15 +9,21 @@ sign bit set, and every other token is +0.0. Sums (what ``grpo`` and verl's logs
 
 - ``prmkit_process_grpo``: :func:`prmkit.rl.advantages.process_advantages` with ``credit="sum"``
   (DeepSeekMath §4.1.3; pays a response for adding correct-looking steps: kept for comparison).
-- ``prmkit_pure``: the same with ``credit="min"`` (PURE's min-form): a response's advantage cannot be
-  raised by adding steps.
+- ``prmkit_pure``: the same with ``credit="min"`` (prmkit's earlier min credit: a response's advantage
+  cannot be raised by adding steps, but it is not centred; issue 60).
+- ``prmkit_credit_<name>``: the credit form ``<name>`` of :mod:`prmkit.rl.credits` for every form that
+  reads step rewards alone (``sum``, ``min``, ``pure``: PURE's code, ``pav``). The forms that read each
+  response's outcome (``anchor``, ``first_error``, ``papo``, ``prof``, ``prime``) are not registered: verl
+  0.9.1 hands an estimator no outcome beside ``token_level_rewards`` (issue 60, left).
 - :func:`dense_placement`: whether the reward manager writes step rewards at all, from verl's config
   (only for an estimator that reads them as steps, unless asked; refused where they would be summed).
 
 Groups are read from ``index`` (verl's ``uid``), not from positions: verl drops samples and reorders a
 batch (``_balance_batch``), so a group is every row with its uid, of whatever size. Each group is passed
-to ``process_advantages`` whole, so the numbers are exactly prmkit's. No torch or verl at import: the
-verl client imports this file in environments that have neither; :func:`register` needs verl.
+to the credit form whole (:func:`prmkit.rl.credits.credit_advantages`, one call for the batch: PURE's
+whitening spans it), so the numbers are exactly prmkit's. No torch, verl or scorer at import: the verl
+client imports this file in environments that have none of them (:mod:`prmkit.rl.credits` is imported
+when an estimator runs); :func:`register` needs verl.
 """
 
 from __future__ import annotations
@@ -26,12 +32,17 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prmkit.rl.advantages import Credit, process_advantages
-
 logger = logging.getLogger("prmkit.verl")
 
-ESTIMATORS: dict[str, Credit] = {"prmkit_process_grpo": "sum", "prmkit_pure": "min"}
-"""verl's ``algorithm.adv_estimator`` names of prmkit's estimators, and the credit each assigns."""
+STEP_CREDITS = ("min", "pav", "pure", "sum")
+"""The credit forms that read step rewards alone (``prmkit.rl.credits.credit_names(outcome=False)``, kept
+here so this file imports nothing heavy; a test checks the two agree)."""
+ESTIMATORS: dict[str, str] = {
+    "prmkit_process_grpo": "sum",
+    "prmkit_pure": "min",
+    **{f"prmkit_credit_{name}": name for name in STEP_CREDITS},
+}
+"""verl's ``algorithm.adv_estimator`` names of prmkit's estimators, and the credit form each assigns."""
 PER_TOKEN_ESTIMATORS = ("gae", "reinforce_plus_plus")
 """verl's own estimators that read every token's reward (the others sum a response's rewards first)."""
 
@@ -109,23 +120,18 @@ def groups_of(index: Sequence[Any]) -> list[list[int]]:
     return list(groups.values())
 
 
-def token_advantages(
-    token_level_rewards: Any, response_mask: Any, index: Sequence[Any], credit: Credit
-) -> Any:
-    """``(B, T)`` advantages: each uid group through :func:`process_advantages`, masked as verl masks."""
+def token_advantages(token_level_rewards: Any, response_mask: Any, index: Sequence[Any], credit: str) -> Any:
+    """``(B, T)`` advantages: the batch through the credit form, groups by uid, masked as verl masks."""
+    from prmkit.rl.credits import Rollouts, credit_advantages
+
     rewards, ends, lengths = read_steps(token_level_rewards, response_mask)
+    groups = groups_of(index)
+    keys = [str(index[rows[0]]) for rows in groups]
+    values = credit_advantages(credit, Rollouts(rewards, ends, lengths, groups, keys=keys))
     out = token_level_rewards.new_zeros(token_level_rewards.shape)
-    for rows in groups_of(index):
-        values = process_advantages(
-            [rewards[i] for i in rows],
-            [ends[i] for i in rows],
-            [lengths[i] for i in rows],
-            group_size=len(rows),
-            credit=credit,
-        )
-        for i, row in zip(rows, values, strict=True):
-            if row:
-                out[i, : len(row)] = out.new_tensor(row)
+    for i, row in enumerate(values):
+        if row:
+            out[i, : len(row)] = out.new_tensor(row)
     return out * response_mask
 
 
@@ -147,7 +153,7 @@ def _estimator(name: str):
 
     estimate.__name__ = estimate.__qualname__ = f"compute_{name}_advantage"
     estimate.__doc__ = (
-        f"verl's ``algorithm.adv_estimator={name}``: process_advantages(credit={credit!r}) per uid group."
+        f"verl's ``algorithm.adv_estimator={name}``: the credit form {credit!r}, groups by uid."
     )
     return estimate
 
