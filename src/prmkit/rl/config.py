@@ -82,9 +82,12 @@ class RlConfig(Config):
     progress_alpha: float = Field(1.0, ge=0.0, le=100.0)
     """``progress`` only: the weight ``alpha`` of a step's progress ``A`` beside its value ``Q``."""
     credit: Literal["sum", "min"] = "min"
-    """Dense credit: ``min`` (PURE's min-form: a completion's advantage is near its worst step's and
-    cannot be raised by adding correct-looking steps) or ``sum`` (DeepSeekMath: a token's advantage sums
-    its step's and every later step's normalised reward, which pays padding)."""
+    """Dense credit: ``min`` (prmkit's earlier min credit: group-normalised step rewards reweighted toward
+    the worst step, so a completion's advantage is near its worst step's and cannot be raised by adding
+    correct-looking steps; not centred, and not PURE's code, which is :mod:`prmkit.rl.credits`' ``pure``)
+    or ``sum`` (DeepSeekMath: a token's advantage sums its step's and every later step's normalised
+    reward, which pays padding). The other forms of :mod:`prmkit.rl.credits` are taken by
+    ``DenseGRPOTrainer`` directly; a run of ``prmkit rl`` does not offer them yet (issue 60)."""
     unfinished_reward: float | None = 0.0
     """What a completion without a final answer earns (None: its steps are scored like any other's, the
     hackable setting)."""
