@@ -1,9 +1,13 @@
 """Run in the verl 0.9.1 environment (``.venv-verl``) by tests/rl/test_credits_verl.py: prmkit's credit
-estimators through verl's own ``ray_trainer.compute_advantage``.
+estimators through verl's own ``ray_trainer.compute_advantage``, on ``rm_scores`` written by prmkit's
+reward manager's own ``assemble_rm_scores`` (verl's ``RewardManagerBase`` underneath).
 
 Not a test module (the main environment has no verl). Input (JSON on stdin): ``{"rewards", "ends",
-"lengths", "uids", "width", "estimators": [...], "out"}``. The step rewards are written as prmkit's reward
-manager writes them (each at its end token, a 0.0 as -0.0); output: ``{"advantages": {name: rows}}``.
+"lengths", "outcomes", "uids", "width", "estimators": [...], "out"}``. Each response's scores are what
+the manager's ``run_single`` returns: a ``DenseScore`` (steps; the outcome where the estimator reads it)
+or, for ``dense: false``, a plain float carrying the outcome. Output: ``{"advantages": {name: rows},
+"aggregate": {credit: rows}, "refused": {name: bool}}`` (refused: the outcome estimators on rows written
+without the channel).
 """
 
 from __future__ import annotations
@@ -19,28 +23,57 @@ def main() -> None:
     from verl import DataProto
     from verl.trainer.ppo.ray_trainer import compute_advantage
 
-    from prmkit.rl import verl_advantages
+    from prmkit.rl import verl_advantages as va
+    from prmkit.rl import verl_client as vc
 
     request = json.load(sys.stdin)
-    verl_advantages.register()
-    n, width = len(request["rewards"]), request["width"]
-    rewards = torch.zeros(n, width)
+    manager = vc.register()  # the manager class, and the estimators in verl's registry
+    rows = list(
+        zip(request["rewards"], request["ends"], request["lengths"], request["outcomes"], strict=True)
+    )
+    n, width, prompt = len(rows), request["width"], 3
     mask = torch.zeros(n, width)
-    for i, (row, ends, length) in enumerate(
-        zip(request["rewards"], request["ends"], request["lengths"], strict=True)
-    ):
+    for i, (_, _, length, _) in enumerate(rows):
         mask[i, :length] = 1
-        for r, t in zip(row, ends, strict=True):
-            rewards[i, t] = -0.0 if r == 0.0 else r
+    batch = DataProto.from_dict(
+        tensors={
+            "prompts": torch.ones(n, prompt, dtype=torch.long),
+            "responses": torch.ones(n, width, dtype=torch.long),
+            "attention_mask": torch.cat([torch.ones(n, prompt), mask], dim=1).long(),
+        }
+    )
+
+    def assembled(channel: bool, dense: bool = True) -> torch.Tensor:
+        scores: list[float] = []
+        for rewards, ends, _, outcome in rows:
+            carried = (outcome,) if channel else ()
+            if dense:
+                scores.append(vc.DenseScore(min(rewards), list(zip(ends, rewards, strict=True)), carried))
+            else:
+                scores.append(va.with_outcome(vc.signed_zero(min(rewards)), *carried))
+        return manager.assemble_rm_scores(batch, scores)
+
     config = OmegaConf.create({"use_kl_in_reward": False, "norm_adv_by_std_in_grpo": True})
-    out = {}
-    for name in request["estimators"]:
-        data = DataProto.from_dict(tensors={"token_level_rewards": rewards.clone(), "response_mask": mask})
+
+    def advantages(name: str, rm_scores: torch.Tensor) -> list[list[float]]:
+        data = DataProto.from_dict(tensors={"token_level_rewards": rm_scores.clone(), "response_mask": mask})
         data.non_tensor_batch["uid"] = np.array(request["uids"], dtype=object)
-        data = compute_advantage(data, adv_estimator=name, config=config)
-        out[name] = data.batch["advantages"].tolist()
+        return compute_advantage(data, adv_estimator=name, config=config).batch["advantages"].tolist()
+
+    out: dict = {"advantages": {}, "aggregate": {}, "refused": {}}
+    for name in request["estimators"]:
+        reads = va.ESTIMATORS[name] in va.OUTCOME_CREDITS
+        out["advantages"][name] = advantages(name, assembled(channel=reads))
+        if reads:
+            out["aggregate"][va.ESTIMATORS[name]] = advantages(name, assembled(True, dense=False))
+            try:
+                advantages(name, assembled(channel=False))
+            except ValueError as err:
+                out["refused"][name] = "carries no outcome" in str(err)
+            else:
+                out["refused"][name] = False
     with open(request["out"], "w") as f:
-        json.dump({"advantages": out}, f)
+        json.dump(out, f)
 
 
 if __name__ == "__main__":

@@ -1,47 +1,175 @@
 """prmkit's credit forms as verl estimators: verl 0.9.1's own ``compute_advantage`` with each registered
-``prmkit_credit_<name>`` (run in ``.venv-verl`` by tests/rl/credits_verl_run.py) gives the library
-function's token advantages on the same step rewards, groups read from uids (uneven, interleaved)."""
+``prmkit_credit_<name>`` (run in ``.venv-verl`` by tests/rl/credits_verl_run.py, the rewards written by
+prmkit's reward manager's own ``assemble_rm_scores``) gives the library function's token advantages on
+the same step rewards and outcomes, groups read from uids (uneven, interleaved).
+
+The outcome forms read each response's outcome from the channel the manager writes into its last
+token's reward (:mod:`prmkit.rl.verl_advantages`); here, without verl, the channel's encoding, the
+manager's rows (:func:`prmkit.rl.verl_client.dense_row`), its grading (``pay`` with a ground truth,
+against a server on loopback) and the reference answers it reads from verl's data files.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import os
+import pickle
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
+import torch
 
-from prmkit.rl.credits import Rollouts, credit_advantages
-from prmkit.rl.verl_advantages import ESTIMATORS
+from prmkit.rl import verl_advantages as va
+from prmkit.rl import verl_client as vc
+from prmkit.rl.credits import Rollouts, credit_advantages, credit_names, verified_groups
+from prmkit.serving.reward_server import ServerConfig, create_app
 from tests.rl.test_verl_loop import VERL_PYTHON
+from tests.serving.conftest import HashScorer, run_server
 
 SCRIPT = Path(__file__).with_name("credits_verl_run.py")
 WIDTH = 8
 REWARDS = [[0.9, 0.2], [0.7], [0.8, 0.0, 0.95], [0.3, 0.5, 0.1], [1.0, 1.0], [0.0]]
 ENDS = [[2, 5], [3], [1, 4, 6], [0, 2, 4], [1, 3], [2]]
-LENGTHS = [6, 4, 7, 5, 4, 3]
-UIDS = ["a", "b", "a", "a", "b", "a"]  # groups of 4 and 2, interleaved as after verl's balancing
+LENGTHS = [6, 5, 7, 6, 4, 3]  # rows 1 and 3 end on a token no step ends at (an end-of-sequence token)
+OUTCOMES = [1.0, 0.0, 0.0, 1.0, 1.0, None]  # row 5: no reference answer
+UIDS = ["a", "h", "a", "a", "h", "a"]  # groups of 4 and 2, interleaved as after verl's balancing
+KEYS = ["a", "h"]  # "h" is among anchor's 10 % of prompts with a verifiable reward, "a" is not
+GROUPS = [[0, 2, 3, 5], [1, 4]]
+CONFIG = {"use_kl_in_reward": False, "norm_adv_by_std_in_grpo": True}
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not VERL_PYTHON.exists(), reason="no verl environment: `make verl-env`"),
-]
+
+def library(credit: str) -> list[list[float]]:
+    """The credit form on the test's batch: the outcomes only for a form that reads them (``pure`` given
+    outcomes adds PURE's verifiable reward, which the step-only estimator does not receive)."""
+    outcome = OUTCOMES if credit in va.OUTCOME_CREDITS else None
+    return credit_advantages(credit, Rollouts(REWARDS, ENDS, LENGTHS, GROUPS, outcome, keys=KEYS))
 
 
+def manager_rows(channel: bool) -> torch.Tensor:
+    """``rm_scores`` as the manager's ``assemble_rm_scores`` writes them (without verl's base class)."""
+    out = torch.zeros(len(REWARDS), WIDTH)
+    for i, (rewards, ends, length, o) in enumerate(zip(REWARDS, ENDS, LENGTHS, OUTCOMES, strict=True)):
+        score = vc.DenseScore(min(rewards), list(zip(ends, rewards, strict=True)), (o,) if channel else ())
+        for t, r in vc.dense_row(score, length - 1).items():
+            out[i, t] = r
+    return out
+
+
+def test_the_estimators_cover_every_credit_form() -> None:
+    assert verified_groups(KEYS, 0.1) == [False, True]  # anchor reads the outcomes of one group
+    assert tuple(sorted(credit_names(outcome=True))) == va.OUTCOME_CREDITS
+    assert set(va.ESTIMATORS.values()) == set(credit_names())
+    assert va.reads_outcome({"adv_estimator": "prmkit_credit_papo"})
+    assert not va.reads_outcome({"adv_estimator": "prmkit_credit_pure"}) and not va.reads_outcome({})
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, 0.7, 1.0, -0.25, 0.123456789, 3e-39])
+@pytest.mark.parametrize("outcome", [1.0, 0.0, None])
+def test_the_outcome_channel_survives_float32_and_changes_the_reward_by_ulps(value, outcome) -> None:
+    written = va.with_outcome(value, outcome)
+    assert torch.tensor([written]).tolist() == [written]  # verl's float32 rm_scores keep it bit for bit
+    assert va.with_outcome(written, outcome) == written  # idempotent: pickling a DenseScore re-encodes
+    back, read = va.read_outcome(written)
+    assert read == outcome and math.copysign(1, back) == math.copysign(1, value)
+    assert abs(back - value) <= 2e-6 * abs(value) + 1e-37
+    assert written != 0.0  # a +0.0 carrying the channel is the row's last token with a bit set
+
+
+def test_rows_without_the_channel_are_refused_not_read_as_wrong() -> None:
+    mask = torch.tensor([[1] * n + [0] * (WIDTH - n) for n in LENGTHS])
+    index = np.array(UIDS, dtype=object)
+    with pytest.raises(ValueError, match=r"row 0 carries no outcome.*reward_manager\.name=prmkit"):
+        va.ESTIMATOR_FNS["prmkit_credit_prof"](manager_rows(False), mask, index=index, config=CONFIG)
+    verl_naive = torch.zeros(2, WIDTH)
+    verl_naive[0, 3], verl_naive[1, 5] = 1.0, 0.0  # verl's naive manager: accuracy at the last token
+    with pytest.raises(ValueError, match="row 0 carries no outcome"):
+        va.read_steps(verl_naive, torch.ones(2, WIDTH), outcome=True)
+    with pytest.raises(ValueError, match=r"an outcome is 1\.0"):
+        va.with_outcome(0.5, 0.5)
+    with pytest.raises(ValueError, match="not finite"):
+        va.with_outcome(float("nan"), 1.0)
+
+
+@pytest.mark.parametrize("credit", va.OUTCOME_CREDITS)
+def test_estimator_reads_the_managers_outcomes(credit: str) -> None:
+    """The manager's rows (steps at their end tokens, the channel at the last token, over a step's reward
+    or on a free end-of-sequence token, a zero step as -0.0) read back to the library's advantages."""
+    mask = torch.tensor([[1] * n + [0] * (WIDTH - n) for n in LENGTHS])
+    fn = va.ESTIMATOR_FNS[f"prmkit_credit_{credit}"]
+    adv, ret = fn(manager_rows(True), mask, index=np.array(UIDS, dtype=object), config=CONFIG)
+    assert adv is ret
+    for i, row in enumerate(library(credit)):
+        assert adv[i, : len(row)].tolist() == pytest.approx(row, abs=1e-5), i
+        assert not adv[i, len(row) :].any()
+    pickled = pickle.loads(pickle.dumps(vc.DenseScore(0.0, [(2, 0.0)], (1.0,))))
+    assert pickled.prmkit_outcome == (1.0,) and va.read_outcome(float(pickled)) == (-0.0, 1.0)
+
+
+def test_pay_grades_the_answer_against_the_ground_truth() -> None:
+    problem = "Tom has 3 apples. He gets 4 more."
+    settings = lambda url: vc.settings_from({"url": url})  # noqa: E731
+
+    async def outcome(url: str, response: str, gold: str | None) -> float | None:
+        async with vc.httpx.AsyncClient(timeout=30) as client:
+            return (await vc.pay(client, settings(url), problem, response, ground_truth=gold)).outcome
+
+    with run_server(create_app(HashScorer(), ServerConfig())) as url:
+        assert asyncio.run(outcome(url, "3 + 4 = 7 apples.\nThe answer is 7.", "7")) == 1.0
+        assert asyncio.run(outcome(url, "3 + 4 = 8 apples.\nThe answer is 8.", "7")) == 0.0
+        assert asyncio.run(outcome(url, "3 + 4 = 7 apples.", "7")) == 0.0  # no final answer: wrong
+        assert asyncio.run(outcome(url, "3 + 4 = 7 apples.\nThe answer is 7.", None)) is None
+
+
+def test_reference_answers_come_from_the_row_or_verls_data_files(tmp_path: Path) -> None:
+    """verl's colocated path hands the manager only ``raw_prompt``: the answer is read from the files."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    turn = [{"role": "user", "content": "What is 3 + 4? Think step by step."}]
+    path = tmp_path / "train.parquet"
+    pd.DataFrame(
+        {"prompt": [turn], "extra_info": [{"question": "What is 3 + 4?"}],
+         "reward_model": [{"style": "rule", "ground_truth": "7"}]}
+    ).to_parquet(path)  # fmt: skip
+
+    manager = SimpleNamespace(
+        config={"data": {"train_files": [str(path)], "prompt_key": "prompt"}}, questions=None
+    )
+    assert vc.row_answer({"reward_model": {"ground_truth": " 12 "}}, manager) == "12"
+    assert manager.questions is None  # the row's own field: no file read
+    assert vc.row_answer({"raw_prompt": turn}, manager) == "7"
+    assert vc.row_info({"raw_prompt": turn}, manager) == {"question": "What is 3 + 4?"}
+    assert vc.row_answer({"raw_prompt": [{"role": "user", "content": "unknown"}]}, manager) is None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not VERL_PYTHON.exists(), reason="no verl environment: `make verl-env`")
 def test_verl_estimators_equal_the_library(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    request = {"rewards": REWARDS, "ends": ENDS, "lengths": LENGTHS, "uids": UIDS, "width": WIDTH,
-               "estimators": list(ESTIMATORS), "out": str(out)}  # fmt: skip
+    request = {"rewards": REWARDS, "ends": ENDS, "lengths": LENGTHS, "outcomes": OUTCOMES, "uids": UIDS,
+               "width": WIDTH, "estimators": list(va.ESTIMATORS), "out": str(out)}  # fmt: skip
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PRMKIT_"))}
     proc = subprocess.run(
         [str(VERL_PYTHON), str(SCRIPT)], input=json.dumps(request), capture_output=True, text=True,
         timeout=300, env=clean, cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
-    got = json.loads(out.read_text())["advantages"]
-    groups = [[0, 2, 3, 5], [1, 4]]
-    for name, credit in ESTIMATORS.items():
-        want = credit_advantages(credit, Rollouts(REWARDS, ENDS, LENGTHS, groups, keys=["a", "b"]))
+    got = json.loads(out.read_text())
+    for name, credit in va.ESTIMATORS.items():
+        for i, row in enumerate(library(credit)):
+            assert got["advantages"][name][i][: len(row)] == pytest.approx(row, abs=1e-5), (name, i)
+            assert got["advantages"][name][i][len(row) :] == [0.0] * (WIDTH - len(row))
+    # dense: false (or verl's streaming path): one step, the aggregate, at the last token, and the outcome
+    aggregate = [[min(r)] for r in REWARDS]
+    last = [[n - 1] for n in LENGTHS]
+    for credit in va.OUTCOME_CREDITS:
+        want = credit_advantages(credit, Rollouts(aggregate, last, LENGTHS, GROUPS, OUTCOMES, keys=KEYS))
         for i, row in enumerate(want):
-            assert got[name][i][: len(row)] == pytest.approx(row, abs=1e-5), (name, i)
-            assert got[name][i][len(row) :] == [0.0] * (WIDTH - len(row))
+            assert got["aggregate"][credit][i][: len(row)] == pytest.approx(row, abs=1e-5), (credit, i)
+    assert got["refused"] == {
+        name: True for name in va.ESTIMATORS if va.ESTIMATORS[name] in va.OUTCOME_CREDITS
+    }

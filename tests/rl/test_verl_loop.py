@@ -10,7 +10,9 @@ and lets verl's ``RewardLoopWorker`` (and, with Ray, ``RewardLoopManager.compute
 computes here for the same tokens (each step's score at the token where the step ends), and verl's
 ``compute_advantage`` with the registered estimator must give ``process_advantages``. With verl's own
 ``grpo`` (the documented default) every path pays the aggregate: padding a response with correct
-steps earns nothing.
+steps earns nothing. With an outcome estimator (``prmkit_credit_<form>``) the manager grades each answer
+against the row's ground truth and verl's ``compute_advantage`` gives ``credit_advantages`` on the same
+step rewards and outcomes.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from prmkit.rl import verl_advantages as va
 from prmkit.rl.advantages import process_advantages
+from prmkit.rl.credits import Rollouts, credit_advantages
 from prmkit.rl.emitters import step_token_ends, verl_reward_tensor
 from prmkit.rl.rewards import ProcessReward
 from prmkit.scoring import load_scorer
@@ -382,3 +386,38 @@ def test_step_rewards_train_through_verls_estimator(oracle) -> None:
         for i, row in zip(rows, want, strict=True):
             got = torch.tensor(result["advantages"]["prmkit_pure"]["streamed_v1"][i][: lengths[i]])
             torch.testing.assert_close(got, torch.tensor(row))
+
+
+GROUND_TRUTH = {"mia": "2", "ann": "30"}
+
+
+def test_outcomes_reach_verls_estimator(oracle) -> None:
+    """Outcome forms (issue 60): ``run_single`` grades each answer against ``reward_model.ground_truth``
+    and writes the verdict into the outcome channel; through verl's ``compute_advantage`` every
+    ``prmkit_credit_<form>`` that reads outcomes gives ``credit_advantages`` on the same step rewards and
+    outcomes. verl's v1 colocated path hands the manager ``raw_prompt`` only: the reference answer then
+    comes from the data files, and the channel carries the same verdicts."""
+    samples = [{**s, "ground_truth": GROUND_TRUTH[s["uid"]]} for s in oracle["samples"]]
+    names = tuple(f"prmkit_credit_{c}" for c in va.OUTCOME_CREDITS)
+    result = run_verl(
+        oracle, [*BY_PATH, f"algorithm.adv_estimator={names[0]}"],
+        samples=samples, unfinished=0.0, estimators=names,
+    )  # fmt: skip
+    outcomes = [1.0, 1.0, 0.0, 0.0, 0.0, 1.0]  # right, right (padded), wrong, wrong, unfinished, right
+    for key in ("rm_scores", "v1_colocated_rm_scores", "streamed_rm_scores", "streamed_v1_rm_scores"):
+        values = torch.tensor(result[key])
+        assert va.read_outcomes(values.tolist(), values.signbit().tolist()) == outcomes, key
+    tok, process = oracle["tokenizer"], ProcessReward(oracle["url"], unfinished_reward=0.0)
+    rewards, ends, lengths = [], [], []
+    for sample, row, mask in zip(samples, result["response_ids"], result["attention_mask"], strict=True):
+        ids = row[: sum(mask[PROMPT_LEN:])]
+        (paid,) = process.score([expected_problem(sample)], [tok.decode(ids, skip_special_tokens=True)])
+        rewards.append(paid.rewards), ends.append(step_token_ends(ids, tok, paid.char_ends))
+        lengths.append(len(ids))
+    groups, keys = [[0, 1, 2, 3], [4, 5]], ["mia", "ann"]
+    for name, credit in zip(names, va.OUTCOME_CREDITS, strict=True):
+        want = credit_advantages(credit, Rollouts(rewards, ends, lengths, groups, outcomes, keys=keys))
+        got = result["advantages"][name]["colocated"]
+        for i, row in enumerate(want):
+            assert got[i][: len(row)] == pytest.approx(row, abs=1e-5), (name, i)
+            assert not any(got[i][len(row) :])

@@ -22,7 +22,7 @@ TransferQueue store between is not run), ``token_level_rewards = token_level_sco
 which calls ``ray_trainer.compute_advantage`` and the registered estimator, groups from ``uid``.
 
 Input (JSON on stdin): ``{"tokenizer", "overrides": [...], "samples": [{"messages", "response",
-"extra_info", "uid"?}], "prompt_length", "response_length", "ray": bool, "estimators": [...]?,
+"extra_info", "uid"?, "ground_truth"?}], "prompt_length", "response_length", "ray": bool, "estimators": [...]?,
 "expect_error": bool?, "out": path}``. Output (JSON at ``out``; verl and Ray print to stdout):
 ``{"rm_scores", "streamed_rm_scores", "streamed_v1_rm_scores", "v1_colocated_rm_scores" (prmkit's manager:
 verl's v1 ``_compute_reward_colocate`` run as is, see :func:`v1_colocated`), "v1_colocated_fields", "signbits", "advantages", "prompt_ids",
@@ -144,12 +144,18 @@ class _Batch:
 
 
 def write_rows(samples: list[dict], path: str) -> None:
-    """The samples as a verl dataset file: ``prompt`` (the chat messages) and ``extra_info`` columns, as
-    verl's preprocessing scripts write them (data.train_files points here)."""
+    """The samples as a verl dataset file: ``prompt`` (the chat messages), ``extra_info`` and
+    ``reward_model`` columns, as verl's preprocessing scripts write them (data.train_files points here)."""
     import pandas as pd
 
     pd.DataFrame({"prompt": [s["messages"] for s in samples],
-                  "extra_info": [s.get("extra_info", {}) for s in samples]}).to_parquet(path)  # fmt: skip
+                  "extra_info": [s.get("extra_info", {}) for s in samples],
+                  "reward_model": [reward_model(s) for s in samples]}).to_parquet(path)  # fmt: skip
+
+
+def reward_model(sample: dict) -> dict:
+    """A row's ``reward_model`` field: the sample's ``ground_truth`` (``"0"`` where it has none)."""
+    return {"style": "rule", "ground_truth": sample.get("ground_truth", "0")}
 
 
 def main() -> None:
@@ -226,7 +232,7 @@ def main() -> None:
     non_tensor = {
         "uid": column(uids),
         "data_source": column(["math"] * n),
-        "reward_model": column([{"style": "rule", "ground_truth": "0"}] * n),
+        "reward_model": column([reward_model(s) for s in request["samples"]]),
         "raw_prompt": column([np.array(s["messages"], dtype=object) for s in request["samples"]]),
         "extra_info": column([s.get("extra_info", {}) for s in request["samples"]]),
     }

@@ -17,6 +17,7 @@ to a trainer.
 - ``emitters.py``    verl's ``(batch, response_length)`` reward tensor, per-turn step reward lists
 - ``trl.py``         ``DenseGRPOTrainer``: TRL's GRPOTrainer with ``(batch, tokens)`` advantages
 - ``verl.py``        ``compute_score`` and ``PrmkitRewardManager`` for verl
+- ``verl_rows.py``   what a verl dataset row tells the manager: the problem, the reference answer
 - ``verl_client.py`` the same for a verl environment, scoring through ``prmkit serve`` with prmkit's own
                      step split; verl 0.9.1's reward loop loads it by name (``prmkit``) or path
 - ``verl_advantages.py`` verl advantage estimators ``prmkit_pure`` / ``prmkit_process_grpo``: step rewards

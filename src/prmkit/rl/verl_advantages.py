@@ -1,7 +1,8 @@
 """verl advantage estimators for process-supervised GRPO and PURE, reading step rewards from verl's tensors.
 
 verl 0.9.1 hands a registered estimator only ``token_level_rewards`` (B, T), ``response_mask``, ``index``
-(the group ids, ``uid``) and ``config`` (``algorithm``) (``ray_trainer.compute_advantage``). The step
+(the group ids, ``uid``) and ``config`` (``algorithm``) (``ray_trainer.compute_advantage``, lines 250-279;
+``reward_baselines`` too where a batch has them, which only ``remax`` writes). The step
 structure must therefore be read back from ``token_level_rewards`` alone: prmkit's reward manager
 (:mod:`prmkit.rl.verl_client`) writes each step's reward at the token where the step ends and writes a
 reward of exactly 0.0 as **negative zero**, so a step end is a token whose value is non-zero or has its
@@ -11,12 +12,24 @@ sign bit set, and every other token is +0.0. Sums (what ``grpo`` and verl's logs
   (DeepSeekMath §4.1.3; pays a response for adding correct-looking steps: kept for comparison).
 - ``prmkit_pure``: the same with ``credit="min"`` (prmkit's earlier min credit: a response's advantage
   cannot be raised by adding steps, but it is not centred; issue 60).
-- ``prmkit_credit_<name>``: the credit form ``<name>`` of :mod:`prmkit.rl.credits` for every form that
-  reads step rewards alone (``sum``, ``min``, ``pure``: PURE's code, ``pav``). The forms that read each
-  response's outcome (``anchor``, ``first_error``, ``papo``, ``prof``, ``prime``) are not registered: verl
-  0.9.1 hands an estimator no outcome beside ``token_level_rewards`` (issue 60, left).
+- ``prmkit_credit_<name>``: the credit form ``<name>`` of :mod:`prmkit.rl.credits`, every one registered:
+  ``sum``, ``min``, ``pure`` (PURE's code) and ``pav`` read step rewards alone; ``anchor``,
+  ``first_error``, ``papo``, ``prof`` and ``prime`` also each response's outcome, read from the
+  **outcome channel** below.
 - :func:`dense_placement`: whether the reward manager writes step rewards at all, from verl's config
   (only for an estimator that reads them as steps, unless asked; refused where they would be summed).
+
+The outcome channel. verl 0.9.1 gives a custom estimator no per-response field but
+``token_level_rewards``: ``compute_advantage`` passes ``non_tensor_batch`` (where ``reward_extra_info``
+lands) only to ``gdpo``, and the v1 trainer's ``_compute_advantage`` fetches only ``uid``,
+``response_mask`` and ``rm_scores`` (plus log-probs and values) from its TransferQueue, the rewards cut to
+each response's length. So the outcome travels inside ``rm_scores``: the value at a response's last
+token (where verl's own managers put a response's score) is cut to a float32 whose 4 lowest mantissa
+bits are replaced by a pattern (:data:`OUTCOME_BITS`: correct, wrong, unknown), a change of at most 15
+float32 ulps (2e-6 relative) that no sum in verl's logs notices. The estimator reads the pattern at the
+row's last token with any bit set, clears it, and then reads step ends as above (:func:`read_outcomes`).
+A row without a pattern (another reward manager) is refused, not read as "wrong". verl copies
+``rm_scores`` to ``token_level_rewards`` untouched unless ``use_kl_in_reward``, which is refused anyway.
 
 Groups are read from ``index`` (verl's ``uid``), not from positions: verl drops samples and reorders a
 batch (``_balance_batch``), so a group is every row with its uid, of whatever size. Each group is passed
@@ -29,6 +42,7 @@ when an estimator runs); :func:`register` needs verl.
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,12 +51,18 @@ logger = logging.getLogger("prmkit.verl")
 STEP_CREDITS = ("min", "pav", "pure", "sum")
 """The credit forms that read step rewards alone (``prmkit.rl.credits.credit_names(outcome=False)``, kept
 here so this file imports nothing heavy; a test checks the two agree)."""
+OUTCOME_CREDITS = ("anchor", "first_error", "papo", "prime", "prof")
+"""The credit forms that also read each response's outcome (``credit_names(outcome=True)``)."""
 ESTIMATORS: dict[str, str] = {
     "prmkit_process_grpo": "sum",
     "prmkit_pure": "min",
-    **{f"prmkit_credit_{name}": name for name in STEP_CREDITS},
+    **{f"prmkit_credit_{name}": name for name in (*STEP_CREDITS, *OUTCOME_CREDITS)},
 }
 """verl's ``algorithm.adv_estimator`` names of prmkit's estimators, and the credit form each assigns."""
+OUTCOME_BITS: dict[float | None, int] = {1.0: 0b1001, 0.0: 0b0110, None: 0b1111}
+"""The outcome channel's patterns in the 4 lowest mantissa bits of a response's last token reward:
+correct, wrong, unknown (no reference answer, or one that could not be parsed)."""
+_LOW = 0b1111
 PER_TOKEN_ESTIMATORS = ("gae", "reinforce_plus_plus")
 """verl's own estimators that read every token's reward (the others sum a response's rewards first)."""
 
@@ -94,22 +114,75 @@ def step_ends(values: Sequence[float], signs: Sequence[bool]) -> list[int]:
     return [t for t, (v, neg) in enumerate(zip(values, signs, strict=True)) if v != 0.0 or neg]
 
 
+def reads_outcome(algorithm: Any) -> bool:
+    """Whether ``algorithm.adv_estimator`` is a prmkit estimator that reads the outcome channel."""
+    return ESTIMATORS.get(estimator_name(algorithm)) in OUTCOME_CREDITS
+
+
+def _bits(value: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def _float(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def with_outcome(value: float, outcome: float | None) -> float:
+    """``value`` as a float32 carrying ``outcome`` (1.0, 0.0 or None) in its 4 lowest mantissa bits: the
+    value cut to a multiple of 16 ulps, its sign (a -0.0 step end) kept. Idempotent, and exact as a
+    Python float, so verl's ``torch.tensor(scores)`` (float32) keeps it bit for bit."""
+    if outcome not in OUTCOME_BITS:
+        raise ValueError(
+            f"outcome channel: an outcome is 1.0 (correct), 0.0 (wrong) or None, got {outcome!r}"
+        )
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"outcome channel: the reward {value!r} is not finite")
+    return _float((_bits(value) & ~_LOW) | OUTCOME_BITS[outcome])
+
+
+def read_outcome(value: float) -> tuple[float, float | None]:
+    """``(value, outcome)`` of a value :func:`with_outcome` wrote; ValueError for any other value."""
+    bits = _bits(value)
+    for outcome, pattern in OUTCOME_BITS.items():
+        if bits & _LOW == pattern:
+            return _float(bits & ~_LOW), outcome
+    raise ValueError(f"{value!r} carries no outcome")
+
+
+def read_outcomes(values: list[list[float]], signs: list[list[bool]]) -> list[float | None]:
+    """Per row, the outcome at its last token with a bit set (a non-zero value or a -0.0), that token's
+    value and sign restored in place."""
+    outcomes: list[float | None] = []
+    for i, (row, neg) in enumerate(zip(values, signs, strict=True)):
+        at = max(step_ends(row, neg), default=None)
+        try:
+            if at is None:
+                raise ValueError("an empty row")
+            row[at], outcome = read_outcome(row[at])
+        except ValueError as err:
+            raise ValueError(
+                f"token_level_rewards row {i} carries no outcome at its last token ({err}): the outcome "
+                "estimators read the channel prmkit's reward manager writes (prmkit.rl.verl_client, "
+                "reward.reward_manager.name=prmkit); another manager's rewards cannot be read as outcomes"
+            ) from None
+        neg[at] = _bits(row[at]) >> 31 == 1
+        outcomes.append(outcome)
+    return outcomes
+
+
 def read_steps(
-    token_level_rewards: Any, response_mask: Any
-) -> tuple[list[list[float]], list[list[int]], list[int]]:
-    """Per row: the step rewards, the tokens where the steps end and the response length (one past the
-    last token of ``response_mask``), from verl's tensors."""
+    token_level_rewards: Any, response_mask: Any, outcome: bool = False
+) -> tuple[list[list[float]], list[list[int]], list[int], list[float | None] | None]:
+    """Per row: the step rewards, the tokens where the steps end, the response length (one past the
+    last token of ``response_mask``) and, with ``outcome``, the outcome channel, from verl's tensors."""
     rewards, ends, lengths = [], [], []
-    for values, signs, mask in zip(
-        token_level_rewards.tolist(),
-        token_level_rewards.signbit().tolist(),
-        response_mask.tolist(),
-        strict=True,
-    ):
+    values, signs = token_level_rewards.tolist(), token_level_rewards.signbit().tolist()
+    outcomes = read_outcomes(values, signs) if outcome else None
+    for row, neg, mask in zip(values, signs, response_mask.tolist(), strict=True):
         length = max((t + 1 for t, m in enumerate(mask) if m), default=0)
-        at = step_ends(values[:length], signs[:length])
-        rewards.append([values[t] for t in at]), ends.append(at), lengths.append(length)
-    return rewards, ends, lengths
+        at = step_ends(row[:length], neg[:length])
+        rewards.append([row[t] for t in at]), ends.append(at), lengths.append(length)
+    return rewards, ends, lengths, outcomes
 
 
 def groups_of(index: Sequence[Any]) -> list[list[int]]:
@@ -124,10 +197,12 @@ def token_advantages(token_level_rewards: Any, response_mask: Any, index: Sequen
     """``(B, T)`` advantages: the batch through the credit form, groups by uid, masked as verl masks."""
     from prmkit.rl.credits import Rollouts, credit_advantages
 
-    rewards, ends, lengths = read_steps(token_level_rewards, response_mask)
+    rewards, ends, lengths, outcomes = read_steps(
+        token_level_rewards, response_mask, credit in OUTCOME_CREDITS
+    )
     groups = groups_of(index)
     keys = [str(index[rows[0]]) for rows in groups]
-    values = credit_advantages(credit, Rollouts(rewards, ends, lengths, groups, keys=keys))
+    values = credit_advantages(credit, Rollouts(rewards, ends, lengths, groups, outcomes, keys=keys))
     out = token_level_rewards.new_zeros(token_level_rewards.shape)
     for i, row in enumerate(values):
         if row:

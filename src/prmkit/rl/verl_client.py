@@ -16,8 +16,13 @@ verl config keys; tests/rl/test_verl_loop.py runs them in a verl 0.9.1 environme
   ends, where the configured estimator reads step rewards
   (:func:`prmkit.rl.verl_advantages.dense_placement`).
 - :func:`compute_score`: the scalar ``reward.custom_reward_function`` (async; verl awaits it).
-- prmkit's advantage estimators ``prmkit_pure`` and ``prmkit_process_grpo``
-  (:mod:`prmkit.rl.verl_advantages`), registered in verl's ``ADV_ESTIMATOR_REGISTRY`` with the manager.
+- prmkit's advantage estimators (``prmkit_credit_<form>``, ``prmkit_pure``, ``prmkit_process_grpo``:
+  :mod:`prmkit.rl.verl_advantages`), registered in verl's ``ADV_ESTIMATOR_REGISTRY`` with the manager.
+  Where the estimator reads each response's outcome (``anchor``, ``first_error``, ``papo``, ``prof``,
+  ``prime``), the manager grades the response's final answer against the row's
+  ``reward_model.ground_truth`` (:func:`prmkit.core.answers.check_answer`; from the data files where verl
+  passes no row fields) and writes the verdict into the outcome channel at the response's last token
+  (:func:`prmkit.rl.verl_advantages.with_outcome`).
 
 Every reward the manager writes that is exactly 0.0 is written as -0.0, so prmkit's estimators find a
 step end as a non-zero value or a negative zero; no sum changes. A response with more steps than the
@@ -37,7 +42,6 @@ and the token where each step ends from :func:`prmkit.rl.emitters.step_token_end
 import asyncio
 import logging
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -53,8 +57,19 @@ from prmkit.core.steps import (
     parse_completion,
 )
 from prmkit.rl.emitters import step_token_ends
-from prmkit.rl.verl_advantages import check_reward_path, dense_placement
+from prmkit.rl.verl_advantages import check_reward_path, dense_placement, reads_outcome, with_outcome
 from prmkit.rl.verl_advantages import register as register_estimators
+from prmkit.rl.verl_rows import (  # noqa: F401  (the row helpers, re-exported where verl's users found them)
+    USER_TURNS,
+    _section,
+    dataset_rows,
+    ground_truth_of,
+    problem_of,
+    row_answer,
+    row_info,
+    template_user_turn,
+    user_turn,
+)
 from prmkit.scoring.aggregate import AGGREGATIONS
 from prmkit.serving.config import ServerConfig
 
@@ -62,9 +77,6 @@ logger = logging.getLogger("prmkit.verl")
 
 DEFAULT_MAX_STEPS: int = ServerConfig.model_fields["max_steps_per_trace"].default
 """Steps per trace a server takes when its ``/health`` does not say (the server's own default)."""
-
-USER_TURNS = (("<|im_start|>user", "<|im_end|>"), ("<|start_header_id|>user<|end_header_id|>", "<|eot_id|>"))
-"""(start, end) of a user turn in the chat templates whose markers prmkit knows (ChatML, Llama 3)."""
 
 
 @dataclass(frozen=True)
@@ -201,103 +213,6 @@ def note_empty_problem(where: str) -> None:
     )
 
 
-def _content(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Sequence):  # OpenAI content parts
-        return "\n".join(
-            p.get("text", "") for p in value if isinstance(p, Mapping) and p.get("type") == "text"
-        )
-    return "" if value is None else str(value)
-
-
-def user_turn(messages: Any) -> str:
-    """The last user message's text of a ``raw_prompt`` (a list or numpy array of message dicts)."""
-    try:
-        items = list(messages)
-    except TypeError:
-        return ""
-    users = [m for m in items if isinstance(m, Mapping) and m.get("role") == "user"]
-    return _content(users[-1].get("content")).strip() if users else ""
-
-
-def template_user_turn(prompt: str) -> str:
-    """The last user turn of a chat-templated prompt decoded with its special tokens; the prompt with
-    known markers removed when it has no known user turn."""
-    for start, end in USER_TURNS:
-        at = prompt.rfind(start)
-        if at >= 0:
-            return prompt[at + len(start) :].split(end, 1)[0].strip()
-    return re.sub(DEFAULT_SPECIAL, "", prompt).strip()
-
-
-def problem_of(
-    extra_info: Mapping[str, Any] | None, raw_prompt: Any = None, prompt_text: str | None = None
-) -> str:
-    """The problem as the PRM should read it, from what verl's own preprocessing writes.
-
-    ``extra_info["question"]`` (gsm8k.py writes the question without the instruction) or ``"problem"``
-    first; then the last user turn of ``raw_prompt`` (every verl dataset row has one; MATH's
-    math_dataset.py writes only ``extra_info.split/index``, so its problem comes from here, instruction
-    included); then the user turn of ``prompt_text``, the prompt decoded **with** its special tokens
-    (decoding with ``skip_special_tokens=True`` leaves the roles' words, ``system``/``user``, in the text).
-    """
-    info = extra_info or {}
-    for key in ("question", "problem"):
-        value = info.get(key) if isinstance(info, Mapping) else None
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    if raw_prompt is not None and (text := user_turn(raw_prompt)):
-        return text
-    return template_user_turn(prompt_text) if prompt_text else ""
-
-
-def dataset_questions(data: Any) -> dict[str, str]:
-    """The question each row of verl's dataset files holds in ``extra_info`` (``question``/``problem``),
-    keyed by the last user turn of the row's prompt (``data.prompt_key``), from ``data.train_files`` and
-    ``data.val_files`` (local parquet files, as verl's ``RLHFDataset`` reads them).
-
-    Why: verl 0.9.1's v1 trainer hands a colocated reward path only ``raw_prompt``
-    (``PPOTrainer._compute_reward_colocate``), not ``extra_info``, so without this the PRM read gsm8k's
-    question with verl's instruction attached (scores off by up to 0.013, advantages by up to 0.30). A
-    file that cannot be read is logged and left out; its rows fall back to the user turn."""
-    import pandas as pd  # verl's own dependency: its datasets are parquet files read with it
-
-    key = str(_section(data, "prompt_key") or "prompt")
-    files: list[str] = []
-    for name in ("train_files", "val_files"):
-        value = _section(data, name)
-        files += [value] if isinstance(value, str) else [str(v) for v in value or [] if isinstance(v, str)]
-    out: dict[str, str] = {}
-    for name in dict.fromkeys(files):
-        path = os.path.expanduser(name)
-        try:
-            frame = pd.read_parquet(path, columns=[key, "extra_info"])
-        except (OSError, ValueError, KeyError, ImportError) as err:
-            logger.warning("prmkit verl: %s: not read for its rows' extra_info.question (%s)", path, err)
-            continue
-        for prompt, info in zip(frame[key], frame["extra_info"], strict=True):
-            question, turn = problem_of(info if isinstance(info, Mapping) else None), user_turn(prompt)
-            if question and turn:
-                out.setdefault(turn, question)
-    return out
-
-
-def row_info(extras: Mapping[str, Any], manager: Any) -> Mapping[str, Any]:
-    """A row's ``extra_info``; where verl passed none with a question (its v1 trainer's colocated path
-    passes only ``raw_prompt``), the question its dataset row holds (:func:`dataset_questions`, read once
-    per ``manager`` from its ``config.data`` into ``manager.questions``)."""
-    info = extras.get("extra_info")
-    info = info if isinstance(info, Mapping) else {}
-    raw = extras.get("raw_prompt")
-    if problem_of(info) or raw is None:
-        return info
-    if manager.questions is None:
-        manager.questions = dataset_questions(_section(manager.config, "data"))
-    question = manager.questions.get(user_turn(raw))
-    return {**info, "question": question} if question else info
-
-
 # ---- the server ----
 
 
@@ -395,6 +310,7 @@ class Paid:
     ends: list[int]
     score: float
     info: dict[str, float]
+    outcome: float | None = None
 
 
 async def pay(
@@ -404,8 +320,10 @@ async def pay(
     response: str,
     response_ids: Sequence[int] | None = None,
     tokenizer: Any = None,
+    ground_truth: str | None = None,
 ) -> Paid:
-    """Step rewards of one decoded response (token ends when ids and tokenizer are given).
+    """Step rewards of one decoded response (token ends when ids and tokenizer are given), and its
+    outcome where ``ground_truth`` is given (:func:`outcome_of`).
 
     Paid the unfinished reward (one step at its last character; 0.0 where ``unfinished_reward`` is
     none, for the last two): a response with no final answer, one with more steps up to its answer
@@ -441,7 +359,23 @@ async def pay(
         "prm_overlong": float(overlong),
         "prm_refused": float(refused),
     }
-    return Paid(rewards, ends, score, info)
+    outcome = None
+    if ground_truth is not None:
+        loop = asyncio.get_running_loop()
+        outcome = await loop.run_in_executor(None, outcome_of, ground_truth, parsed.answer)
+    return Paid(rewards, ends, score, info, outcome)
+
+
+def outcome_of(ground_truth: str, answer: str | None) -> float | None:
+    """1.0 when ``answer`` equals ``ground_truth`` (:func:`prmkit.core.answers.check_answer`), 0.0 when it
+    does not or when the response states no final answer, None when it could not be parsed (kept apart
+    from "wrong": the credit forms read None as unknown)."""
+    from prmkit.core.answers import check_answer  # math-verify loads only where outcomes are read
+
+    if answer is None or not answer.strip():
+        return 0.0
+    verdict = check_answer(ground_truth, answer)
+    return None if verdict is None else float(verdict)
 
 
 async def compute_score(
@@ -469,13 +403,6 @@ async def compute_score(
 # ---- the verl reward manager (built on first use, so this file imports without verl) ----
 
 
-def _section(config: Any, *keys: str) -> Any:
-    """``config[keys[0]][keys[1]]...`` of verl's DictConfig (or a dict); {} where one is missing."""
-    for key in keys:
-        config = config.get(key, {}) if hasattr(config, "get") else {}
-    return config
-
-
 class DenseScore(float):
     """A response's reward for verl: the float is its aggregate (what verl's streaming path puts at the
     last token), and ``prmkit_steps`` holds ``((token_end, reward), ...)`` for ``assemble_rm_scores``.
@@ -485,14 +412,21 @@ class DenseScore(float):
     """
 
     prmkit_steps: tuple[tuple[int, float], ...]
+    prmkit_outcome: tuple[float | None, ...]
+    """``(outcome,)`` where the estimator reads the outcome channel (the float then carries it too,
+    :func:`prmkit.rl.verl_advantages.with_outcome`, for verl's streaming path); ``()`` where it does not."""
 
-    def __new__(cls, value: float, steps: Sequence[tuple[int, float]]) -> "DenseScore":
-        obj = super().__new__(cls, signed_zero(value))
+    def __new__(
+        cls, value: float, steps: Sequence[tuple[int, float]], outcome: tuple[float | None, ...] = ()
+    ) -> "DenseScore":
+        value = with_outcome(signed_zero(value), *outcome) if outcome else signed_zero(value)
+        obj = super().__new__(cls, value)
         obj.prmkit_steps = tuple((int(t), float(r)) for t, r in steps)
+        obj.prmkit_outcome = tuple(outcome)
         return obj
 
-    def __reduce__(self):  # Ray pickles results between processes
-        return (DenseScore, (float(self), self.prmkit_steps))
+    def __reduce__(self):  # Ray pickles results between processes (with_outcome is idempotent)
+        return (DenseScore, (float(self), self.prmkit_steps, self.prmkit_outcome))
 
 
 def step_row(steps: Sequence[tuple[int, float]]) -> dict[int, float]:
@@ -502,6 +436,20 @@ def step_row(steps: Sequence[tuple[int, float]]) -> dict[int, float]:
     for t, r in steps:
         row[t] = row.get(t, 0.0) + r
     return {t: signed_zero(r) for t, r in row.items()}
+
+
+def dense_row(score: float, last: int) -> dict[int, float] | None:
+    """Token -> reward that ``assemble_rm_scores`` writes for one response whose last valid token is
+    ``last``: a :class:`DenseScore`'s steps (:func:`step_row`), 0.0 at ``last`` where no step ends there,
+    and the outcome channel at ``last`` where the score carries one; None for a plain float (verl's own
+    rule then: the float at ``last``)."""
+    steps = getattr(score, "prmkit_steps", None)
+    if steps is None:
+        return None
+    row = {last: 0.0, **step_row(steps)}
+    if outcome := getattr(score, "prmkit_outcome", ()):
+        row[last] = with_outcome(row[last], *outcome)
+    return row
 
 
 def _options(config: Any) -> Mapping[str, Any]:
@@ -533,8 +481,9 @@ def _build_manager() -> type:
             self.dense = dense_placement(
                 self.settings.dense, _section(config, "algorithm"), _section(config, "reward", "reward_model")
             )
+            self.outcome = reads_outcome(_section(config, "algorithm"))  # write the outcome channel
             self._clients: dict[int, httpx.AsyncClient] = {}
-            self.questions: dict[str, str] | None = None  # the data files' questions, read on first need
+            self.questions: dict[str, dict[str, str]] | None = None  # the data files' rows (dataset_rows)
 
         def _client(self) -> httpx.AsyncClient:
             loop = id(asyncio.get_running_loop())
@@ -559,26 +508,30 @@ def _build_manager() -> type:
             response = await asyncio.get_running_loop().run_in_executor(
                 None, lambda: self.tokenizer.decode(ids, skip_special_tokens=True)
             )
-            paid = await pay(self._client(), self.settings, problem, response, ids, self.tokenizer)
+            gold = row_answer(extras, self) if self.outcome else None
+            paid = await pay(self._client(), self.settings, problem, response, ids, self.tokenizer, gold)
+            channel = (paid.outcome,) if self.outcome else ()
             if self.dense and ids:
-                score: float = DenseScore(paid.score, list(zip(paid.ends, paid.rewards, strict=True)))
+                score: float = DenseScore(
+                    paid.score, list(zip(paid.ends, paid.rewards, strict=True)), channel
+                )
             else:
-                score = signed_zero(paid.score)
+                score = (
+                    with_outcome(signed_zero(paid.score), *channel) if channel else signed_zero(paid.score)
+                )
             return {"reward_score": score, "reward_extra_info": paid.info}
 
         @classmethod
         def assemble_rm_scores(cls, data, scores: list[float]) -> torch.Tensor:
             """``rm_scores`` of a batch: a :class:`DenseScore`'s steps at their end tokens, a plain float
-            at the last valid token (verl's own rule); zeros written as -0.0 (:func:`signed_zero`)."""
+            at the last valid token (verl's own rule); zeros written as -0.0 (:func:`signed_zero`); the
+            outcome channel, where written, at the last valid token (over the step reward there)."""
             rm_scores = super().assemble_rm_scores(data, [float(s) for s in scores])
             prompt_length = data.batch["prompts"].size(1)
             valid = data.batch["attention_mask"][:, prompt_length:].sum(dim=1)
             for i, score in enumerate(scores):
-                steps = getattr(score, "prmkit_steps", None)
-                if steps is not None:
-                    rm_scores[i, int(valid[i]) - 1] = 0.0
-                    for t, r in step_row(steps).items():
-                        rm_scores[i, t] = r
+                for t, r in (dense_row(score, int(valid[i]) - 1) or {}).items():
+                    rm_scores[i, t] = r
             return rm_scores
 
     return PrmkitRewardManager
