@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.training.conftest import world_traces
-from tests.training.launching import backbone, launch, strays, writes
+from tests.training.launching import inputs, launch, strays, writes
 
 from .test_run import numbers
 
@@ -62,7 +61,7 @@ def _close(a, b) -> bool:
 
 
 def test_a_recipe_under_two_processes_labels_once_and_equals_the_one_process_run(tmp_path):
-    base = backbone(tmp_path / "backbone", world_traces(30, 4, seed=0))
+    _, base = inputs()  # the launched-training tests' backbone, built once per test run
     two, one = tmp_path / "two", tmp_path / "one"
     _run(2, two, base, accumulate=1)
     _run(1, one, base, accumulate=2)

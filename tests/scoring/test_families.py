@@ -2,8 +2,8 @@
 of the real architecture with the real weight names (tests/scoring/released.py) and the real tokenizer
 (tests/scoring/real_tokenizers.py; skipped without ``make vocab``): equal within 1e-5.
 
-Each family's stand-in is built once per session (the ``standin`` fixture) and read by both its card test
-and its ``prmkit eval processbench`` run: writing and reading a 152k-token vocabulary costs seconds."""
+Each family's stand-in is built once per test run (tests/scoring/standins.py) and read by both its card test
+and its ``prmkit eval processbench`` run (tests/scoring/test_families_processbench.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ from prmkit.core.model import Problem, Step, Trace
 from prmkit.scoring import load_scorer
 from tests.scoring import released
 from tests.scoring.real_tokenizers import llama3, mistral_7b, qwen25
+from tests.scoring.standins import EURUS_CHAT, QWEN_PRM_TOKENS, standin
+
+__all__ = ["QWEN_PRM_TOKENS"]  # tests/test_readme.py reads it here
 
 QUESTION = (
     "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins for her "
@@ -41,7 +44,7 @@ def traces() -> list[Trace]:
     ]
 
 
-def test_math_shepherd_as_its_card_scores_it(standin) -> None:
+def test_math_shepherd_as_its_card_scores_it() -> None:
     folder = standin("math-shepherd")
     ours = load_scorer(f"math-shepherd:{folder}").score(traces())
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -66,7 +69,7 @@ def test_math_shepherd_as_its_card_scores_it(standin) -> None:
     assert max(spread) - min(spread) > 1e-3  # the random model is not flat: the comparison has teeth
 
 
-def test_rlhflow_as_its_reference_scores_it(standin) -> None:
+def test_rlhflow_as_its_reference_scores_it() -> None:
     folder = standin("rlhflow")
     scorer = load_scorer(f"rlhflow:{folder}")
     assert (scorer.convention.good_id, scorer.convention.bad_id) == (10, 12)  # not " -" (482)
@@ -96,10 +99,6 @@ def test_rlhflow_as_its_reference_scores_it(standin) -> None:
         assert single_step_score == pytest.approx(expected, abs=1e-5)
     spread = [s for row in ours for s in row]
     assert max(spread) - min(spread) > 1e-3
-
-
-QWEN_PRM_TOKENS = (("<|quad_end|>", "<extra_0>"),)
-"""Qwen2.5-Math-PRM's tokenizer: Qwen2.5's, with ``<extra_0>`` at id 151651."""
 
 
 def qwen_reference(folder: Path, trace: Trace, tokenizer: Any, body: Any) -> list[float]:
@@ -139,7 +138,7 @@ def qwen_reference(folder: Path, trace: Trace, tokenizer: Any, body: Any) -> lis
     return make_step_rewards(logits, token_masks)[0]
 
 
-def test_qwen_as_its_card_scores_it(standin) -> None:
+def test_qwen_as_its_card_scores_it() -> None:
     folder = standin("qwen")
     scorer = load_scorer(folder)  # detected from architectures; auto_map's code is not there, not needed
     assert scorer.convention.name == "qwen"
@@ -154,10 +153,10 @@ def test_qwen_as_its_card_scores_it(standin) -> None:
     assert max(spread) - min(spread) > 1e-3
 
 
-def test_skywork_as_its_reference_scores_it(standin) -> None:
+def test_skywork_as_its_reference_scores_it() -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    folder = standin("skywork")  # Qwen2.5's tokenizer with Skywork's BOS (_skywork_tok)
+    folder = standin("skywork")  # Qwen2.5's tokenizer with Skywork's BOS (standins._skywork_tok)
     scorer = load_scorer(folder)  # detected: Qwen2ForPrmModel
     assert scorer.convention.name == "skywork"
     ours = scorer.score(traces())
@@ -207,18 +206,10 @@ def test_skywork_as_its_reference_scores_it(standin) -> None:
     assert max(spread) - min(spread) > 1e-3
 
 
-EURUS_CHAT = (
-    "{% for m in messages %}{% if loop.first and m['role'] != 'system' %}<|im_start|>system\nPlease reason step "
-    "by step, and put your final answer within \\boxed{}.<|im_end|>\n{% endif %}<|im_start|>{{ m['role'] }}\n"
-    "{{ m['content'] }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-"""Qwen2.5-Math's ChatML with its default system turn (EurusPRM's base)."""
-
-
-def test_implicit_prm_as_its_card_scores_it(standin) -> None:
+def test_implicit_prm_as_its_card_scores_it() -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    prm, ref = standin("implicit")  # two Qwen2 LMs, EurusPRM's chat template (_eurus_tok)
+    prm, ref = standin("implicit")  # two Qwen2 LMs, EurusPRM's chat template (standins._eurus_tok)
     ours = load_scorer(f"implicit:{prm}", reference=str(ref), beta=0.05).score(traces())
 
     # EurusPRM's card (as PRIME-RL/ImplicitPRM eval/processbench.py runs it), coef = beta
@@ -274,7 +265,7 @@ def test_implicit_prm_as_its_card_scores_it(standin) -> None:
     assert max(spread) - min(spread) > 1e-3
 
 
-def test_versaprm_as_its_evaluation_scores_it(standin) -> None:
+def test_versaprm_as_its_evaluation_scores_it() -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder = standin("versaprm")  # a Llama of the real architecture on Llama-3's real tiktoken ranks
@@ -316,20 +307,6 @@ def test_versaprm_refuses_a_tokenizer_that_splits_its_step_tag() -> None:
     VersaPRMConvention(llama3(), LlamaConfig(max_position_embeddings=512))  # its own tokenizer is read
 
 
-QWEN_INSTRUCT_CHAT = (
-    "{% for m in messages %}{% if loop.first and m['role'] != 'system' %}<|im_start|>system\nYou are Qwen, "
-    "created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n{% endif %}<|im_start|>{{ m['role'] }}\n"
-    "{{ m['content'] }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-"""Qwen2.5-Instruct's ChatML with its default system turn (ReasonFlux-PRM's backbone is an Instruct model)."""
-
-
-def _reasonflux_tok():
-    tok = qwen25(QWEN_PRM_TOKENS)
-    tok.chat_template = QWEN_INSTRUCT_CHAT
-    return tok
-
-
 def card_step_rewards(folder: Path, messages: list, tokenizer: Any, body: Any) -> list[float]:
     """Qwen's ``make_step_rewards`` (ReasonFlux's ``utils/rm_utils.py`` has the same) after the card's
     ``apply_chat_template`` + ``encode`` of ``messages``; the head by hand (score.0, ReLU, score.2)."""
@@ -344,7 +321,7 @@ def card_step_rewards(folder: Path, messages: list, tokenizer: Any, body: Any) -
     return probabilities[0][probabilities[0] != 0].view(-1, 2)[:, 1].tolist()
 
 
-def test_reasonflux_as_its_card_scores_it_and_qwen_only_where_the_template_agrees(standin) -> None:
+def test_reasonflux_as_its_card_scores_it_and_qwen_only_where_the_template_agrees() -> None:
     """ReasonFlux-PRM-7B's card: Qwen's head and ``make_step_rewards``, but the chat has no system turn, so
     the checkpoint's template writes its own default. ``qwen:`` (Qwen's system prompt) gives other scores,
     and the same ones only on a template whose default system turn is Qwen's prompt (Qwen2.5-Math's)."""
@@ -377,7 +354,7 @@ def answered() -> list[Trace]:
     ]
 
 
-def test_universal_as_its_card_scores_it(standin) -> None:
+def test_universal_as_its_card_scores_it() -> None:
     """Universal-PRM-7B's card: the reference in the user turn, one forward per step prefix, the EOS id
     appended, ``sigmoid`` of the value there; the head (score.0, ReLU, score.2 = 1 x h) by hand."""
     from transformers import AutoTokenizer, Qwen2Model
@@ -416,9 +393,7 @@ def test_universal_as_its_card_scores_it(standin) -> None:
     assert scorer.score(answered()[:1]) == [pytest.approx(ours[0][:1], abs=1e-6)]
 
 
-def test_universal_refuses_a_problem_without_its_answer_and_a_checkpoint_without_its_head(
-    standin, tmp_path
-) -> None:
+def test_universal_refuses_a_problem_without_its_answer_and_a_checkpoint_without_its_head(tmp_path) -> None:
     from prmkit.core.errors import InputError
 
     scorer = load_scorer(f"universal:{standin('universal')}")
@@ -433,94 +408,3 @@ def test_universal_refuses_a_problem_without_its_answer_and_a_checkpoint_without
         load_scorer(f"universal:{headless}")
     with pytest.raises(InputError, match=r"of another shape: score\.2\.bias, score\.2\.weight"):
         load_scorer(f"universal:{standin('qwen')}")  # Qwen's two-class head is not a value head
-
-
-GSM8K = Path(__file__).resolve().parents[3] / "shared" / "data" / "real" / "processbench" / "gsm8k.json"
-
-
-def _skywork_tok():
-    tok = qwen25()
-    tok.bos_token = "<|im_start|>"  # Skywork's special_tokens_map (stock Qwen2.5 has none)
-    return tok
-
-
-def _eurus_tok():
-    tok = qwen25()
-    tok.chat_template = EURUS_CHAT
-    return tok
-
-
-def _implicit(d: Path) -> tuple[Path, Path]:
-    """EurusPRM's stand-in and its reference: two Qwen2 LMs on one tokenizer."""
-    tok = _eurus_tok()
-    prm = released.causal_lm(d / "prm", tok, "qwen2", seed=1)
-    return prm, released.causal_lm(d / "ref", tok, "qwen2", seed=2)
-
-
-BUILD = {  # the stand-ins only read their tokenizer (``.shared``) but Skywork's and EurusPRM's, which set it
-    "qwen": lambda d: released.qwen_prm(d / "m", qwen25.shared(QWEN_PRM_TOKENS)),
-    "skywork": lambda d: released.skywork_prm(d / "m", _skywork_tok()),
-    "math-shepherd": lambda d: released.causal_lm(d / "m", mistral_7b.shared(), "mistral"),
-    "rlhflow": lambda d: released.causal_lm(d / "m", llama3.shared(), "llama"),
-    "implicit": _implicit,
-    "versaprm": lambda d: released.causal_lm(d / "m", llama3.shared(), "llama"),
-    "reasonflux": lambda d: released.qwen_prm(d / "m", _reasonflux_tok()),
-    "universal": lambda d: released.universal_prm(d / "m", qwen25.shared()),
-    "trl": lambda d: released.token_classifier(d / "m", qwen25.shared()),
-    "likelihood": lambda d: released.causal_lm(d / "m", qwen25.shared(), "qwen2"),
-}
-
-
-@pytest.fixture(scope="session")
-def standin(tmp_path_factory):
-    """``standin(family)``: that family's stand-in folder (``implicit``: the PRM and its reference),
-    built on first use and shared by the tests that read it (none writes into it)."""
-    built: dict[str, Any] = {}
-
-    def get(family: str) -> Any:
-        if family not in built:
-            built[family] = BUILD[family](tmp_path_factory.mktemp(family))
-        return built[family]
-
-    return get
-
-
-STANDINS = {
-    "qwen": lambda get: (str(get("qwen")), []),
-    "skywork": lambda get: (str(get("skywork")), []),
-    "math-shepherd": lambda get: (f"math-shepherd:{get('math-shepherd')}", []),
-    "rlhflow": lambda get: (f"rlhflow:{get('rlhflow')}", []),
-    "implicit": lambda get: (f"implicit:{get('implicit')[0]}", ["--reference", str(get("implicit")[1])]),
-    "trl": lambda get: (str(get("trl")), []),
-    "likelihood": lambda get: (f"likelihood:{get('likelihood')}", []),
-}
-
-
-@pytest.mark.parametrize(
-    "family", [pytest.param(f, marks=[pytest.mark.slow] if f == "implicit" else []) for f in sorted(STANDINS)]
-)
-def test_eval_processbench_runs_end_to_end_for_each_family(family: str, standin, tmp_path: Path) -> None:
-    """``prmkit eval processbench`` on ProcessBench's own GSM8K records, each family's stand-in read as
-    released, real tokenizers (a prmkit checkpoint: tests/cli/test_overlong.py). The implicit one, two
-    LMs over a 152k vocabulary read in full on the CPU, is ``slow``."""
-    import json
-
-    from typer.testing import CliRunner
-
-    from prmkit.cli import app
-
-    spec, extra = STANDINS[family](standin)
-    # ProcessBench's four shortest GSM8K records, as the file has them (three correct, one with an error):
-    # a 152k-token vocabulary's head costs per token, and the run's plumbing is the same for any four
-    shortest = sorted(
-        json.loads(GSM8K.read_text()), key=lambda r: len(r["problem"]) + len("".join(r["steps"]))
-    )
-    records = tmp_path / "gsm8k.json"
-    records.write_text(json.dumps(shortest[:4]))
-    args = ["eval", "processbench", str(records), "--model", spec, *extra, "-o", str(tmp_path / "out")]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    saved = json.loads((tmp_path / "out" / "processbench.json").read_text())
-    (subset,) = saved["subsets"]
-    assert subset["traces"] == 4 and subset["no_prediction"] == 0
-    assert saved["params"]["files"] == [str(records)]

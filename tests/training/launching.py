@@ -1,5 +1,6 @@
-"""What the tests of launched runs share: a dropout-free tiny backbone, ``accelerate launch`` of
-prmkit's command line through ``dist_run.py``, and the writes each rank recorded."""
+"""What the tests of launched runs share: a dropout-free tiny backbone (with the traces it was made for,
+built once per test run: :func:`inputs`), ``accelerate launch`` of prmkit's command line through
+``dist_run.py``, and the writes each rank recorded."""
 
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ from pathlib import Path
 
 import torch
 
+from prmkit.core.dataset import write_traces
 from prmkit.core.model import Trace
 from prmkit.modeling import TinyConfig
 from prmkit.modeling.backbone import tiny_config
 from prmkit.modeling.tokenizer import build_tokenizer, trace_texts
+from tests.run_cache import once
 from tests.serving.conftest import free_port
+from tests.training.conftest import world_traces
 
 ROOT = Path(__file__).resolve().parents[2]
 DDP = ROOT / "recipes" / "accelerate" / "ddp.yaml"
@@ -40,6 +44,26 @@ def backbone(folder: Path, traces: Sequence[Trace]) -> Path:
     AutoModelForCausalLM.from_config(config).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
+
+
+def inputs() -> tuple[Path, Path]:
+    """World traces on disk (30 problems x 4, seed 0) and :func:`backbone` on them, built once per test run
+    for every launched-run test (none writes into them)."""
+
+    def build(folder: Path) -> None:
+        traces = world_traces(30, 4, seed=0)
+        write_traces(folder / "traces.jsonl", traces)
+        backbone(folder / "backbone", traces)
+
+    folder = once("training/launch-inputs", build)
+    return folder / "traces.jsonl", folder / "backbone"
+
+
+def train_args(out: Path, data: Path, base: Path, batch: int, accumulate: int, steps: int = 10) -> list[str]:
+    """``prmkit train prm`` of :func:`inputs`' traces on a backbone, as the launched-training tests run it."""
+    return ["train", "prm", str(data), "-o", str(out), "--base-model", str(base), "--batch-size", str(batch),
+            "--grad-accum", str(accumulate), "--max-steps", str(steps), "--eval-every", "5", "--threads", "1",
+            "--max-length", "256"]  # fmt: skip
 
 
 def _command(processes: int, watched: Path, args: list[str]) -> tuple[list[str], dict[str, str]]:

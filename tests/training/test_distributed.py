@@ -4,50 +4,35 @@ Both ranks train; one writes (the model, the cards, the logs, the cleanup), whic
 of its own writes shows (``dist_run.py``); the folder reloads, and the model equals a one-process run
 with the same effective batch (2 x 4 against 4 with 2 accumulation steps) within float tolerance: the
 ranks' shares of a step are the batches that one process accumulates, and their averaged gradients that
-process's accumulated ones. The backbone has no dropout, since each rank draws its own masks."""
+process's accumulated ones. The backbone has no dropout, since each rank draws its own masks. Killed and
+launched again: tests/training/test_distributed_resume.py (a file of its own, so ``--dist loadfile`` can
+run the two files' launches on two workers)."""
 
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
-from prmkit.core.dataset import write_traces
 from prmkit.scoring import load_scorer
 
 from .conftest import world_traces
-from .launching import PER_RANK_FILES, backbone, killed_when, launch, strays, writes
+from .launching import PER_RANK_FILES, inputs, launch, strays, train_args, writes
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """World traces on disk and a tiny backbone folder without dropout."""
-    folder = tmp_path_factory.mktemp("inputs")
-    traces = world_traces(30, 4, seed=0)
-    write_traces(folder / "traces.jsonl", traces)
-    return folder / "traces.jsonl", backbone(folder / "backbone", traces)
-
-
-def _args(out: Path, data: Path, base: Path, batch: int, accumulate: int, steps: int = 10) -> list[str]:
-    return ["train", "prm", str(data), "-o", str(out), "--base-model", str(base), "--batch-size", str(batch),
-            "--grad-accum", str(accumulate), "--max-steps", str(steps), "--eval-every", "5", "--threads", "1",
-            "--max-length", "256"]  # fmt: skip
-
-
 def _train(processes: int, out: Path, data: Path, base: Path, batch: int, accumulate: int) -> None:
-    done = launch(processes, out, _args(out, data, base, batch, accumulate))
+    done = launch(processes, out, train_args(out, data, base, batch, accumulate))
     assert done.returncode == 0, done.stderr[-4000:]
     assert done.stdout.count("output_dir:") == 1  # the result is printed once
 
 
-def test_two_processes_train_one_writes_and_equal_one_process_with_the_same_effective_batch(tmp_path, inputs):
-    data, base = inputs
+def test_two_processes_train_one_writes_and_equal_one_process_with_the_same_effective_batch(tmp_path):
+    data, base = inputs()
     two, one = tmp_path / "two", tmp_path / "one"
     _train(2, two, data, base, batch=4, accumulate=1)
     _train(1, one, data, base, batch=4, accumulate=2)
@@ -80,28 +65,3 @@ def test_two_processes_train_one_writes_and_equal_one_process_with_the_same_effe
         [r["eval_first_error_f1"] for r in reference], abs=1e-6
     )
     assert len(load_scorer(two).score(world_traces(2, 2, seed=5))) == 4
-
-
-def test_two_processes_killed_after_a_checkpoint_resume_to_the_uninterrupted_model(tmp_path, inputs):
-    """20 steps of 13 a pass (2 x 4 traces a step), checkpoints every 5: every process SIGKILLed once
-    checkpoint 10 (mid-pass) is saved, then launched again, ends with the losses, dev scores and weights
-    of a launch never stopped, bit for bit: each rank restores its own RNG and data-order states."""
-    data, base = inputs
-    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
-    args = _args(resumed, data, base, batch=4, accumulate=1, steps=20)
-    code = killed_when(2, resumed, args, resumed / "checkpoints" / "checkpoint-10" / "prmkit_run.json")
-    assert code == -signal.SIGKILL and not (resumed / "model.safetensors").exists()
-    assert (resumed / "checkpoints" / "checkpoint-10" / PER_RANK_FILES[1]).exists()
-    again = launch(2, resumed, args)
-    assert again.returncode == 0, again.stderr[-4000:]
-    done = launch(2, whole, _args(whole, data, base, batch=4, accumulate=1, steps=20))
-    assert done.returncode == 0, done.stderr[-4000:]
-
-    def history(out: Path) -> list[dict]:
-        rows = map(json.loads, (out / "training_log.jsonl").read_text().splitlines())
-        return [{k: v for k, v in r.items() if "minutes" not in k} for r in rows if "train_runtime" not in r]
-
-    assert [r["step"] for r in history(resumed) if "loss" in r] == list(range(1, 21))
-    assert history(resumed) == history(whole)
-    a, b = (load_file(out / "model.safetensors") for out in (whole, resumed))
-    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
