@@ -12,7 +12,10 @@ length, optimiser steps, learning-rate schedule and torch threads, float32, no e
   train_dataset=rows)`` over the same traces written as TRL stepwise supervision by prmkit's ``trl``
   format (``prompt``, ``completions`` = step texts, ``labels`` = a bool per step), with TRL's own
   ``tokenize_row`` (``step_separator="\\n"``) and collator, as ``examples/scripts/prm.py`` runs it;
-  ``bf16`` and ``gradient_checkpointing`` off (PRMConfig turns both on by default), ``save_strategy="no"``.
+  ``bf16`` and ``gradient_checkpointing`` off (PRMConfig turns both on by default), ``save_strategy="no"``,
+  and ``disable_dropout=False``: both train the model as loaded, its token-classification head's dropout
+  (0.1) on, as ``train_prm`` does (PRMConfig sets every dropout to 0 by default, which saves TRL that
+  head's dropout in each step; ``--trl-disable-dropout`` keeps TRL's default).
 
 Each run is a fresh child process (TRL 1.13 from ``.trl-1.13`` first on ``PYTHONPATH``, ``make
 trl-prm-env``), so the two never share a heap; the runs alternate (prmkit, TRL, prmkit, TRL, ...).
@@ -40,7 +43,7 @@ settings and every run. Without ``.trl-1.13`` it says to run ``make trl-prm-env`
 
     python bench/bench_train.py [--problems 64] [--per-problem 4] [--batch-size 16] [--max-steps 25]
         [--warmup 5] [--layers 4] [--width 128] [--repeats 3] [--threads 1] [--device cpu|cuda]
-        [--trl-group-by-length] [--out PATH]
+        [--trl-group-by-length] [--trl-disable-dropout] [--out PATH]
 
 Timings on a shared CPU are noisy: the runs interleave so load hits both sides alike; compare medians.
 One torch thread per run by default: on this 2-core machine shared with other jobs, 2-thread runs of the
@@ -81,7 +84,7 @@ MEDIANS = ("tokens_per_s", "padded_tokens_per_s", "tokens_per_cpu_s", "seconds_p
            "rss_at_train_mb", "end_to_end_seconds")  # fmt: skip
 """Per-run numbers whose median over the runs of a side is reported."""
 JOB = ("max_steps", "warmup", "batch_size", "lr", "max_length", "threads", "seed", "dev_fraction", "device",
-       "trl_group_by_length")  # fmt: skip
+       "trl_group_by_length", "trl_disable_dropout")  # fmt: skip
 """The settings a child reads (its job file also names the data, the backbone and where to write)."""
 
 # ---------------------------------------------------------------- inside each child process
@@ -207,7 +210,7 @@ def child_trl(job: dict[str, Any]) -> dict[str, Any]:
         max_length=job["max_length"], step_separator="\n", train_on_last_step_only=False,
         gradient_checkpointing=False, bf16=False, use_cpu=job["device"] == "cpu", report_to=[],
         save_strategy="no", eval_strategy="no", logging_steps=10, seed=job["seed"], disable_tqdm=True,
-        dataloader_num_workers=0,
+        dataloader_num_workers=0, disable_dropout=job["trl_disable_dropout"],
         train_sampling_strategy="group_by_length" if job["trl_group_by_length"] else "random",
     )  # fmt: skip
     trainer = PRMTrainer(model=model, args=config, processing_class=tokenizer, train_dataset=data)
@@ -320,6 +323,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--trl-group-by-length", action="store_true", help="TRL batches by length as prmkit does")
+    ap.add_argument(
+        "--trl-disable-dropout", action="store_true", help="TRL's default: no dropout (prmkit's on)"
+    )
     ap.add_argument("--out", type=Path, help="default bench/results/train-<device>-<date>.json")
     ap.add_argument("--child", nargs=2, metavar=("SIDE", "JOB"), help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -364,7 +370,8 @@ def main() -> None:
         print(
             f"{data['train_traces']} training traces ({data['traces']} made), vocab {data['vocab']}, Llama "
             f"{a.layers}x{a.width}, batch {a.batch_size}, {a.max_steps} optimiser steps ({a.warmup} warm-up "
-            f"untimed), {a.threads} threads, {a.device}, fp32, TRL's batches {sampling}; load average "
+            f"untimed), {a.threads} threads, {a.device}, fp32, TRL's batches {sampling}, TRL's dropout "
+            f"{'off' if a.trl_disable_dropout else 'on'}; load average "
             f"{load0:.2f} at start (shared machine)"
         )
         print(f"\n{'side':>7} {'steps':>6} {'seconds':>8} {'tokens':>8} {'tokens/s':>10} {'padded/s':>10} "

@@ -15,6 +15,7 @@ rerun into the same folder resumes from its last checkpoint.
 - ``fewshot.py``   ``prmkit eval fewshot``'s run: a PRM fine-tuned on k target traces per point, then measured
 - ``metrics.py``   first-error metrics for model selection and learnability curves, per error kind
 - ``loop.py``      Trainer subclass: step loss, dev first-error evaluation, time budget, resume, loss curve
+- ``heap.py``      CPU training's heap: a step's freed memory kept for the next (glibc), not mapped again
 - ``heads.py``     train_prm, train_orm, fine_tune_prm (train_prm continuing from a trained PRM)
 - ``memory.py``    LoRA (peft), float32 master weights, gradient checkpointing, saving merged or adapter
 - ``pretrain.py``  pretrain_lm

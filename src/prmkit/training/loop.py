@@ -23,6 +23,7 @@ from prmkit.core.ranks import is_main_process
 from prmkit.training.arrow import row_lengths
 from prmkit.training.config import _Config
 from prmkit.training.data import ReplayableLengthSampler
+from prmkit.training.heap import kept_heap
 
 CHECKPOINTS = "checkpoints"
 ORDER_FILE = "prmkit_order_rng_{}.safetensors"
@@ -482,7 +483,8 @@ def train_from(trainer: Any, checkpoint: str | None, budget: Any) -> tuple[float
             from safetensors.torch import load_file
 
             trainer.order_replay = load_file(str(order))["rng_state"]
-    trainer.train(resume_from_checkpoint=checkpoint)
+    with kept_heap(trainer.args.device.type == "cpu"):  # CPU steps reuse the last step's pages
+        trainer.train(resume_from_checkpoint=checkpoint)
     return clock.totals()
 
 
