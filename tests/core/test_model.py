@@ -106,3 +106,43 @@ def test_metadata_nested_past_the_limit_is_refused():
         deep = [deep]
     with pytest.raises(ValidationError, match="nested at most"):
         Problem(id="p", text="x", metadata={"a": deep})
+
+
+def test_a_deep_copy_equals_pydantics_and_shares_no_container():
+    """``model_copy(deep=True)`` is prmkit's own (``_Model.__deepcopy__``, issue 65's labelling stages):
+    equal to pydantic's generic copy, the same fields set, and no list, dict or model shared with the
+    original, so a labeller that edits its copy never edits the trace it read."""
+    import copy
+
+    from pydantic import BaseModel
+
+    shared = {"k": [1, {"deep": [2.5, None]}]}
+    trace = make_trace().model_copy(
+        update={
+            "metadata": {"list": [shared, "x"]},
+            "problem": Problem(id="p", text="x", metadata={"a": shared}),
+        }
+    )
+    trace.steps[0].metadata = {"same": shared, "again": shared}
+    ours = trace.model_copy(deep=True)
+    theirs = BaseModel.__deepcopy__(trace, {})  # pydantic's own, walking with copy.deepcopy
+    assert ours == theirs == trace and ours.model_dump_json() == trace.model_dump_json()
+    assert ours.model_fields_set == trace.model_fields_set
+
+    def containers(value, seen):
+        if isinstance(value, BaseModel):
+            seen.add(id(value))
+            for v in value.__dict__.values():
+                containers(v, seen)
+        elif isinstance(value, dict | list):
+            seen.add(id(value))
+            for v in value.values() if isinstance(value, dict) else value:
+                containers(v, seen)
+        return seen
+
+    assert not containers(ours, set()) & containers(trace, set())
+    # what the original shared is shared once in the copy too (copy.deepcopy's memo)
+    assert ours.steps[0].metadata["same"] is ours.steps[0].metadata["again"]
+    ours.steps[0].metadata["same"]["k"][1]["deep"].append(3)
+    assert trace.steps[0].metadata["same"]["k"][1]["deep"] == [2.5, None]
+    assert copy.deepcopy(trace) == trace

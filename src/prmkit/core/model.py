@@ -9,6 +9,7 @@ own colons on the method side, so ``"model:http://host:8000"`` works.
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -39,22 +40,49 @@ hostile file nested thousands deep is refused where it is read, with its place, 
 
 
 def _bounded_nesting(value: dict[str, Any]) -> dict[str, Any]:
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_NESTING:
-            raise PydanticCustomError(
-                "too_deep", "data nested at most {limit} levels deep", {"limit": MAX_NESTING}
-            )
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend((v, depth + 1) for v in item)
+    _check_nesting(value, 1)
     return value
+
+
+def _check_nesting(item: dict[str, Any] | list[Any] | tuple[Any, ...], depth: int) -> None:
+    """Refuse a container at ``depth`` whose items would sit deeper than :data:`MAX_NESTING`; descends
+    into containers only (every file read runs this on every metadata dict: scalars cost nothing), and
+    stops at the limit, so a hostile file nested thousands deep never reaches Python's recursion limit."""
+    values = item.values() if isinstance(item, dict) else item
+    if depth >= MAX_NESTING and values:
+        raise PydanticCustomError(
+            "too_deep", "data nested at most {limit} levels deep", {"limit": MAX_NESTING}
+        )
+    for v in values:
+        if isinstance(v, dict | list | tuple):
+            _check_nesting(v, depth + 1)
 
 
 Metadata = Annotated[dict[str, Any], AfterValidator(_bounded_nesting)]
 """Free-form JSON (metadata, provenance params), nested at most :data:`MAX_NESTING` deep."""
+
+
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), datetime})
+
+
+def _deep_copy(value: Any, memo: dict[int, Any]) -> Any:
+    """``copy.deepcopy(value, memo)`` for what models hold: JSON values and models (the rest: deepcopy)."""
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return value
+    if id(value) in memo:  # a container or model met before: one copy, as copy.deepcopy keeps it
+        return memo[id(value)]
+    if kind is list:
+        memo[id(value)] = new = []
+        new.extend(_deep_copy(v, memo) for v in value)
+        return new
+    if kind is dict:
+        memo[id(value)] = new = {}
+        new.update((k, _deep_copy(v, memo)) for k, v in value.items())
+        return new
+    if isinstance(value, _Model):
+        return value.__deepcopy__(memo)
+    return copy.deepcopy(value, memo)
 
 
 class _Model(BaseModel):
@@ -65,6 +93,24 @@ class _Model(BaseModel):
     # ser_json_inf_nan="constants": NaN in metadata is written as NaN (as json.dumps writes and json.loads
     # reads it), not turned into null, so a round trip through prmkit's JSONL is lossless.
     model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Any:
+        """``model_copy(deep=True)``, as pydantic's makes it, without ``copy.deepcopy`` walking every string
+        and number of the tree: every labeller copies each trace it labels, and the generic walk was a
+        large share of a labelling stage. Immutable values are shared, JSON containers and models copied
+        (one copy of a model however often it is referenced, as ``copy.deepcopy`` keeps it)."""
+        memo = {} if memo is None else memo
+        if self.__pydantic_extra__ is not None or getattr(self, "__pydantic_private__", None) is not None:
+            return super().__deepcopy__(memo)  # neither in prmkit's models (extra="forbid", no private)
+        kind = type(self)
+        new = kind.__new__(kind)
+        memo[id(self)] = new
+        fields = {name: _deep_copy(value, memo) for name, value in self.__dict__.items()}
+        object.__setattr__(new, "__dict__", fields)
+        object.__setattr__(new, "__pydantic_extra__", None)
+        object.__setattr__(new, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        object.__setattr__(new, "__pydantic_private__", None)
+        return new
 
 
 PER_LABEL_PARAMS: dict[str, frozenset[str]] = {

@@ -10,13 +10,17 @@ evaluation wrote: the card measures nothing.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prmkit.pipeline.recipe import Recipe
+
+if TYPE_CHECKING:
+    from prmkit.core.model import Trace
 
 TRACES = "traces.jsonl"
 LABELS = "labels.jsonl"
@@ -203,6 +207,46 @@ def _orm(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
     return train_orm(deps["problems"] / TRACES, out / MODEL, cfg)
 
 
+class _OrmBaseline:
+    """The ORM as the evaluation stages read it: each model's best-of-N baseline scores the same pools
+    (the tuning set's for every model, then the claims set's), so the ORM scores a pool once per run and
+    the next stage gets the very floats it gave: one call, one answer, the batches never regrouped."""
+
+    def __init__(self, folder: Path):
+        from prmkit.scoring import load_scorer
+
+        self.scorer = load_scorer(folder)
+        self.name = self.scorer.name
+        self.answers: dict[str, list[list[float]]] = {}
+
+    def score(self, traces: Sequence[Trace]) -> list[list[float]]:
+        digest = hashlib.sha256()
+        for t in traces:  # what the ORM reads: everything but the labels
+            digest.update(t.model_dump_json(exclude={"steps": {"__all__": {"labels"}}}).encode())
+        key = digest.hexdigest()
+        if key not in self.answers:
+            self.answers[key] = self.scorer.score(traces)
+        return [list(row) for row in self.answers[key]]
+
+
+_ORMS: dict[tuple[str, ...], _OrmBaseline] = {}
+"""This process's ORMs by checkpoint folder and the size and time of each file in it (a folder trained
+again is another entry); ``prmkit run`` runs a recipe's stages in one process."""
+
+
+def _orm_baseline(deps: dict[str, Path], model_stage: str) -> _OrmBaseline | None:
+    """The run's ORM as the baseline of ``model_stage``'s evaluation, None without one or for the ORM."""
+    if "orm" not in deps or model_stage == "orm":
+        return None
+    folder = deps["orm"] / MODEL
+    stamp = [f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in sorted(folder.iterdir())]
+    key = (str(folder.resolve()), *stamp)
+    if key not in _ORMS:
+        _ORMS.clear()  # one ORM per run: an earlier run's is not read again
+        _ORMS[key] = _OrmBaseline(folder)
+    return _ORMS[key]
+
+
 def _evaluate(model_stage: str) -> Run:
     """The model measured on the tuning set (``evaluate.seed``), and on ProcessBench files at the
     threshold tuned there; everything it measured lands in ``eval/``."""
@@ -212,7 +256,7 @@ def _evaluate(model_stage: str) -> Run:
         from prmkit.scoring import load_scorer
 
         model = deps[model_stage] / MODEL
-        orm = load_scorer(deps["orm"] / MODEL) if "orm" in deps and model_stage != "orm" else None
+        orm = _orm_baseline(deps, model_stage)
         # the pretrained LM declares no PRM convention: read it zero-shot, by its own likelihood
         convention = "likelihood" if model_stage == "pretrain" else None
         e = r.evaluate
@@ -256,7 +300,7 @@ def _claims(model_stage: str) -> Run:
         from prmkit.scoring import load_scorer
 
         assert r.evaluate.claims_seed is not None  # the stage exists only when the recipe sets one
-        orm = load_scorer(deps["orm"] / MODEL) if "orm" in deps and model_stage != "orm" else None
+        orm = _orm_baseline(deps, model_stage)
         scorer = load_scorer(deps[model_stage] / MODEL, "likelihood" if model_stage == "pretrain" else None)
         e = r.evaluate
         claims = e.model_copy(update={"seed": e.claims_seed})
