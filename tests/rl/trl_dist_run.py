@@ -121,6 +121,11 @@ def main(model_dir: str, out: str, *modes: str) -> None:
              "log": trainer.state.log_history},
             Path(out) / f"{mode}.rank{rank}.pt",
         )  # fmt: skip
+    # leave the gloo group together before exiting: a rank that exits with the group's threads still up
+    # can abort in C++ ("terminate called without an active exception", seen once under load in CI)
+    if torch.distributed.is_initialized():
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
