@@ -28,6 +28,7 @@ import pytest
 
 from prmkit.formats.inputs import read_traces
 from tests.policies.conftest import free_port
+from tests.processes import stop
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCK = re.compile(r"<!-- run by tests/test_readme\.py -->\n```bash\n(?P<code>.*?)```", re.S)
@@ -130,12 +131,7 @@ def test_the_own_data_block_runs_as_written(real_data: Path, tmp_path: Path) -> 
         assert reply.status_code == 200, reply.text
         (served,) = reply.json()["results"]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     shown = log.read_text()
     assert "Traceback" not in shown, shown
     # score: every step of every converted record has the PRM's score, as the server gives it

@@ -27,6 +27,7 @@ import httpx
 import pytest
 
 from tests.policies.conftest import free_port
+from tests.processes import stop
 
 PRMKIT = str(Path(sys.executable).parent / "prmkit")
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "real"
@@ -209,12 +210,7 @@ def test_serve_scores_a_real_record_as_score_does(prm, work):
         assert reply.status_code == 200, reply.text
         (result,) = reply.json()["results"]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     assert len(trace.steps) > 5
     assert result["step_scores"] == pytest.approx(offline, abs=1e-5)
     assert result["score"] == pytest.approx(min(offline), abs=1e-5)  # the checkpoint's aggregation: min

@@ -6,7 +6,6 @@ plays the vLLM endpoint, so the code paths are the ones a real setup takes.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from prmkit.pipeline.stages import plan
 from prmkit.training import PretrainConfig, pretrain_lm
 from prmkit.worlds.arithmetic import generate_problems, gold_label, sample_traces
 from tests.policies.conftest import start_server
+from tests.processes import stop
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -58,11 +58,7 @@ def test_hf_endpoint_recipe_with_local_backbone_and_loopback_endpoint(tmp_path):
         assert "pretrain" not in [s.name for s in plan(recipe)]
         result = run(recipe)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
     labelled = read_traces(next((tmp_path / "run" / "stages").glob("judge-*/labels.jsonl")))
     mc = [lab for t in labelled for s in t.steps for lab in s.labels if lab.provenance.method == "mc_hard"]
     judged = [lab for t in labelled for s in t.steps for lab in s.labels if lab.provenance.method == "judge"]

@@ -12,6 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.processes import stop
+
 PRMKIT = str(Path(sys.executable).parent / "prmkit")
 
 
@@ -61,9 +63,4 @@ def policy_server(world_traces_file, tmp_path_factory) -> Iterator[str]:
     try:
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
