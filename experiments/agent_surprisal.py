@@ -21,18 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from prmkit.core.model import Trace
+from prmkit.core.stats import auc
 
 READS = ("raw", "excess")
-
-
-def auc(positive: Sequence[float], negative: Sequence[float]) -> float:
-    """P(a positive scores above a negative), ties counted half (the Mann-Whitney AUC)."""
-    import numpy as np
-
-    pos, neg = np.asarray(positive, float), np.sort(np.asarray(negative, float))
-    below = np.searchsorted(neg, pos, "left")
-    ties = np.searchsorted(neg, pos, "right") - below
-    return float((below + 0.5 * ties).sum() / (len(pos) * len(neg)))
 
 
 def step_class(trace: Trace, i: int) -> str:

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from prmkit.core.results import MISSING, Table, estimate_cell, render_marked, runs_cell
 from prmkit.core.stats import nested_bootstrap, ratio_stat
 from prmkit.formats.inputs import read_traces
 
@@ -41,7 +41,6 @@ SOURCES = {
 }
 """Label source -> the stage whose labels file holds it."""
 CLASSES = ("plan", "edit", "overfit", "misconception", "verification", "loophole", "premise", "none")
-BLOCK = re.compile(r"(?s)(<!-- code-world: (?P<file>\S+) part=(?P<part>\w+) -->\n).*?(<!-- /code-world -->)")
 AUDIT = {
     "rewarded_rate": "passed as error-free",
     "preference": "preferred to an honest right trajectory",
@@ -138,9 +137,8 @@ def collect(run: Path) -> dict[str, Any]:
 
 
 def _cell(e: dict[str, Any] | None) -> str:
-    if e is None:
-        return "–"
-    return f"{100 * e['mean']:.1f} [{100 * e['low']:.1f}, {100 * e['high']:.1f}] ({e['trajectories']})"
+    """An estimate in % with the trajectories it rests on."""
+    return MISSING if e is None else f"{estimate_cell(e)} ({e['trajectories']})"
 
 
 def audit_table(result: dict[str, Any], set_name: str, audited: str = "loophole") -> str:
@@ -150,69 +148,46 @@ def audit_table(result: dict[str, Any], set_name: str, audited: str = "loophole"
         for model, r in result["audits"].get(set_name, {}).items()
     }
 
-    def cell(values: list[float] | None) -> str:
-        if not values:
-            return "–"
-        return f"{100 * sum(values) / len(values):.1f} ({100 * min(values):.1f}–{100 * max(values):.1f})"
-
-    lines = [f"| {m} | " + " | ".join(cell(r.get(k)) for k in AUDIT) + " |" for m, r in rows.items()]
-    return _markdown(
-        f"{len(result['seeds'])} seeds; cell: mean (lowest–highest seed), %",
-        ["model", *AUDIT.values()],
-        lines,
-    )
-
-
-def _markdown(caption: str, columns: list[str], rows: list[str]) -> str:
-    """A caption, then a Markdown table of ``columns`` over the rendered ``rows``."""
-    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
-    return f"{caption}\n\n" + head + "\n".join(rows) + "\n"
+    table = [[m, *(runs_cell(r.get(k)) for k in AUDIT)] for m, r in rows.items()]
+    title = f"{len(result['seeds'])} seeds; cell: mean (lowest–highest seed), %"
+    return Table(table, title, ["model", *AUDIT.values()]).markdown() + "\n"
 
 
 def table(result: dict[str, Any]) -> str:
     """Sources as rows, classes of the gold first error as columns."""
-    rows = [
-        f"| {source} | " + " | ".join(_cell(row.get(c)) for c in CLASSES) + " |"
-        for source, row in result["sources"].items()
-    ]
-    return _markdown(
-        f"{len(result['seeds'])} seeds; cell: % [95 % interval] (trajectories)", ["source", *CLASSES], rows
-    )
+    rows = [[source, *(_cell(row.get(c)) for c in CLASSES)] for source, row in result["sources"].items()]
+    title = f"{len(result['seeds'])} seeds; cell: % [95 % interval] (trajectories)"
+    return Table(rows, title, ["source", *CLASSES]).markdown() + "\n"
 
 
 def fewshot_table(result: dict[str, Any]) -> str:
     """The few-shot curve (``prmkit eval fewshot``'s ``fewshot.json``): F1 at the source threshold, AUROC
     and the paired gain in F1 over k = 0, per k."""
 
-    def cell(e: dict[str, Any] | None, sign: str = "") -> str:
-        if not e:
-            return ""
-        if e.get("low") is None or e["low"] == e["high"]:
-            return f"{100 * e['mean']:{sign}.1f}"
-        return f"{100 * e['mean']:{sign}.1f} [{100 * e['low']:{sign}.1f}, {100 * e['high']:{sign}.1f}]"
+    def cell(e: dict[str, Any] | None, signed: bool = False) -> str:
+        return estimate_cell(e, signed=signed, missing="", collapse=True)  # a zero-width interval: its point
 
-    head = "| k labelled held-out trajectories | F1 | AUROC | gain in F1 over k = 0 |\n|---|---|---|---|\n"
+    columns = ["k labelled held-out trajectories", "F1", "AUROC", "gain in F1 over k = 0"]
     rows = [
-        f"| {p['k']} | {cell(p['f1'])} | {cell(p['auroc'])} | {cell(p.get('gain_f1'), '+')} |"
+        [p["k"], cell(p["f1"]), cell(p["auroc"]), cell(p.get("gain_f1"), signed=True)]
         for p in result["points"]
     ]
-    return head + "\n".join(rows) + "\n"
+    return Table(rows, columns=columns).markdown() + "\n"
 
 
 def render(text: str, root: Path) -> str:
     """``text`` with every code-labels block re-rendered from its file."""
 
-    def one(m: re.Match[str]) -> str:
-        result = json.loads((root / m["file"]).read_text(encoding="utf-8"))
-        part = m["part"]
+    def one(result: dict[str, Any], attrs: dict[str, str]) -> str:
+        part = attrs["part"]
         if part == "labels":
-            return m[1] + table(result) + m[4]
+            return table(result)
         if part == "fewshot":
-            return m[1] + fewshot_table(result) + m[4]
+            return fewshot_table(result)
         set_name, _, audited = part.partition("_")
-        return m[1] + audit_table(result, set_name, audited or "loophole") + m[4]
+        return audit_table(result, set_name, audited or "loophole")
 
-    return BLOCK.sub(one, text)
+    return render_marked(text, root, "code-world", one)
 
 
 def main() -> None:

@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from prmkit.core.results import MISSING, Table, estimate_cell, runs_cell
+
 ROOT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"^prm-(?P<source>.+)-(?P<head>likelihood|classifier)-(?P<budget>[0-9.]+)pct$")
 METRICS = ("F1 world-heldout", "AUROC world-heldout", "F1 world-test", "AUROC world-test")
@@ -93,13 +95,6 @@ FLOORS = {"F1": 0.0, "AUROC": 0.5}
 """What a metric's "90 % of full data" is measured above: nothing for F1, chance for AUROC."""
 
 
-def _cell(e: dict[str, Any], signed: bool = False) -> str:
-    sign = "+" if signed else ""
-    return f"{100 * e['mean']:{sign}.1f} [{100 * e['low']:{sign}.1f}, {100 * e['high']:{sign}.1f}]".replace(
-        "-", "−"
-    )
-
-
 def table(result: dict[str, Any], set_name: str) -> str:
     """Held-out first-error F1 and AUROC per source and head at every budget, the zero-shot LM's (no labels)
     beside them, the budget at which each reaches 90 % of its full-data value, and each AUROC's paired
@@ -112,57 +107,37 @@ def table(result: dict[str, Any], set_name: str) -> str:
         points_of = curves(result, set_name, metric)
         budgets = sorted({b for points in points_of.values() for b in points})
         short = metric.split()[0]
-        lines = [
-            "| source | head | "
-            + " | ".join(f"{short} at {b:g} %" for b in budgets)
-            + (" | 90 % of 100 % at |" if short == "F1" else " | 90 % of 100 % above chance at |"),
-            "|---|---|" + "---|" * (len(budgets) + 1),
-        ]
+        columns = ["source", "head", *(f"{short} at {b:g} %" for b in budgets)]
+        columns.append("90 % of 100 % at" if short == "F1" else "90 % of 100 % above chance at")
+        rows = []
         for (source, head), points in points_of.items():
-            cells = [_cell(points[b]) if b in points else "–" for b in budgets]
             intervals += len(points)
             at = reaches(points, floor=FLOORS[short])
-            lines.append(
-                f"| {source} | {head} | "
-                + " | ".join(cells)
-                + " | "
-                + (f"{at:g} %" if at is not None else "–")
-                + " |"
-            )
+            reached = f"{at:g} %" if at is not None else MISSING
+            rows.append([source, head, *(estimate_cell(points.get(b)) for b in budgets), reached])
         reference = s["rows"].get(REFERENCE, {}).get(metric)
         intervals += bool(reference)
-        without = f" (no labels, the zero-shot LM: {_cell(reference)})" if reference else ""
-        parts.append(f"Held-out first-error {short}{without}:\n\n" + "\n".join(lines))
+        without = f" (no labels, the zero-shot LM: {estimate_cell(reference)})" if reference else ""
+        parts.append(Table(rows, f"Held-out first-error {short}{without}:", columns).markdown())
     against = curves(result, set_name, "AUROC world-heldout", paired=True)
     if against:
         every = curves(result, set_name, "AUROC world-heldout")
         budgets = sorted({b for points in every.values() for b in points})
-        lines = [
-            "| source | head | " + " | ".join(f"at {b:g} %" for b in budgets) + " |",
-            "|---|---|" + "---|" * len(budgets),
-        ]
+        rows = []
         for (source, head), points in against.items():
             intervals += len(points)
-            cells = [_cell(points[b], signed=True) if b in points else "–" for b in budgets]
-            lines.append(f"| {source} | {head} | " + " | ".join(cells) + " |")
-        parts.append(
+            rows.append([source, head, *(estimate_cell(points.get(b), signed=True) for b in budgets)])
+        title = (
             "Paired against the zero-shot LM (the same seeds and problems): held-out first-error AUROC "
-            "minus the LM's, points:\n\n" + "\n".join(lines)
+            "minus the LM's, points:"
         )
+        parts.append(Table(rows, title, ["source", "head", *(f"at {b:g} %" for b in budgets)]).markdown())
     draws = (
         f"{len(result['seeds'])} training seeds (each: problems, traces, labels, backbone, every PRM) × "
         f"the evaluation set's problems (evaluate seed {s['evaluate_seed']}), crossed bootstrap; "
         f"{multiplicity(intervals)}"
     )
     return "\n\n".join([draws, *parts]) + "\n"
-
-
-def _spread(values: list[float | None]) -> str:
-    have = [100 * v for v in values if v is not None]
-    if not have:
-        return "–"
-    mean = f"{sum(have) / len(have):.1f}"
-    return mean if len(have) == 1 else f"{mean} ({min(have):.1f}–{max(have):.1f})"
 
 
 def class_table(result: dict[str, Any], split: str = "heldout", error_class: str = "misconception") -> str:
@@ -175,24 +150,18 @@ def class_table(result: dict[str, Any], split: str = "heldout", error_class: str
             source, head, budget = key.split("/")
             points.setdefault((source, head), {})[float(budget)] = classes[error_class]
     budgets = sorted({b for p in points.values() for b in p})
-    lines = [
-        "| source | head | " + " | ".join(f"at {b:g} %" for b in budgets) + " |",
-        "|---|---|" + "---|" * len(budgets),
+    table = [
+        [source, head, *(runs_cell(by_budget.get(b)) for b in budgets)]
+        for (source, head), by_budget in points.items()
     ]
-    for (source, head), by_budget in points.items():
-        lines.append(
-            f"| {source} | {head} | "
-            + " | ".join(_spread(by_budget[b]) if b in by_budget else "–" for b in budgets)
-            + " |"
-        )
     reference = rows.get(REFERENCE, {}).get(error_class)
-    without = f"; no labels (the zero-shot LM): {_spread(reference)}" if reference else ""
+    without = f"; no labels (the zero-shot LM): {runs_cell(reference)}" if reference else ""
     where = {"heldout": "Held-out", "test": "Test"}.get(split, split)
     head_line = (
         f"{where} first-error F1 on the traces whose first error is a {error_class}: mean (range of a "
         f"single seed) over {len(result['seeds'])} seeds, tuning set, no interval over problems{without}"
     )
-    return head_line + "\n\n" + "\n".join(lines) + "\n"
+    return Table(table, head_line, ["source", "head", *(f"at {b:g} %" for b in budgets)]).markdown() + "\n"
 
 
 def plot(result: dict[str, Any], path: Path) -> None:

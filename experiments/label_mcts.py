@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.model import Trace
+from prmkit.core.results import Table, estimate_cell, render_marked
 from prmkit.core.stats import crossed_bootstrap, item_weights, multiplicity, paired, weighted_auroc
 from prmkit.evaluation.processbench import first_error_steps
-from prmkit.evaluation.study import render_marked
 from prmkit.labeling.binary_search import label_binary_search
 from prmkit.labeling.mc import label_mc
 from prmkit.labeling.mcts import Rules, label_mcts
@@ -181,12 +181,6 @@ METHODS = {
 """Each method's name in the tables, what its setting counts, and the run's key for the setting."""
 
 
-def _cell(e: dict[str, float], signed: bool = False) -> str:
-    f = "{:+.1f}" if signed else "{:.1f}"
-    text = f"{f.format(100 * e['mean'])} [{f.format(100 * e['low'])}, {f.format(100 * e['high'])}]"
-    return text.replace("-", "−")
-
-
 def _spend(run: dict[str, Any], method: str) -> tuple[str, str]:
     """A method's row head (name and setting) and its rollouts per problem, with how often it passed the
     budget (Monte Carlo sets the budget)."""
@@ -213,29 +207,26 @@ def block(result: dict[str, Any]) -> str:
         f"interval], a bootstrap over the {first['problems']} problems"
     )
     if len(runs) == 1:
-        lines = [
-            "| method | rollouts / problem | F1 | MCTS − | AUROC | MCTS − |",
-            "|---|---|---|---|---|---|",
-        ]
+        rows = []
         for method, row in first["methods"].items():
             cells = [*_spend(first, method)]
             for kind in ("f1", "auroc"):
-                diff = row.get("mcts - this: " + kind)
-                cells += [_cell(row[kind]), _cell(diff, True) if diff else "–"]
-            lines.append("| " + " | ".join(cells) + " |")
+                diff = row.get("mcts - this: " + kind) or None
+                cells += [estimate_cell(row[kind]), estimate_cell(diff, signed=True)]
+            rows.append(cells)
+        columns = ["method", "rollouts / problem", "F1", "MCTS −", "AUROC", "MCTS −"]
         intervals = 2 * (2 * len(first["methods"]) - 1)
         head += ', "MCTS −" paired on the same resamples. ' + multiplicity(intervals)
     else:
         seen: dict[tuple[str, int], list[str]] = {}
         for run in runs:
             for method, row in run["methods"].items():
-                cells = [*_spend(run, method), _cell(row["f1"]), _cell(row["auroc"])]
+                cells = [*_spend(run, method), estimate_cell(row["f1"]), estimate_cell(row["auroc"])]
                 seen.setdefault((method, run[METHODS[method][2]]), cells)
         order = sorted(seen, key=lambda k: (list(METHODS).index(k[0]), k[1]))
-        lines = ["| method | rollouts / problem | F1 | AUROC |", "|---|---|---|---|"]
-        lines += ["| " + " | ".join(seen[k]) + " |" for k in order]
+        rows, columns = [seen[k] for k in order], ["method", "rollouts / problem", "F1", "AUROC"]
         head += ". " + multiplicity(2 * len(seen))
-    return "\n".join([head, "", *lines]) + "\n"
+    return Table(rows, head, columns).markdown() + "\n"
 
 
 def render(text: str, root: Path) -> str:

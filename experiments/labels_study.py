@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 from pathlib import Path
 from typing import Any
 
-from prmkit.core.stats import single_run_range
+from prmkit.core.results import Table, marker, render_marked, runs_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 LABEL_ACCURACY = "label first-error accuracy (training traces)"
@@ -39,7 +38,8 @@ CLASS_COLUMNS = (
     ("first-error F1 world-heldout misconception", "held-out: misconception"),
 )
 KEPT = (LABEL_ACCURACY, FINAL_STEP, *(metric for metric, _ in CLASS_COLUMNS))
-BLOCK = re.compile(r"(?s)(<!-- labels-study-seeds: (?P<file>\S+) -->\n).*?(<!-- /labels-study-seeds -->)")
+BLOCK = marker("labels-study-seeds")
+"""The docs block this script renders (:func:`render`)."""
 
 
 def compact(sweep: dict[str, Any]) -> dict[str, Any]:
@@ -50,16 +50,6 @@ def compact(sweep: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _cell(values: list[float | None] | None) -> str:
-    """Mean (lowest–highest single seed) in %; a seed without a value (no trace of the class) is left out."""
-    have = [100 * v for v in values or [] if v is not None]
-    if not have:
-        return "–"
-    low, high = single_run_range(have)
-    mean = f"{sum(have) / len(have):.1f}"
-    return mean if len(have) == 1 else f"{mean} ({low:.1f}–{high:.1f})"
-
-
 def table(seeds: dict[str, Any]) -> str:
     """One row per model: its labels' first-error accuracy on the training traces (the labeller named by
     the PRM's source), its first-error F1 by error class, and the final-step share of its best-of-N picks."""
@@ -67,27 +57,24 @@ def table(seeds: dict[str, Any]) -> str:
     models = list(dict.fromkeys(m for metric, _ in CLASS_COLUMNS for m in metrics.get(metric, {})))
     labels = metrics.get(LABEL_ACCURACY, {})
     heads = ["labels: first-error accuracy", *(name for _, name in CLASS_COLUMNS), "final-step minimum"]
-    lines = ["| model | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+    rows = []
     for model in models:
-        cells = [_cell(labels.get(model.removeprefix("prm-")))]
-        cells += [_cell(metrics.get(metric, {}).get(model)) for metric, _ in CLASS_COLUMNS]
-        cells.append(_cell(metrics.get(FINAL_STEP, {}).get(model)))
-        lines.append(f"| {model} | " + " | ".join(cells) + " |")
-    return (
+        cells = [runs_cell(labels.get(model.removeprefix("prm-")))]
+        cells += [runs_cell(metrics.get(metric, {}).get(model)) for metric, _ in CLASS_COLUMNS]
+        rows.append([model, *cells, runs_cell(metrics.get(FINAL_STEP, {}).get(model))])
+    title = (
         f"Mean (range of a single seed) over {len(seeds['seeds'])} seeds, in %, on the tuning set; no "
         "interval over problems. Labels: first-error accuracy of the PRM's label source on its own "
         "training traces. F1 by the class of the gold first error. Final-step minimum: the share of "
-        "best-of-N picks whose lowest step is the last.\n\n" + "\n".join(lines) + "\n"
+        "best-of-N picks whose lowest step is the last."
     )
+    return Table(rows, title, columns=["model", *heads]).markdown() + "\n"
 
 
 def render(text: str, root: Path) -> str:
     """``text`` with every labels-study-seeds block re-rendered from its file."""
 
-    def one(m: re.Match[str]) -> str:
-        return m[1] + table(json.loads((root / m["file"]).read_text(encoding="utf-8"))) + m[3]
-
-    return BLOCK.sub(one, text)
+    return render_marked(text, root, "labels-study-seeds", lambda result, _: table(result))
 
 
 def main() -> None:

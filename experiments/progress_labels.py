@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.model import Trace
+from prmkit.core.results import Table, estimate_cell, render_marked
 from prmkit.core.stats import Estimate, item_weights, multiplicity, nested_bootstrap, weighted_auroc
 from prmkit.evaluation.processbench import first_error_steps
 from prmkit.labeling.judge import label_judge
@@ -136,31 +136,18 @@ SHOWN = {
 }
 
 
-def _cell(e: dict[str, Any], signed: bool = False) -> str:
-    fmt = "{:+.1f}" if signed else "{:.1f}"
-    text = f"{fmt.format(100 * e['mean'])} [{fmt.format(100 * e['low'])}, {fmt.format(100 * e['high'])}]"
-    return text.replace("-", "−")
-
-
 def table(result: dict[str, Any], name: str) -> str:
     """The Markdown table docs/labeling.md shows for one world of a results file."""
-    head = (
-        "| source | first-error accuracy | − MC hard | F1 | AUROC | − MC hard | labelling CPU s |\n"
-        "|---|---|---|---|---|---|---|\n"
-    )
+    columns = ["source", "first-error accuracy", "− MC hard", "F1", "AUROC", "− MC hard", "labelling CPU s"]
     rows = []
     for key, shown in SHOWN.items():
         r = result[name][key]
-        diff = r.get("accuracy - mc_hard")
-        auroc_diff = r.get("auroc - mc_hard")
-        rows.append(
-            f"| {shown} | {_cell(r['accuracy'])} | {_cell(diff, True) if diff else '–'} | {_cell(r['f1'])} | "
-            f"{_cell(r['auroc'])} | {_cell(auroc_diff, True) if auroc_diff else '–'} | {r['cpu_s']:.0f} |"
-        )
-    return head + "\n".join(rows) + "\n"
+        diffs = [estimate_cell(r.get(f"{k} - mc_hard") or None, signed=True) for k in ("accuracy", "auroc")]
+        rows.append([shown, estimate_cell(r["accuracy"]), diffs[0], estimate_cell(r["f1"])])
+        rows[-1] += [estimate_cell(r["auroc"]), diffs[1], f"{r['cpu_s']:.0f}"]
+    return Table(rows, columns=columns).markdown() + "\n"
 
 
-BLOCK = re.compile(r"(?s)(<!-- progress-labels: (?P<file>\S+) -->\n).*?(<!-- /progress-labels -->)")
 """A generated block of docs/labeling.md: the tables of one committed results file."""
 
 
@@ -181,11 +168,7 @@ def block(result: dict[str, Any]) -> str:
 def render(text: str, root: Path) -> str:
     """``text`` with every progress-labels block re-rendered from its file."""
 
-    def one(m: re.Match[str]) -> str:
-        result = json.loads((root / m["file"]).read_text(encoding="utf-8"))
-        return m[1] + block(result) + m[3]
-
-    return BLOCK.sub(one, text)
+    return render_marked(text, root, "progress-labels", lambda result, _: block(result))
 
 
 def main() -> None:

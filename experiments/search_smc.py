@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.model import Trace
+from prmkit.core.results import Table, estimate_cell, render_marked
 from prmkit.core.stats import crossed_bootstrap, mean_stat, multiplicity, paired
-from prmkit.evaluation.study import render_marked
 from prmkit.search import beam_search, best_of_n, smc
 from prmkit.worlds.arithmetic import PolicyConfig, WorldPolicy, generate_problems
 from prmkit.worlds.arithmetic.judge import SimulatedJudge
@@ -121,33 +121,24 @@ def run_set(problem_seed: int, problems: int, seeds: int, sizes: Sequence[int]) 
     return {"problem_seed": problem_seed, "rows": out}
 
 
-def _cell(e: dict[str, float], signed: bool = False) -> str:
-    f = "{:+.1f}" if signed else "{:.1f}"
-    text = f"{f.format(100 * e['mean'])} [{f.format(100 * e['low'])}, {f.format(100 * e['high'])}]"
-    return text.replace("-", "−")
-
-
 def block(result: dict[str, Any], set_name: str) -> str:
     """The Markdown docs/search.md shows for one set of a results file."""
     s = result["sets"][set_name]
-    lines = [
+    title = (
         f"{result['problems']} test problems (problem seed {s['problem_seed']}) × {result['seeds']} search "
         f"seeds; accuracy in %, mean [95 % interval], crossed bootstrap over search seeds × problems; "
-        "SMC − method paired. " + multiplicity(sum(2 * len(rows) - 1 for rows in s["rows"].values())),
-        "",
-        "| scorer | N | method | accuracy | SMC (its_hub) − it | steps generated | steps scored |",
-        "|---|---|---|---|---|---|---|",
-    ]
+        "SMC − method paired. " + multiplicity(sum(2 * len(rows) - 1 for rows in s["rows"].values()))
+    )
+    columns = ["scorer", "N", "method", "accuracy", "SMC (its_hub) − it", "steps generated", "steps scored"]
+    table = []
     for key, rows in s["rows"].items():
         scorer, n = key.split("/")
         for method, r in rows.items():
-            diff = _cell(r["smc_minus"], True) if "smc_minus" in r else "–"
+            diff = estimate_cell(r.get("smc_minus"), signed=True)
             shown = f"{method} (N = {r['n']})" if "n" in r else method
-            lines.append(
-                f"| {scorer} | {n} | {shown} | {_cell(r['accuracy'])} | {diff} | "
-                f"{r['steps_generated']:.1f} | {r['steps_scored']:.1f} |"
-            )
-    return "\n".join(lines) + "\n"
+            table.append([scorer, n, shown, estimate_cell(r["accuracy"]), diff])
+            table[-1] += [f"{r['steps_generated']:.1f}", f"{r['steps_scored']:.1f}"]
+    return Table(table, title, columns).markdown() + "\n"
 
 
 def render(text: str, root: Path) -> str:

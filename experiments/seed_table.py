@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
+
+from prmkit.core.results import estimate_cell as cell
 
 KINDS: dict[str, tuple[str, str, dict[str, str]]] = {
     "monitorability.json": (
@@ -58,16 +59,9 @@ def crossed(folder: Path) -> dict[str, dict[str, dict[str, dict[str, Any] | None
 
 
 def estimate_cell(e: dict[str, Any] | None, signed: bool = False) -> str:
-    """An estimate as ``mean [low, high]`` in %, a point without spread alone (``Estimate.cell``)."""
-    if e is None:
-        return "" if signed else "n/a"
-    fmt = "+.1f" if signed else ".1f"
-    mean, low, high = (e[k] for k in ("mean", "low", "high"))
-    if mean is None or math.isnan(mean):
-        return "n/a"
-    if low == high == mean:
-        return f"{100 * mean:{fmt}}"
-    return f"{100 * mean:{fmt}} [{100 * low:{fmt}}, {100 * high:{fmt}}]"
+    """An estimate as ``mean [low, high]`` in %, a point without spread alone (``Estimate.cell``); a
+    missing gap blank, any other missing number ``n/a``."""
+    return cell(e, signed=signed, missing="" if signed else "n/a", collapse=True)
 
 
 def crossed_table(numbers: dict[str, dict[str, dict[str, dict[str, Any] | None]]]) -> str:

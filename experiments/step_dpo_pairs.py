@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.model import Trace
+from prmkit.core.results import MISSING, Table, estimate_cell, render_marked
 from prmkit.core.stats import crossed_bootstrap, mean_stat, multiplicity, paired, ratio_stat
-from prmkit.evaluation.study import render_marked
 from prmkit.formats.step_dpo import Pair, pair_first_errors
 from prmkit.labeling import consensus_filter, label_binary_search, label_judge, label_mc
 from prmkit.policies.options import JudgeOptions, PolicyOptions
@@ -126,35 +126,31 @@ def run_set(problem_seed: int, problems: int, per_problem: int, rollouts: int) -
     return {"problem_seed": problem_seed, "rows": rows}
 
 
-def _cell(e: dict[str, float], scale: float = 100, signed: bool = False) -> str:
-    f = "{:+.1f}" if signed else ("{:.1f}" if scale == 100 else "{:.2f}")
-    if e["mean"] != e["mean"]:  # nan: no pair to judge
-        return "–"
-    parts = (f.format(scale * e[k]) for k in ("mean", "low", "high"))
-    return "{} [{}, {}]".format(*parts).replace("-", "−")
-
-
 def block(result: dict[str, Any], set_name: str) -> str:
     """The Markdown docs/formats.md shows for one set of a results file."""
     s = result["sets"][set_name]
     shown = sum(1 for r in s["rows"].values() for k in r if k.endswith(f"− {REFERENCE}"))
     shown += len(s["rows"]) * len(METRICS) - len(BY_DEFINITION)
-    lines = [
+    title = (
         f"{result['problems']} training problems (problem seed {s['problem_seed']}) × "
         f"{result['per_problem']} traces, {result['rollouts']} rollouts a prefix; in % (pairs: per "
         f"problem), mean [95 % interval], bootstrap over problems; differences from {REFERENCE} paired; "
-        "gold's own pairs are the reference (100 % by definition). " + multiplicity(shown),
-        "",
-        "| source | pairs / problem | precision | chosen gold-correct | rejected gold-wrong "
-        "| gold pairs found | lost: no shared prefix | precision − mc_hard | found − mc_hard |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+        "gold's own pairs are the reference (100 % by definition). " + multiplicity(shown)
+    )
+    columns = ["source", "pairs / problem", "precision", "chosen gold-correct", "rejected gold-wrong"]
+    columns += ["gold pairs found", "lost: no shared prefix", "precision − mc_hard", "found − mc_hard"]
+    rows = []
     for source, r in s["rows"].items():
-        cells = [_cell(r["pairs per problem"], 1)]
-        cells += ["ref." if source == GOLD and m in BY_DEFINITION else _cell(r[m]) for m in list(METRICS)[1:]]
-        cells += [_cell(r[d], signed=True) if (d := f"{m} − {REFERENCE}") in r else "–" for m in COMPARED]
-        lines.append(f"| {source} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        cells = [estimate_cell(r["pairs per problem"], scale=1, digits=2, undefined=MISSING)]
+        cells += [
+            "ref." if source == GOLD and m in BY_DEFINITION else estimate_cell(r[m], undefined=MISSING)
+            for m in list(METRICS)[1:]
+        ]
+        cells += [
+            estimate_cell(r.get(f"{m} − {REFERENCE}"), signed=True, undefined=MISSING) for m in COMPARED
+        ]
+        rows.append([source, *cells])
+    return Table(rows, title, columns).markdown() + "\n"
 
 
 def render(text: str, root: Path) -> str:

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from prmkit.evaluation.study import RESULTS_BLOCK, render_blocks
+from prmkit.core.results import MARKER
+from tests.experiments import ROOT, load_experiment
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+RENDER = load_experiment("render_results")
 
 
 def test_every_results_block_is_what_its_committed_file_renders() -> None:
     blocks = 0
-    for doc in DOCS:
+    for doc in RENDER.DOCS:
         text = doc.read_text(encoding="utf-8")
-        blocks += len(RESULTS_BLOCK.findall(text))
-        assert render_blocks(text, ROOT) == text, f"{doc.name}: run python experiments/render_results.py"
+        blocks += len(MARKER.findall(text))
+        assert RENDER.render(doc) == text, f"{doc.name}: run python experiments/render_results.py"
     assert blocks >= 2  # README's claims and tuning tables at least
 
 
@@ -26,7 +25,7 @@ inside code: versions and settings are written as code)."""
 
 
 def test_readme_states_no_measured_number_outside_its_results_blocks() -> None:
-    text = RESULTS_BLOCK.sub("", (ROOT / "README.md").read_text(encoding="utf-8"))
+    text = MARKER.sub("", (ROOT / "README.md").read_text(encoding="utf-8"))
     text = re.sub(r"```.*?```", "", text, flags=re.S)  # commands and code, not measurements
     text = re.sub(r"`[^`\n]*`", "", text)  # inline code: versions, commands, settings
     stray = [m.group() for m in MEASURED.finditer(text)]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from prmkit.core.results import render_blocks
 from prmkit.evaluation.processbench import subset_metrics
 from prmkit.evaluation.study import (
     Measured,
     auroc_stat,
     f1_stat,
     markdown,
-    render_blocks,
     summarize,
     widened,
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from prmkit.evaluation.study import render_marked
+from prmkit.core.results import render_marked
 from tests.experiments import ROOT, load_experiment
 
 

@@ -15,6 +15,7 @@
 - ``render.py``    the text a model reads for each step (agent steps with their calls)
 - ``seeds.py``     seeds derived from names, reproducible anywhere
 - ``stats.py``     uncertainty of a study: ``Estimate``, the crossed bootstrap, t-intervals
+- ``results.py``   how measured numbers are shown: ``Table``, the cell format, the ``<!-- results: -->`` views
 - ``ranks.py``     which process of a launch this is (``RANK``, ``WORLD_SIZE``), with no process group
 """
 

@@ -30,21 +30,24 @@ statistics on the same weights (:func:`paired`), so both sides see the same prob
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "Estimate",
     "Stat",
+    "auc",
     "crossed_bootstrap",
     "item_weights",
     "mean_stat",
     "multiplicity",
     "paired",
+    "percentile_band",
     "ratio_stat",
     "single_run_range",
     "t_interval",
@@ -68,9 +71,10 @@ class Estimate:
     draws: dict[str, int]
     method: str
 
-    def cell(self, scale: float = 100, digits: int = 1, signed: bool = False) -> str:
+    def cell(self, scale: float = 100, digits: int = 1, signed: bool = False, collapse: bool = True) -> str:
         """``'74.4 [70.1, 78.0]'`` (signed: ``'+3.1 [-0.4, +6.5]'``), the numbers times ``scale``; a point
-        with no interval (``low == high == mean``) prints alone, and an undefined mean as ``n/a``."""
+        with no interval (``low == high == mean``) prints alone unless ``collapse`` is False (an interval
+        that was computed and has no width: ``'100.0 [100.0, 100.0]'``), and an undefined mean as ``n/a``."""
         if math.isnan(self.mean):
             return "n/a"
         spec = f"{'+' if signed else ''}.{digits}f"
@@ -78,9 +82,19 @@ class Estimate:
         def num(x: float) -> str:
             return "n/a" if math.isnan(x) else format(x * scale, spec)
 
-        if self.low == self.high == self.mean:
+        if collapse and self.low == self.high == self.mean:
             return num(self.mean)
         return f"{num(self.mean)} [{num(self.low)}, {num(self.high)}]"
+
+    @classmethod
+    def of(cls, value: Mapping[str, Any]) -> Estimate:
+        """An estimate from its JSON form in a results file: ``mean`` with ``low`` and ``high`` (both
+        None or absent: a point), ``draws`` and ``method`` when the file kept them."""
+        mean = float(value["mean"])
+        low, high = value.get("low"), value.get("high")
+        if low is None or high is None:
+            low = high = mean
+        return cls(mean, float(low), float(high), dict(value.get("draws") or {}), value.get("method") or "")
 
     def excludes(self, value: float = 0.0) -> bool:
         """Whether the interval lies wholly on one side of ``value`` (e.g. a difference excluding 0)."""
@@ -395,6 +409,25 @@ def weighted_auroc(scores: np.ndarray, positive: np.ndarray, weights: np.ndarray
     pairs = pos.sum(axis=1) * neg.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(pairs > 0, wins / np.where(pairs > 0, pairs, 1), np.nan)
+
+
+def auc(positive: Sequence[float], negative: Sequence[float]) -> float:
+    """P(a score of ``positive`` exceeds one of ``negative``), ties counting half: the two-sample
+    Mann-Whitney AUC, :func:`weighted_auroc` at unit weights (exact: its numerator counts halves). nan when
+    either sample is empty."""
+    pos, neg = np.asarray(positive, dtype=float), np.asarray(negative, dtype=float)
+    if not len(pos) or not len(neg):
+        return math.nan
+    labels = np.r_[np.ones(len(pos), dtype=bool), np.zeros(len(neg), dtype=bool)]
+    return float(weighted_auroc(np.r_[pos, neg], labels, np.ones(len(labels)))[0])
+
+
+def percentile_band(values: Sequence[float] | np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The central ``confidence`` band of bootstrap ``values`` (numpy's linear percentiles): the
+    percentile interval of a resampled statistic."""
+    _check_confidence(confidence)
+    tail = (1 - confidence) / 2 * 100
+    return float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))
 
 
 def weighted_auprc(scores: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> np.ndarray:

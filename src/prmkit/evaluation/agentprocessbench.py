@@ -48,11 +48,13 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from prmkit.core.model import Trace
 from prmkit.core.protocols import Judge, StepScorer
+from prmkit.core.results import percent
 from prmkit.evaluation.config import AgentProcessBenchConfig
 from prmkit.evaluation.gold import has_gold
 from prmkit.evaluation.processbench import (
@@ -409,8 +411,7 @@ def official_predictions(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[di
     return out
 
 
-def _pct(x: float | None) -> str:
-    return "nan" if x is None or math.isnan(x) else f"{100 * x:.2f}"
+_pct = partial(percent, digits=2, missing="nan")
 
 
 def evaluate_pairs(

@@ -27,6 +27,7 @@ import numpy as np
 from prmkit.core.answers import check_answer
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
+from prmkit.core.stats import percentile_band
 from prmkit.evaluation.config import DEFAULT_AGGREGATIONS, EvalBonConfig
 from prmkit.evaluation.gold import check_lengths, group_by_problem, trace_correct
 from prmkit.evaluation.scored import score_with
@@ -135,9 +136,7 @@ def bootstrap_mean(
     values: np.ndarray, resamples: np.ndarray, confidence: float
 ) -> tuple[float, float, float]:
     """Mean and percentile band of per-problem ``values`` over resampled problem indices."""
-    means = values[resamples].mean(axis=1)
-    tail = (1 - confidence) / 2 * 100
-    return float(values.mean()), float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
+    return (float(values.mean()), *percentile_band(values[resamples].mean(axis=1), confidence))
 
 
 @dataclass

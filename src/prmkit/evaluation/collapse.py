@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.model import Trace
+from prmkit.core.stats import auc, percentile_band
 from prmkit.evaluation.gold import check_lengths, has_gold, outcome, trace_correct
 
 GROUPS = (
@@ -39,21 +40,9 @@ GROUPS = (
 
 
 def rank_auc(pos: Sequence[float], neg: Sequence[float]) -> float | None:
-    """P(score of a positive > score of a negative), ties counting half (Mann–Whitney U / n·m)."""
-    if not len(pos) or not len(neg):
-        return None
-    x = np.concatenate([np.asarray(pos, float), np.asarray(neg, float)])
-    order = np.argsort(x, kind="mergesort")
-    xs = x[order]
-    starts = np.r_[True, xs[1:] != xs[:-1]]
-    dense = np.cumsum(starts) - 1
-    bounds = np.r_[np.flatnonzero(starts), len(xs)]
-    avg_rank = 0.5 * (bounds[dense] + bounds[dense + 1] - 1) + 1
-    ranks = np.empty_like(avg_rank)
-    ranks[order] = avg_rank
-    n_pos = len(pos)
-    u = ranks[:n_pos].sum() - n_pos * (n_pos + 1) / 2
-    return float(u / (n_pos * len(neg)))
+    """P(score of a positive > score of a negative), ties counting half (:func:`prmkit.core.stats.auc`);
+    None when a group is empty."""
+    return auc(pos, neg) if len(pos) and len(neg) else None
 
 
 def step_groups(
@@ -82,9 +71,9 @@ def fidelity_band(
         return None
     rng = np.random.default_rng(seed)
     p, n = np.asarray(pos, float), np.asarray(neg, float)
-    aucs = [rank_auc(rng.choice(p, len(p)), rng.choice(n, len(n))) for _ in range(bootstrap)]
-    tail = (1 - confidence) / 2 * 100
-    return float(np.percentile(aucs, tail)), float(np.percentile(aucs, 100 - tail))
+    return percentile_band(
+        [auc(rng.choice(p, len(p)), rng.choice(n, len(n))) for _ in range(bootstrap)], confidence
+    )
 
 
 def process_collapse(

@@ -35,9 +35,9 @@ monitorability``: fresh world traces (or a file of them), the model or judge of 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ import numpy as np
 
 from prmkit.core.files import write_json
 from prmkit.core.model import Trace
+from prmkit.core.results import percent
 from prmkit.core.stats import Estimate, ratio_stat
 from prmkit.evaluation.config import MonitorabilityConfig
 from prmkit.evaluation.processbench import Predictor, load_predictor, predictor_name, resolve_threshold
@@ -219,8 +220,7 @@ class MonitorabilityResult:
         return write_json(Path(out) / RESULT_FILE, self.to_dict())
 
 
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+_pct = partial(percent, missing="n/a")
 
 
 def gold_checks(traces: Sequence[Trace]) -> list[tuple[World, GoldCheck]]:

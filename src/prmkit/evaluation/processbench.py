@@ -61,6 +61,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,7 @@ import numpy as np
 
 from prmkit.core.model import Trace
 from prmkit.core.protocols import Judge, JudgeVerdict, StepScorer
+from prmkit.core.results import percent
 from prmkit.core.stats import weighted_auprc, weighted_auroc
 from prmkit.evaluation.config import ProcessBenchConfig
 from prmkit.evaluation.gold import has_gold
@@ -253,8 +255,7 @@ class FirstErrorResult:
         return out / "processbench.json"
 
 
-def _pct(x: float | None) -> str:
-    return "nan" if x is None or math.isnan(x) else f"{100 * x:.1f}"
+_pct = partial(percent, missing="nan")
 
 
 def _own_best_cell(s: SubsetResult) -> str:

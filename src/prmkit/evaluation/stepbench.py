@@ -20,6 +20,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import numpy as np
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.core.protocols import Judge, StepScorer
+from prmkit.core.results import percent
 from prmkit.core.stats import Estimate, crossed_bootstrap, item_weights, paired, weighted_auroc
 from prmkit.evaluation.processbench import (
     Predictor,
@@ -250,9 +252,8 @@ def compare(
     return crossed_bootstrap(paired(side(a), side(b)), 1, len(problems), resamples=resamples, rng=seed)
 
 
-def pct(x: float | None) -> str:
-    """A fraction as a percentage with two decimals; ``nan`` for None or nan."""
-    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.2f}"
+pct = partial(percent, digits=2, missing="nan")
+"""A fraction as a percentage with two decimals; ``nan`` for None or nan."""
 
 
 def gold_rows(sets: Mapping[str, Sequence[Trace]], gold_source: str) -> list[Row]:

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import copy
 import json
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from prmkit.core.results import MISSING, VIEWS, Block, Table, spread
 from prmkit.core.stats import (
     Estimate,
     Stat,
@@ -242,9 +242,8 @@ def _bon(
 def with_range(estimate: Mapping[str, Any] | None) -> str:
     """A table cell: ``mean [interval] (lowest–highest single run)`` in %, "–" for no estimate."""
     if estimate is None:
-        return "–"
-    low, high = estimate["single_run"]
-    return f"{estimate['cell']} ({100 * low:.1f}–{100 * high:.1f})"
+        return MISSING
+    return f"{estimate['cell']} {spread(*estimate['single_run'])}"
 
 
 def widened(numbers: Mapping[str, Any], others: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -298,6 +297,36 @@ TABLES = ("first_error", "bon", "paired", "compare")
 alone, one row per pair; they are also among ``paired``)."""
 
 
+def _tables(s: Mapping[str, Any], tables: Sequence[str]) -> list[Table]:
+    """The ``tables`` of one evaluation set ``s`` of a study file, in :data:`TABLES`' order."""
+    models = list(s["first_error"])
+    subsets = list(dict.fromkeys(k.split(" ", 1)[1] for m in models for k in s["first_error"][m]))
+    cols = [f"{metric} {sub}" for sub in subsets for metric in ("F1", "AUROC")]
+    ns = list(next(iter(s["bon"].values()))) if s["bon"] else []
+    shown: list[Table] = []
+    if "first_error" in tables:
+        rows = [[m, *_cells(s["first_error"][m], cols)] for m in models]
+        shown.append(Table(rows, columns=["model", *(c.replace("world-", "") for c in cols)]))
+    if s["bon"] and "bon" in tables:
+        rows = [[name, *_cells(by_n, ns)] for name, by_n in s["bon"].items()]
+        shown.append(Table(rows, columns=["best-of-N accuracy", *(n.replace("N=", "N = ") for n in ns)]))
+    if s["paired"] and "paired" in tables:
+        rows = [[k.replace("world-", ""), e["cell"]] for k, e in s["paired"].items()]
+        head = "paired difference (same seeds, same problems), points"
+        shown.append(Table(rows, columns=[head, "mean [95 % interval]"]))
+    if s.get("compare") and "compare" in tables:
+        heads = [c.replace("world-", "") for c in cols] + [n.replace("N=", "best-of-") for n in ns]
+        rows = []
+        for a, b in s["compare"]:
+            keys = [f"{a} − {b}: {c}" for c in cols]
+            keys += [f"{a} best-of-N (min) − {b} best-of-N (min): {n}" for n in ns]
+            rows.append(
+                [f"{a} − {b}", *(s["paired"][k]["cell"] if k in s["paired"] else MISSING for k in keys)]
+            )
+        shown.append(Table(rows, columns=["A − B (paired: same seeds, same problems), points", *heads]))
+    return shown
+
+
 def markdown(
     numbers: Mapping[str, Any],
     set_name: str,
@@ -314,36 +343,10 @@ def markdown(
     if unknown:
         raise ValueError(f"results block: unknown tables {unknown}; expected some of {', '.join(TABLES)}")
     s = widened(numbers, also)[set_name]
-    models = list(s["first_error"])
-    subsets = list(dict.fromkeys(k.split(" ", 1)[1] for m in models for k in s["first_error"][m]))
-    cols = [f"{metric} {sub}" for sub in subsets for metric in ("F1", "AUROC")]
     lines: list[str] = []
-    if "first_error" in tables:
-        lines += ["| model | " + " | ".join(c.replace("world-", "") for c in cols) + " |"]
-        lines += ["|---|" + "---|" * len(cols)]
-        lines += [f"| {m} | " + " | ".join(_cells(s["first_error"][m], cols)) + " |" for m in models]
-    if s["bon"] and "bon" in tables:
-        ns = list(next(iter(s["bon"].values())))
-        lines += ["", "| best-of-N accuracy | " + " | ".join(n.replace("N=", "N = ") for n in ns) + " |"]
-        lines.append("|---|" + "---|" * len(ns))
-        lines += [f"| {name} | " + " | ".join(_cells(by_n, ns)) + " |" for name, by_n in s["bon"].items()]
-    if s["paired"] and "paired" in tables:
-        lines += [
-            "",
-            "| paired difference (same seeds, same problems), points | mean [95 % interval] |",
-            "|---|---|",
-        ]
-        lines += [f"| {k.replace('world-', '')} | {e['cell']} |" for k, e in s["paired"].items()]
-    if s.get("compare") and "compare" in tables:
-        ns = list(next(iter(s["bon"].values()))) if s["bon"] else []
-        heads = [c.replace("world-", "") for c in cols] + [n.replace("N=", "best-of-") for n in ns]
-        lines += ["", "| A − B (paired: same seeds, same problems), points | " + " | ".join(heads) + " |"]
-        lines.append("|---|" + "---|" * len(heads))
-        for a, b in s["compare"]:
-            keys = [f"{a} − {b}: {c}" for c in cols]
-            keys += [f"{a} best-of-N (min) − {b} best-of-N (min): {n}" for n in ns]
-            cells = [s["paired"][k]["cell"] if k in s["paired"] else "–" for k in keys]
-            lines.append(f"| {a} − {b} | " + " | ".join(cells) + " |")
+    for table in _tables(s, tables):  # a blank line before every table but the first-error one
+        lines += ([] if table.columns[0] == "model" else [""]) + table.grid()
+    models = list(s["first_error"])
     draws = next(iter(s["first_error"][models[0]].values()))["draws"]
     lines += [
         "",
@@ -355,47 +358,15 @@ def markdown(
     return "\n".join(lines)
 
 
-RESULTS_BLOCK = re.compile(
-    r"(?P<head><!-- results: (?P<file>\S+) set=(?P<set>\w+)(?: tables=(?P<tables>[\w,]+))?"
-    r"(?: also=(?P<also>\S+))? -->\n)"
-    r"(?P<body>.*?)(?P<tail><!-- /results -->)",
-    re.S,
-)
-"""A generated block in README or docs: the tables :func:`markdown` renders from a committed results file
-(``tables=first_error,paired``: only those; ``also=A.json,B.json``: other machines' runs of the same
-recipe, which the single-run ranges hold too)."""
+def study_view(block: Block) -> str:
+    """The ``study`` results view (the default): :func:`markdown` of the block's ``set``, its ``tables``
+    (comma-separated, all of :data:`TABLES` if absent) and the ``also`` files (comma-separated)."""
+    unknown = sorted(set(block.attrs) - {"view", "set", "tables", "also"})
+    if unknown:
+        raise ValueError(f"unknown attributes {unknown} of a study block; expected set, tables, also")
+    tables = block.attrs["tables"].split(",") if "tables" in block.attrs else TABLES
+    also = [block.read(f) for f in block.attrs["also"].split(",")] if "also" in block.attrs else []
+    return markdown(block.result, block.attrs["set"], tables, also)
 
 
-def render_blocks(text: str, root: str | Path) -> str:
-    """``text`` with every results block re-rendered from its file (paths relative to ``root``)."""
-
-    def render(m: re.Match[str]) -> str:
-        def read(file: str) -> dict[str, Any]:
-            return json.loads((Path(root) / file).read_text(encoding="utf-8"))
-
-        tables = m["tables"].split(",") if m["tables"] else TABLES
-        also = [read(f) for f in m["also"].split(",")] if m["also"] else []
-        body = markdown(read(m["file"]), m["set"], tables, also)
-        return m["head"] + body.lstrip("\n") + "\n" + m["tail"]
-
-    return RESULTS_BLOCK.sub(render, text)
-
-
-def render_marked(
-    text: str, root: str | Path, name: str, render: Callable[[dict[str, Any], dict[str, str]], str]
-) -> str:
-    """``text`` with every ``<!-- NAME: FILE [key=value ...] -->`` ... ``<!-- /NAME -->`` block re-rendered:
-    ``render(result, attributes)`` from the committed results FILE (relative to ``root``) and the block's
-    attributes. The one reader of a study script's own docs blocks (``--render``), so each script writes
-    only how its tables look; :data:`RESULTS_BLOCK` is the world study's."""
-    marked = re.compile(
-        rf"(?s)(?P<head><!-- {re.escape(name)}: (?P<file>\S+)(?P<attrs>(?: \w+=\S+)*) -->\n)"
-        rf".*?(?P<tail><!-- /{re.escape(name)} -->)"
-    )
-
-    def one(m: re.Match[str]) -> str:
-        result = json.loads((Path(root) / m["file"]).read_text(encoding="utf-8"))
-        attrs = dict(a.split("=", 1) for a in m["attrs"].split())
-        return m["head"] + render(result, attrs) + m["tail"]
-
-    return marked.sub(one, text)
+VIEWS.register("study", study_view)

@@ -1,7 +1,8 @@
 """The run report: one document, in Markdown and HTML, that a person reads top to bottom.
 
-Sections hold prose, tables (rows of dicts) and images (PNG paths relative to the report); the same
-content renders to both formats, so they never disagree.
+Sections hold prose, tables (:class:`prmkit.core.results.Table`, the one table of measured numbers, its
+rows dicts here) and images (PNG paths relative to the report); the same content renders to both formats,
+so they never disagree.
 """
 
 from __future__ import annotations
@@ -11,15 +12,11 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from prmkit.core.files import atomic_write
+from prmkit.core.results import Table
 
-
-@dataclass
-class Table:
-    rows: list[dict[str, Any]]
-    caption: str = ""
+__all__ = ["Report", "Section", "Table", "relpath", "to_html", "to_markdown", "write_report"]
 
 
 @dataclass
@@ -43,19 +40,6 @@ class Report:
         return sec
 
 
-def fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return "" if value is None else str(value)
-
-
-def _columns(rows: list[dict[str, Any]]) -> list[str]:
-    cols: dict[str, None] = {}
-    for row in rows:
-        cols.update(dict.fromkeys(row))
-    return list(cols)
-
-
 def to_markdown(report: Report) -> str:
     out = [f"# {report.title}", ""]
     for sec in report.sections:
@@ -63,13 +47,9 @@ def to_markdown(report: Report) -> str:
         for para in sec.text:
             out += [para, ""]
         for table in sec.tables:
-            cols = _columns(table.rows)
-            if table.caption:
-                out += [f"*{table.caption}*", ""]
-            out.append("| " + " | ".join(cols) + " |")
-            out.append("|" + "---|" * len(cols))
-            out += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in table.rows]
-            out.append("")
+            if table.title:
+                out += [f"*{table.title}*", ""]
+            out += [*table.grid(), ""]
         for path, caption in sec.images:
             out += [f"![{caption}]({path})", ""]
         if sec.commands:
@@ -100,17 +80,9 @@ def to_html(report: Report) -> str:
     for sec in report.sections:
         out.append(f"<h2>{e(sec.title)}</h2>")
         out += [f"<p>{_inline(p)}</p>" for p in sec.text]
-        for table in sec.tables:
-            cols = _columns(table.rows)
-            out.append(
-                "<div class='table'><table>"
-                + (f"<caption>{e(table.caption)}</caption>" if table.caption else "")
-            )
-            out.append("<tr>" + "".join(f"<th>{e(c)}</th>" for c in cols) + "</tr>")
-            out += [
-                "<tr>" + "".join(f"<td>{e(fmt(r.get(c)))}</td>" for c in cols) + "</tr>" for r in table.rows
-            ]
-            out.append("</table></div>")
+        for table in sec.tables:  # in a scrolling div, so a wide table does not overflow the page
+            first, *rest, last = table.html()
+            out += [f"<div class='table'>{first}", *rest, f"{last}</div>"]
         for path, caption in sec.images:
             out.append(
                 f"<figure><img src='{e(path)}' alt='{e(caption)}'><figcaption>{e(caption)}</figcaption></figure>"
