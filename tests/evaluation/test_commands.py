@@ -17,12 +17,22 @@ from prmkit.evaluation.commands import EVAL_COMMANDS
 def test_each_entry_runs_the_function_beside_its_core(name: str) -> None:
     command = EVAL_COMMANDS.get(name)
     module, _, function = command.target.partition(":")
-    # a command that trains (fewshot) runs from the training layer, above the evaluation core it feeds
-    assert module.startswith(("prmkit.evaluation.", "prmkit.training.fewshot")) and function.startswith(
-        "run_"
-    )
+    # only evaluation's own modules: a lower layer never names an upper one's (fewshot, which trains, is
+    # registered from the CLI: prmkit.cli.evaluate.FEWSHOT)
+    assert module.startswith("prmkit.evaluation.") and function.startswith("run_")
     run = resolve(command.target)
     assert typing.get_type_hints(run)["config"] is command.config
+
+
+def test_fewshot_is_a_command_of_the_layer_above_training() -> None:
+    from prmkit.cli.evaluate import FEWSHOT, records
+
+    assert "fewshot" not in EVAL_COMMANDS
+    assert FEWSHOT.target == "prmkit.training.fewshot:run_fewshot"
+    assert typing.get_type_hints(resolve(FEWSHOT.target))["config"] is FEWSHOT.config
+    assert [r.name for r in records()][:7] == [
+        "processbench", "agentprocessbench", "bon", "audit", "monitorability", "transfer", "fewshot",
+    ]  # fmt: skip
 
 
 def test_an_unknown_command_suggests_the_closest() -> None:

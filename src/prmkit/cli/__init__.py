@@ -16,8 +16,11 @@ so ``prmkit --help`` stays fast.
     run.py       run RECIPE.yaml                               -> prmkit.pipeline
     __main__.py  ``python -m prmkit.cli``: the same app as the ``prmkit`` script
 
-Every command with a typed config is built by ``config.py`` (flags from the config's fields, ``--config
-FILE`` with file:line errors, flags overriding it); ``common.py`` holds error display and progress.
+Every command is made from its command record (:class:`prmkit.core.commands.Command`: name, typed config,
+``run(config)``, how its result prints) by ``config.py`` (flags from the config's fields, ``--config FILE``
+with file:line errors, flags overriding it); the areas' registries hold their records (labellers,
+searches, evaluations), the other records are made in these modules. ``common.py`` holds error display
+and progress.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""CLI commands of the annotate area (see prmkit.cli for the map): each calls the same-named function of
-:mod:`prmkit.annotate`, imported inside the command so ``prmkit --help`` stays fast.
+"""CLI commands of the annotate area (see prmkit.cli for the map): each is generated from its command
+record (:data:`RECORDS`: a config here, a run function calling the same-named function of
+:mod:`prmkit.annotate`, imported when it runs so ``prmkit --help`` stays fast).
 
 A bad ``--db``, a bad input file or an output path that cannot be written is one message and exit code 2
 (1 for an output that failed while writing), never a traceback. Passwords never go on the command line,
@@ -10,26 +11,24 @@ where ``ps`` shows them to every user of the machine: ``add-user --password`` re
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import Field
 
 from prmkit.annotate.limits import Limits
 from prmkit.cli.common import console
+from prmkit.cli.config import add_command
+from prmkit.core.commands import Command, Layout
+from prmkit.core.config import Config
 
 PASSWORD_ENV = "PRMKIT_ANNOTATE_PASSWORD"
 
 annotate_app = typer.Typer(
     help="Human step annotation: a PRM800K-style web app with quality control.", no_args_is_help=True
-)
-
-DB = typer.Option(
-    "sqlite:///labels.db",
-    "--db",
-    help="SQLAlchemy URL (sqlite:///labels.db, postgresql+psycopg://...) or a path.",
 )
 
 
@@ -52,173 +51,162 @@ def _user_errors() -> Iterator[None]:
         _fail(f"{where}{(err.strerror or str(err)).lower()}; pick another path", 1)
 
 
-def _limit(name: str) -> Any:
-    """A ``serve`` option whose default and help come from :class:`Limits` (documented once, there)."""
-    field = Limits.model_fields[name]
-    return typer.Option(field.default, help=field.description)
+class Store(Config):
+    """The annotation store every ``prmkit annotate`` command works on."""
+
+    db: str = "sqlite:///labels.db"
+    """SQLAlchemy URL (sqlite:///labels.db, postgresql+psycopg://...) or a path."""
 
 
-@annotate_app.command("serve")
-def serve_cmd(
-    data: Path | None = typer.Argument(
-        None, help="Traces to add as items before serving (prmkit or any format `prmkit convert` detects)."
-    ),
-    db: str = DB,
-    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
-    port: int = typer.Option(8100, help="Port to listen on."),
-    session_hours: float = typer.Option(12.0, help="Browser sessions expire after this many hours."),
-    secure_cookies: bool = typer.Option(False, help="Mark cookies Secure (when served behind HTTPS)."),
-    max_body_bytes: int = _limit("max_body_bytes"),
-    login_failures: int = _limit("login_failures"),
-    lockout_s: float = _limit("lockout_s"),
-    max_lockout_s: float = _limit("max_lockout_s"),
-    client_logins: int = _limit("client_logins"),
-    client_window_s: float = _limit("client_window_s"),
-    keep_alive_s: float = _limit("keep_alive_s"),
-    header_timeout_s: float = _limit("header_timeout_s"),
-    body_timeout_s: float = _limit("body_timeout_s"),
-    min_body_rate: int = _limit("min_body_rate"),
-    connections_per_client: int = _limit("connections_per_client"),
-    trusted_proxies: list[str] = typer.Option(
-        [], help=Limits.model_fields["trusted_proxies"].description + " Repeat the flag for each."
-    ),
-) -> None:
+class ServeCommand(Store):
     """Run the annotation web app."""
+
+    data: Path | None = None
+    """Traces to add as items before serving (prmkit or any format `prmkit convert` detects)."""
+    host: str = "127.0.0.1"
+    """Interface to listen on."""
+    port: int = 8100
+    """Port to listen on."""
+    session_hours: float = 12.0
+    """Browser sessions expire after this many hours."""
+    secure_cookies: bool = False
+    """Mark cookies Secure (when served behind HTTPS)."""
+    limits: Limits = Field(default_factory=Limits)
+    """What one client may cost the server (each flag documented on :class:`Limits`)."""
+
+
+class AddUserCommand(Store):
+    """Create or reset an account and print its login token (shown once)."""
+
+    user: str
+    """Account name (no spaces)."""
+    role: str = "annotator"
+    """lead or annotator."""
+    password: bool = False
+    """Also set a password for the login form: from $PRMKIT_ANNOTATE_PASSWORD when set, else asked for
+    (hidden, twice). Without it the account logs in with the printed token."""
+
+
+class AssignCommand(Store):
+    """Load items and build annotators' queues (data, double-labelled share, gold, screening)."""
+
+    annotators: str
+    """Comma-separated annotator ids."""
+    data: Path | None = None
+    """Traces to add as items before assigning (prmkit or any format `prmkit convert` detects)."""
+    gold: Path | None = None
+    """Traces with gold labels to use as quality-control items."""
+    gold_world: int = 0
+    """Generate this many embedded-world gold items."""
+    screening: int = 0
+    """How many gold items every annotator gets first, as screening."""
+    gold_rate: float = 0.0
+    """Share of each new queue segment that is gold items."""
+    overlap: float = 0.0
+    """Share of the new data items labelled by --per-item annotators: exactly round(share x items), which
+    items picked at random with --seed (0.2 of 10 items: 2)."""
+    per_item: int = 2
+    """Annotators per double-labelled item."""
+    seed: int = 0
+    """Seed for shuffling and placing gold items."""
+    stop_at_first_error: bool = True
+    """Default of the page's 'stop at the first bad step'."""
+    create_users: bool = False
+    """Create missing annotator accounts and print their tokens."""
+
+
+class ExportCommand(Store):
+    """Export the labels: core traces with provenance 'human', or PRM800K label lines."""
+
+    out: Path
+    """Output file (.jsonl / .parquet for prmkit, .jsonl for prm800k)."""
+    format: str = "prmkit"
+    """prmkit (core traces, human Labels) or prm800k."""
+    done_only: bool = False
+    """Only finished assignments (prm800k always)."""
+    include_gold: bool = True
+    """Include gold / screening items."""
+
+
+class AgreementCommand(Store):
+    """Print inter-annotator agreement (Cohen, Fleiss, first error) and per-annotator gold accuracy."""
+
+    out: Path | None = None
+    """Also write the report as JSON here."""
+
+
+class ExportLabelStudioCommand(Store):
+    """Export items as Label Studio tasks, with model scores as predictions."""
+
+    out: Path
+    """Label Studio tasks JSON (the labelling config is written beside it)."""
+
+
+class ImportLabelStudioCommand(Store):
+    """Import per-step ratings from a Label Studio export into the store."""
+
+    path: Path
+    """A Label Studio JSON export."""
+
+
+def run_serve(c: ServeCommand) -> None:
     from prmkit.annotate import serve
 
-    limits = Limits(  # a refused value is one line naming its flag (the root command's handler)
-        max_body_bytes=max_body_bytes,
-        login_failures=login_failures,
-        lockout_s=lockout_s,
-        max_lockout_s=max_lockout_s,
-        client_logins=client_logins,
-        client_window_s=client_window_s,
-        keep_alive_s=keep_alive_s,
-        header_timeout_s=header_timeout_s,
-        body_timeout_s=body_timeout_s,
-        min_body_rate=min_body_rate,
-        connections_per_client=connections_per_client,
-        trusted_proxies=tuple(trusted_proxies),
-    )
-    with _user_errors():
-        serve(
-            data,
-            db=db,
-            host=host,
-            port=port,
-            session_hours=session_hours,
-            secure_cookies=secure_cookies,
-            limits=limits,
-        )
+    serve(c.data, db=c.db, host=c.host, port=c.port, session_hours=c.session_hours,
+          secure_cookies=c.secure_cookies, limits=c.limits)  # fmt: skip
 
 
-@annotate_app.command("add-user")
-def add_user_cmd(
-    user: str = typer.Argument(..., help="Account name (no spaces)."),
-    db: str = DB,
-    role: str = typer.Option("annotator", help="lead or annotator."),
-    password: bool = typer.Option(
-        False,
-        "--password",
-        help=f"Also set a password for the login form: from ${PASSWORD_ENV} when set, else asked for "
-        "(hidden, twice). Without it the account logs in with the printed token.",
-    ),
-) -> None:
-    """Create or reset an account and print its login token (shown once)."""
+def run_add_user(c: AddUserCommand) -> str:
+    """The account's login token; a password from the environment or asked for, never a flag's value
+    (``ps`` would show it to every user of the machine)."""
     from prmkit.annotate import add_user
 
     secret = None
-    if password:
+    if c.password:
         secret = os.environ.get(PASSWORD_ENV) or typer.prompt(
-            f"Password for {user}", hide_input=True, confirmation_prompt=True, err=True
+            f"Password for {c.user}", hide_input=True, confirmation_prompt=True, err=True
         )
         if not secret:
             _fail(f"--password: expected a password (in ${PASSWORD_ENV} or typed), found an empty one")
-    with _user_errors():
-        token = add_user(db, user, role, secret)
-    typer.echo(token)
+    return add_user(c.db, c.user, c.role, secret)
 
 
-@annotate_app.command("assign")
-def assign_cmd(
-    annotators: str = typer.Option(..., help="Comma-separated annotator ids."),
-    data: Path | None = typer.Argument(
-        None, help="Traces to add as items before assigning (prmkit or any format `prmkit convert` detects)."
-    ),
-    db: str = DB,
-    gold: Path | None = typer.Option(None, help="Traces with gold labels to use as quality-control items."),
-    gold_world: int = typer.Option(0, help="Generate this many embedded-world gold items."),
-    screening: int = typer.Option(0, help="How many gold items every annotator gets first, as screening."),
-    gold_rate: float = typer.Option(0.0, help="Share of each new queue segment that is gold items."),
-    overlap: float = typer.Option(
-        0.0,
-        help="Share of the new data items labelled by --per-item annotators: exactly round(share x items), "
-        "which items picked at random with --seed (0.2 of 10 items: 2).",
-    ),
-    per_item: int = typer.Option(2, help="Annotators per double-labelled item."),
-    seed: int = typer.Option(0, help="Seed for shuffling and placing gold items."),
-    stop_at_first_error: bool = typer.Option(
-        True, help="Default of the page's 'stop at the first bad step'."
-    ),
-    create_users: bool = typer.Option(
-        False, help="Create missing annotator accounts and print their tokens."
-    ),
-) -> None:
-    """Load items and build annotators' queues (data, double-labelled share, gold, screening)."""
+def run_assign(c: AssignCommand) -> Any:
     from prmkit.annotate import assign
 
-    names = [a.strip() for a in annotators.split(",") if a.strip()]
-    with _user_errors():
-        report = assign(
-            db,
-            names,
-            data=data,
-            gold=gold,
-            gold_world=gold_world,
-            screening=screening,
-            gold_rate=gold_rate,
-            overlap=overlap,
-            per_item=per_item,
-            seed=seed,
-            stop_at_first_error=stop_at_first_error,
-            create_users=create_users,
-        )
-    for name in names:
+    names = [a.strip() for a in c.annotators.split(",") if a.strip()]
+    return assign(c.db, names, data=c.data, gold=c.gold, gold_world=c.gold_world, screening=c.screening,
+                  gold_rate=c.gold_rate, overlap=c.overlap, per_item=c.per_item, seed=c.seed,
+                  stop_at_first_error=c.stop_at_first_error, create_users=c.create_users)  # fmt: skip
+
+
+def show_assign(report: Any, c: AssignCommand) -> str:
+    """Each annotator's queue, the double-labelled count (stderr), then new accounts' tokens (stdout, to
+    hand out)."""
+    for name in [a.strip() for a in c.annotators.split(",") if a.strip()]:
         console.print(
             f"{name}: {report.data.get(name, 0)} data, {report.gold.get(name, 0)} gold, "
             f"{report.screening.get(name, 0)} screening"
         )
     console.print(f"{report.double_labelled} item(s) double-labelled")
-    for name, token in report.tokens.items():
-        typer.echo(f"{name}\t{token}")
+    return "\n".join(f"{name}\t{token}" for name, token in report.tokens.items()) or None
 
 
-@annotate_app.command("export")
-def export_cmd(
-    out: Path = typer.Argument(..., help="Output file (.jsonl / .parquet for prmkit, .jsonl for prm800k)."),
-    db: str = DB,
-    format: str = typer.Option("prmkit", "--format", help="prmkit (core traces, human Labels) or prm800k."),
-    done_only: bool = typer.Option(False, help="Only finished assignments (prm800k always)."),
-    include_gold: bool = typer.Option(True, help="Include gold / screening items."),
-) -> None:
-    """Export the labels: core traces with provenance 'human', or PRM800K label lines."""
+def run_export(c: ExportCommand) -> int:
     from prmkit.annotate import export
 
-    with _user_errors():
-        n = export(db, out, format=format, done_only=done_only, include_gold=include_gold)
-    console.print(f"wrote {n} record(s) to {out}")
+    return export(c.db, c.out, format=c.format, done_only=c.done_only, include_gold=c.include_gold)
 
 
-@annotate_app.command("agreement")
-def agreement_cmd(
-    db: str = DB,
-    out: Path | None = typer.Option(None, help="Also write the report as JSON here."),
-) -> None:
-    """Print inter-annotator agreement (Cohen, Fleiss, first error) and per-annotator gold accuracy."""
+def run_agreement(c: AgreementCommand) -> dict[str, Any]:
     from prmkit.annotate import agreement_report
 
-    with _user_errors():
-        report = agreement_report(db, out)
+    return agreement_report(c.db, c.out)
+
+
+def show_agreement(report: dict[str, Any], c: AgreementCommand) -> None:
+    """Agreement over double-labelled items, Cohen's kappa per pair, each annotator's gold accuracy (on
+    stderr, as the other annotate reports)."""
     ag = report["agreement"]
 
     def f(x: float | None) -> str:
@@ -238,34 +226,58 @@ def agreement_cmd(
         )
 
 
-@annotate_app.command("export-labelstudio")
-def export_labelstudio_cmd(
-    out: Path = typer.Argument(
-        ..., help="Label Studio tasks JSON (the labelling config is written beside it)."
-    ),
-    db: str = DB,
-) -> None:
-    """Export items as Label Studio tasks, with model scores as predictions."""
+def run_export_labelstudio(c: ExportLabelStudioCommand) -> int:
     from prmkit.annotate import export_labelstudio
 
-    with _user_errors():
-        n = export_labelstudio(db, out)
-    console.print(f"wrote {n} task(s) to {out} and its config to {out.with_suffix('.label_config.xml')}")
+    return export_labelstudio(c.db, c.out)
 
 
-@annotate_app.command("import-labelstudio")
-def import_labelstudio_cmd(
-    path: Path = typer.Argument(..., help="A Label Studio JSON export."),
-    db: str = DB,
-) -> None:
-    """Import per-step ratings from a Label Studio export into the store."""
+def run_import_labelstudio(c: ImportLabelStudioCommand) -> int:
     from prmkit.annotate import import_labelstudio
 
-    with _user_errors():
-        n = import_labelstudio(db, path)
-    console.print(f"imported {n} annotation(s) from {path}")
+    return import_labelstudio(c.db, c.path)
+
+
+def show_export(n: int, c: ExportCommand) -> None:
+    console.print(f"wrote {n} record(s) to {c.out}")
+
+
+def show_export_labelstudio(n: int, c: ExportLabelStudioCommand) -> None:
+    console.print(f"wrote {n} task(s) to {c.out} and its config to {c.out.with_suffix('.label_config.xml')}")
+
+
+def show_import_labelstudio(n: int, c: ImportLabelStudioCommand) -> None:
+    console.print(f"imported {n} annotation(s) from {c.path}")
+
+
+def _guarded(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``run`` with a user's mistakes as one message (:func:`_user_errors`)."""
+
+    def guarded(c: Any) -> Any:
+        with _user_errors():
+            return run(c)
+
+    return guarded
+
+
+DB = {"db": "--db"}
+RECORDS = (
+    Command("serve", ServeCommand, run_serve, Layout(("data",), DB, flat=("limits",))),
+    Command("add-user", AddUserCommand, run_add_user, Layout(("user",), DB), show=lambda token, c: token),
+    Command("assign", AssignCommand, run_assign, Layout(("data",), DB), show=show_assign),
+    Command("export", ExportCommand, run_export, Layout(("out",), DB | {"format": "--format"}),
+            show=show_export),
+    Command("agreement", AgreementCommand, run_agreement, Layout(flags=DB), show=show_agreement),
+    Command("export-labelstudio", ExportLabelStudioCommand, run_export_labelstudio, Layout(("out",), DB),
+            show=show_export_labelstudio),
+    Command("import-labelstudio", ImportLabelStudioCommand, run_import_labelstudio, Layout(("path",), DB),
+            show=show_import_labelstudio),
+)  # fmt: skip
+"""The annotate commands' records: the stores' functions of :mod:`prmkit.annotate`, called from a config."""
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the root app."""
+    for record in RECORDS:
+        add_command(annotate_app, record, run=_guarded(record.run))
     app.add_typer(annotate_app, name="annotate")

@@ -1,7 +1,9 @@
-"""The one config-to-command builder: a typer command whose flags are a pydantic config's fields.
+"""The one record-to-command builder: a typer command made from a command record
+(:class:`prmkit.core.commands.Command`), its flags the fields of the record's typed config.
 
-Every command with a typed config is made here (label, train/pretrain, serve, bon/vote/beam/resample,
-eval, audit, card, world, serve-policy), so flags, ``--help`` and errors read the same everywhere:
+Every command with a typed config is made here by :func:`add_command` (label, train/pretrain, serve,
+bon/vote/beam/resample, eval, audit, card, world, serve-policy, gate, rl, run), so flags, ``--help`` and
+errors read the same everywhere:
 
 - one flag per field, ``--field-name``, the field's docstring as its help with the config's default;
   a nested config's fields as ``--parent-field`` (``--tiny-layers``), or unprefixed for the sections named
@@ -13,7 +15,8 @@ eval, audit, card, world, serve-policy), so flags, ``--help`` and errors read th
   (``--world-config``), laid between the two.
 - Defaults are the config's: a flag not given is not passed, so nothing is retyped here.
 
-The command then calls ``run(config)``, the same plain function a Python user calls.
+The command then calls the record's ``run(config)``, the same plain function a Python user calls, and
+prints its result the record's one way (:meth:`~prmkit.core.commands.Command.shown`).
 """
 
 from __future__ import annotations
@@ -24,13 +27,16 @@ import itertools
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from prmkit.cli.common import print_error
+from prmkit.cli.common import fail, print_error
+from prmkit.core.commands import Command, Layout
+
+__all__ = ["Command", "Layout", "add_command", "config_flags", "resolve_config"]
 
 _SIMPLE = (str, int, float, bool, Path)
 
@@ -44,26 +50,6 @@ class Flag:
     kind: Any
     choices: tuple[str, ...] | None
     help: str
-
-
-@dataclass
-class Layout:
-    """How a config's fields appear on the command line (everything not said here is the default)."""
-
-    arguments: Sequence[str] = ()
-    """Fields given positionally, in this order (they stay required on the command line)."""
-    flags: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
-    """Dotted field -> flag declarations other than ``--field-name`` (``{"out": ["-o", "--out"]}``)."""
-    flat: Sequence[str] = ()
-    """Nested configs whose fields get no ``--parent-`` prefix."""
-    section_files: Mapping[str, str] = field(default_factory=dict)
-    """Nested config -> option naming a YAML/JSON file of its fields (``{"world": "--world-config"}``)."""
-    envvars: Mapping[str, str] = field(default_factory=dict)
-    """Field -> environment variable read when its flag is not given."""
-    section: str | None = None
-    """Read this top-level key of ``--config`` when the file has one (a recipe's ``rl:``)."""
-    hidden: Sequence[str] = ()
-    """Fields that are not flags (set by the command itself or from ``--config`` only)."""
 
 
 def flag_type(annotation: Any) -> tuple[Any, tuple[str, ...] | None]:
@@ -170,11 +156,12 @@ def _argument(config_cls: type, name: str) -> inspect.Parameter:
     info = config_cls.model_fields[name]
     kind, _ = flag_type(info.annotation)
     text = info.description or attribute_docs(config_cls).get(name, "")
+    required = info.is_required()  # an optional one (``prmkit annotate serve [DATA]``) may be left out
     return inspect.Parameter(
         name,
         inspect.Parameter.KEYWORD_ONLY,
-        annotation=kind,
-        default=typer.Argument(..., help=" ".join(text.split()), show_default=False),
+        annotation=kind if required else typing.Optional[kind],  # noqa: UP045 - typer reads it
+        default=typer.Argument(... if required else None, help=" ".join(text.split()), show_default=False),
     )
 
 
@@ -247,85 +234,81 @@ def resolve_config(
         raise typer.Exit(2) from None
 
 
-def config_command(
+def add_command(
     group: typer.Typer,
-    name: str,
-    config_cls: type,
-    run: Callable[[Any], Any],
-    layout: Layout | None = None,
+    record: Command,
     *,
-    help: str | None = None,
-    extra: Sequence[inspect.Parameter] = (),
+    run: Callable[[Any], Any] | None = None,
 ) -> None:
-    """Add command ``name`` to ``group``: flags from ``config_cls``'s fields (see the module docstring),
-    then ``run(config)``, or ``run(config, **extra)`` with the values of ``extra`` parameters (options that
-    are not the config's, such as ``prmkit train``'s DATA); a ``dict`` it returns is printed as YAML."""
-    layout = layout or Layout()
-    kw = inspect.Parameter.KEYWORD_ONLY
-    params = [_argument(config_cls, a) for a in layout.arguments]
-    params += list(extra)
-    params.append(
-        inspect.Parameter(
-            "config",
-            kw,
-            annotation=typing.Optional[Path],  # noqa: UP045 - typer reads it
-            default=typer.Option(
-                None,
-                "--config",
-                help="A YAML file of these options (errors name its line); flags override it.",
-            ),
-        )
-    )
-    for section, option in layout.section_files.items():
-        sub = nested_config(config_cls.model_fields[section].annotation)
-        params.append(
-            inspect.Parameter(
-                f"_file_{section}",
-                kw,
-                annotation=typing.Optional[Path],  # noqa: UP045
-                default=typer.Option(
-                    None, option, help=f"YAML/JSON with {getattr(sub, '__name__', section)} fields."
-                ),
-            )
-        )
+    """Add ``record`` to ``group`` as command ``record.name``: flags from its config's fields laid out by
+    its :class:`Layout` (see the module docstring), then ``record.run(config)`` (or ``run(config)``, the
+    record's run behind an area's own checks), its :attr:`~Command.errors` one line each, and its result
+    printed the record's one way (:meth:`Command.shown`) on stdout."""
+    layout = record.layout
+    params = [_argument(record.config, a) for a in layout.arguments]
+    params += [_recipe_option()] if layout.config_file else []
+    params += [_section_option(record.config, s, option) for s, option in layout.section_files.items()]
     arg_of: dict[str, str] = {}
     flag_of = {a: a.upper() for a in layout.arguments}
-    for flag in config_flags(config_cls, layout):
+    for flag in config_flags(record.config, layout):
         arg = flag.dotted.replace(".", "__")
         arg_of[arg] = flag.dotted
         flag_of[flag.dotted] = max(flag.decls, key=len).split("/")[0]
         params.append(_option(arg, flag, layout.envvars.get(flag.dotted)))
 
     def command(**kwargs: Any) -> None:
-        import yaml
-
-        from prmkit.core.ranks import is_main_process
-
-        recipe = kwargs.pop("config")
+        recipe = kwargs.pop("config", None)
         files = {s: kwargs.pop(f"_file_{s}") for s in layout.section_files}
-        extras = {p.name: kwargs.pop(p.name) for p in extra}
-        given = {a: kwargs.pop(a) for a in layout.arguments}
+        given = {a: v for a in layout.arguments if (v := kwargs.pop(a)) is not None}
         given |= {arg_of[a]: v for a, v in kwargs.items() if v is not None}
         files = {s: p for s, p in files.items() if p is not None}
-        cfg = resolve_config(config_cls, given, recipe, files, flag_of=flag_of, section=layout.section)
-        result = run(cfg, **extras)
-        if isinstance(result, dict) and is_main_process():  # launched on several processes: printed once
-            typer.echo(yaml.safe_dump(result, sort_keys=False).rstrip())
+        cfg = resolve_config(record.config, given, recipe, files, flag_of=flag_of, section=layout.section)
+        try:
+            result = (run or record.run)(cfg)
+        except record.user_errors() as err:
+            fail(str(err))
+        _print(record.shown(result, cfg))
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
-    command.__doc__ = help or _summary(config_cls)
-    group.command(name)(command)
+    command.__doc__ = record.summary()
+    command.record = record  # type: ignore[attr-defined]  # the record it was made from (tests walk them)
+    group.command(record.name)(command)
 
 
-def _summary(config_cls: type) -> str:
-    """The config's first docstring paragraph, as the command's help."""
-    text = " ".join((config_cls.__doc__ or "").split("\n\n")[0].split())
-    return text[:1].upper() + text[1:]
+def _recipe_option() -> inspect.Parameter:
+    return inspect.Parameter(
+        "config",
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=typing.Optional[Path],  # noqa: UP045 - typer reads it
+        default=typer.Option(
+            None, "--config", help="A YAML file of these options (errors name its line); flags override it."
+        ),
+    )
 
 
-def named_summary(config_cls: type) -> str:
-    """The help of a config whose docstring opens with its command (``prmkit label mc: ...``): the first
-    line after that lead."""
-    summary = (config_cls.__doc__ or "").strip().split("\n")[0].split(": ", 1)[-1]
-    return summary[:1].upper() + summary[1:]
+def _section_option(config_cls: type, section: str, option: str) -> inspect.Parameter:
+    sub = nested_config(config_cls.model_fields[section].annotation)
+    return inspect.Parameter(
+        f"_file_{section}",
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=typing.Optional[Path],  # noqa: UP045
+        default=typer.Option(
+            None, option, help=f"YAML/JSON with {getattr(sub, '__name__', section)} fields."
+        ),
+    )
+
+
+def _print(shown: Any) -> None:
+    """A result's printed form on stdout, once when launched on several processes; a line is never
+    wrapped (a path is never split)."""
+    from prmkit.core.ranks import is_main_process
+
+    if shown is None or not is_main_process():
+        return
+    if isinstance(shown, str):
+        typer.echo(shown)  # as it is: no markup, no emoji codes
+        return
+    from rich.console import Console
+
+    Console(soft_wrap=True).print(shown)

@@ -1,26 +1,24 @@
 """CLI commands of the evaluate area: ``prmkit eval processbench | agentprocessbench | bon |
-faithfulness | monitorability | transfer | fewshot``, ``prmkit audit``, ``prmkit card``.
+faithfulness | monitorability | transfer | fewshot | ...``, ``prmkit audit``, ``prmkit card``.
 
-The evaluation commands are built from their registry entries
-(:data:`prmkit.evaluation.commands.EVAL_COMMANDS`) by :func:`prmkit.cli.config.config_command`: flags and
-help from each entry's typed config (:mod:`prmkit.evaluation.config`), then the run function the entry
-names (``prmkit.evaluation.processbench.run_processbench(ProcessBenchConfig(...))``...), whose result is
-printed here. ``prmkit card`` calls ``prmkit.cards.card.run_card``.
+Every command is generated from its command record by :func:`prmkit.cli.config.add_command`: flags and
+help from the record's typed config (:mod:`prmkit.evaluation.config`), then the run function it names
+(``prmkit.evaluation.processbench.run_processbench(ProcessBenchConfig(...))``...), its result printed the
+record's one way. The evaluation records come from :data:`prmkit.evaluation.commands.EVAL_COMMANDS`;
+``eval fewshot`` trains, so its record is made here, above the training layer it runs in, and
+``prmkit card`` calls ``prmkit.cards.card.run_card``.
 """
 
 from __future__ import annotations
 
-import functools
-import json
-from collections.abc import Callable
 from typing import Any
 
 import typer
 
-from prmkit.cli.common import console, fail
-from prmkit.cli.config import Layout, config_command
-
-Run = Callable[[Any], Any]
+from prmkit.cli.config import add_command
+from prmkit.core.commands import Command, Layout
+from prmkit.evaluation.commands import EVAL_COMMANDS, LOAD, OUT, SEEDS, show_table
+from prmkit.evaluation.config import FewShotConfig
 
 eval_app = typer.Typer(
     name="eval",
@@ -30,174 +28,47 @@ eval_app = typer.Typer(
     "and policies: faithfulness (do the steps cause the answer?).",
     no_args_is_help=True,
 )
-OUT = {"out": ["-o", "--out"]}
-SEEDS = {"seed_models": "--seed-model", "seed_thresholds": "--seed-threshold"}
-"""A model's other training seeds (``SeedModels``), one flag per seed."""
-LOAD = ("load",)
-"""The loading options (``LoadOptions``) read as unprefixed flags: ``--dtype``, ``--device-map`` ..."""
-LAYOUTS = {
-    "processbench": Layout(("files",), OUT, flat=LOAD),
-    "agentprocessbench": Layout(("files",), OUT, flat=LOAD),
-    "bon": Layout(("traces",), OUT | {"aggregations": "--aggregation"}, flat=LOAD),
-    "audit": Layout(("model", "traces"), OUT | {"source": "--gold-source"}, flat=LOAD),
-    "faithfulness": Layout(flags=OUT | {"interventions": "--intervention"}),
-    "monitorability": Layout(flags=OUT | SEEDS | {"views": "--view"}, flat=LOAD),
-    "transfer": Layout(flags=OUT | SEEDS, flat=LOAD),
-    "fewshot": Layout(flags=OUT | {"ks": "--k"}, hidden=tuple(SEEDS), flat=LOAD),
-    **{name: Layout(("files",), OUT, flat=LOAD) for name in ("mrben", "bbm", "deltabench", "hard2verify")},
-    "prmbench": Layout(("files",), OUT, flat=LOAD),
-}
-"""Each registered command's positional arguments and flags other than ``--field-name``."""
+
+FEWSHOT = Command(
+    "fewshot",
+    FewShotConfig,
+    "prmkit.training.fewshot:run_fewshot",
+    Layout(flags=OUT | {"ks": "--k"}, hidden=tuple(SEEDS), flat=LOAD),
+    show=show_table,
+    errors=(ValueError,),  # not a checkpoint folder, a pool too small for k, labels the traces lack
+)
+"""``prmkit eval fewshot``: the few-shot curve, whose copies are trained (:mod:`prmkit.training.fewshot`)."""
+
+ORDER = ("processbench", "agentprocessbench", "bon", "audit", "monitorability", "transfer", "fewshot",
+         "faithfulness", "mrben", "bbm", "deltabench", "hard2verify", "prmbench")  # fmt: skip
+"""The order ``--help`` has always listed the commands in; any other after them by name."""
 ROOT = ("audit",)
-"""Registered commands that are ``prmkit NAME``; the others are ``prmkit eval NAME``."""
+"""Evaluation commands that are ``prmkit NAME``; the others are ``prmkit eval NAME``."""
 
 
-def _processbench(run: Run, cfg: Any) -> None:
-    try:
-        result = run(cfg)
-    except ValueError as err:  # e.g. a trace longer than the model takes, or no gold in a file
-        fail(str(err))
-    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
-    console.print(f"threshold: {result.threshold} ({result.threshold_from})")
+def records() -> list[Command]:
+    """Every evaluation command's record, in :data:`ORDER`: the registry's and :data:`FEWSHOT`."""
+    found = [EVAL_COMMANDS.get(name) for name in EVAL_COMMANDS.names()] + [FEWSHOT]
+    return sorted(found, key=lambda c: (ORDER.index(c.name) if c.name in ORDER else len(ORDER), c.name))
 
 
-def _agentprocessbench(run: Run, cfg: Any) -> None:
-    try:
-        result = run(cfg)
-    except ValueError as err:  # a malformed record (file:line), no gold, files that do not pair up
-        fail(str(err))
-    # soft_wrap: the official table is compared line for line with the script's, so never wrapped
-    console.print(result.official_table(), markup=False, highlight=False, soft_wrap=True)
-    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
-    if result.threshold_from != "not used":
-        band = f", neutral below {result.neutral_below}" if result.neutral_below is not None else ""
-        console.print(f"threshold: {result.threshold} ({result.threshold_from}){band}")
-
-
-def _stepbench(run: Run, cfg: Any) -> None:
-    try:
-        result = run(cfg)
-    except ValueError as err:  # no gold, a malformed predictions line, a trace longer than the model takes
-        fail(str(err))
-    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
-    console.print(f"step ratings: {result.rule}")
-
-
-def _prmbench(run: Run, cfg: Any) -> None:
-    try:
-        result = run(cfg)
-    except ValueError as err:  # a malformed record or prediction (file:line), two benchmarks mixed
-        fail(str(err))
-    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
-
-
-def _bon(run: Run, cfg: Any) -> None:
-    result = run(cfg)
-    top = max(r["n"] for r in result.rows)
-    for r in result.rows:
-        if r["n"] == top:
-            console.print(
-                f"{r['method']:>14}  N={top}: {100 * r['accuracy']:.1f} [{100 * r['lo']:.1f}, {100 * r['hi']:.1f}]  "
-                f"vs majority {100 * r['gap_vs_majority']:+.1f} [{100 * r['gap_lo']:+.1f}, {100 * r['gap_hi']:+.1f}]"
-            )
-
-
-def _audit(run: Run, cfg: Any) -> None:
-    from prmkit.evaluation.audits import summary
-
-    report = run(cfg)
-    console.print(f"threshold: {report['threshold']} ({report['threshold_from']})")
-    console.print_json(json.dumps(summary(report)))
-
-
-def _monitorability(run: Run, cfg: Any) -> None:
-    try:
-        result = run(cfg)
-    except ValueError as err:  # a trace of no world, an unknown behaviour of the file's world
-        fail(str(err))
-    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
-
-
-def _transfer(run: Run, cfg: Any) -> None:
-    try:
-        result = run(cfg)
-    except ValueError as err:  # a trace longer than the model takes, settings of unequal problem counts
-        fail(str(err))
-    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
-
-
-def _fewshot(run: Run, cfg: Any) -> None:
-    try:
-        result = run(cfg)
-    except ValueError as err:  # not a checkpoint folder, a pool too small for k, labels the traces lack
-        fail(str(err))
-    console.print(result.table(), markup=False, highlight=False, soft_wrap=True)
-
-
-def _faithfulness(run: Run, cfg: Any) -> None:
-    from prmkit.evaluation.faithfulness import table
-
-    result = run(cfg)
-    console.print(table(result), markup=False, highlight=False, soft_wrap=True)
-    method = next(iter(result["policies"].values()))["rate"]["all"]["method"]
-    console.print(f"causal dependence (%): share of interventions after which the answer changed; {method}")
-
-
-def _returned(run: Run, cfg: Any) -> Any:
-    return run(cfg)  # a dict is printed as YAML by config_command
-
-
-SHOW: dict[str, Callable[[Run, Any], Any]] = {
-    "processbench": _processbench,
-    "agentprocessbench": _agentprocessbench,
-    "bon": _bon,
-    "audit": _audit,
-    "monitorability": _monitorability,
-    "transfer": _transfer,
-    "fewshot": _fewshot,
-    "faithfulness": _faithfulness,
-    "mrben": _stepbench,
-    "bbm": _stepbench,
-    "deltabench": _stepbench,
-    "hard2verify": _stepbench,
-    "prmbench": _prmbench,
-}
-"""How each registered command's result is printed, in the order ``--help`` has always listed them;
-another command's result is returned to :func:`~prmkit.cli.config.config_command` (a dict printed as YAML)."""
-
-
-def _listed(names: list[str]) -> list[str]:
-    """``names`` in :data:`SHOW`'s order, any other after them by name."""
-    known = list(SHOW)
-    return sorted(names, key=lambda n: (known.index(n) if n in known else len(known), n))
-
-
-def _card(cfg: Any) -> None:
-    from prmkit.cards.card import run_card
-
-    console.print(f"wrote {run_card(cfg)}")
-
-
-def _add(group: typer.Typer, name: str) -> None:
-    """Command ``name`` of the registry, in ``group``: its config's flags laid out by :data:`LAYOUTS`."""
-    from prmkit.evaluation.commands import EVAL_COMMANDS
-
-    command = EVAL_COMMANDS.get(name)
-    show = functools.partial(SHOW.get(name, _returned), command.run)
-    config_command(group, name, command.config, show, LAYOUTS.get(name, Layout(flat=LOAD)))
+def _wrote(path: Any, config: Any) -> str:
+    return f"wrote {path}"
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``eval`` (processbench, agentprocessbench, bon), ``audit`` and ``card`` to the root app."""
+    """Add ``eval`` (processbench, agentprocessbench, bon ...), ``audit`` and ``card`` to the root app."""
     from prmkit.cards.card import CardConfig
-    from prmkit.evaluation.commands import EVAL_COMMANDS
 
-    names = _listed(EVAL_COMMANDS.names())
-    for name in names:
-        if name not in ROOT:
-            _add(eval_app, name)
+    found = records()
+    for record in found:
+        if record.name not in ROOT:
+            add_command(eval_app, record)
     app.add_typer(eval_app)
-    for name in names:
-        if name in ROOT:
-            _add(app, name)
-    config_command(app, "card", CardConfig, _card, Layout(("model",), OUT, flat=LOAD))
+    for record in found:
+        if record.name in ROOT:
+            add_command(app, record)
+    card = Command(
+        "card", CardConfig, "prmkit.cards.card:run_card", Layout(("model",), OUT, flat=LOAD), show=_wrote
+    )
+    add_command(app, card)

@@ -1,7 +1,8 @@
 """CLI commands of the label area: ``prmkit label mc | binary_search | mcts | judge | consensus | report | merge``.
 
-Each command is generated from its typed config (``prmkit.labeling.*Config``) by the one builder,
-:func:`prmkit.cli.config.config_command`: one flag per field, the field's docstring as its help,
+Each command is generated from its command record (a :class:`~prmkit.labeling.labellers.Labeller`, or the
+plain record of ``report`` and ``merge``) by the one builder, :func:`prmkit.cli.config.add_command`:
+one flag per field of its typed config (``prmkit.labeling.*Config``), the field's docstring as its help,
 ``--config RECIPE.yaml`` read first and flags overriding it. The command then calls the same public
 function a Python user calls (``run_mc(MCConfig(...))``...).
 """
@@ -15,8 +16,8 @@ from typing import Any
 import typer
 
 from prmkit.cli.common import fail
-from prmkit.cli.config import config_command
-from prmkit.cli.config import named_summary as _help
+from prmkit.cli.config import add_command
+from prmkit.core.commands import Command, lead_summary
 
 OUTPUT_FIELDS = ("output", "keep_rollouts")
 """Config fields naming files a command writes when it finishes."""
@@ -39,27 +40,14 @@ def check_outputs(cfg: Any) -> None:
 
 
 def _guarded(run: Callable[[Any], Any], job: bool = False) -> Callable[[Any], Any]:
-    """``run`` with the labelling errors a user can cause (a changed job, a dead endpoint, a judge for
-    world problems on other traces) as one line each; a ``job`` that finished with failed items prints
-    its summary, then "N of M items failed; rerun to retry them" and exits :data:`ITEMS_FAILED`, so a
-    script cannot take a partly labelled output for a whole one (it used to exit 0)."""
+    """``run`` behind the label commands' own checks: the files are checked before the work, and a
+    ``job`` that finished with failed items prints its summary, then "N of M items failed; rerun to retry
+    them" and exits :data:`ITEMS_FAILED`, so a script cannot take a partly labelled output for a whole
+    one (it used to exit 0). The errors a user causes are the record's (one line each)."""
 
     def guarded(cfg: Any) -> Any:
-        from prmkit.labeling.jobs import JobLockedError, JobMismatchError, JobStoppedError
-        from prmkit.policies.http import EndpointError
-        from prmkit.worlds.judge import NotAWorldProblemError
-
         check_outputs(cfg)
-        try:
-            summary = run(cfg)
-        except (
-            JobMismatchError,
-            JobLockedError,
-            JobStoppedError,
-            EndpointError,
-            NotAWorldProblemError,
-        ) as err:
-            fail(str(err))
+        summary = run(cfg)
         if job and isinstance(summary, dict) and summary.get("failed"):
             _failed_items(summary)
         return summary
@@ -79,7 +67,7 @@ def _failed_items(summary: dict[str, Any]) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add ``prmkit label NAME`` for every registered labeller (plugins too), and ``label report``."""
-    from prmkit.labeling.labellers import LABELLERS, labeller
+    from prmkit.labeling.labellers import LABELLERS, USER_ERRORS, labeller
     from prmkit.labeling.merge import MergeConfig, run_merge
     from prmkit.labeling.report import ReportConfig, run_report
 
@@ -91,7 +79,8 @@ def register(app: typer.Typer) -> None:
     )
     for name in LABELLERS.names():
         method = labeller(name)
-        config_command(group, name, method.config, _guarded(method.run, job=True), help=_help(method.config))
-    config_command(group, "report", ReportConfig, _guarded(run_report), help=_help(ReportConfig))
-    config_command(group, "merge", MergeConfig, _guarded(run_merge), help=_help(MergeConfig))
+        add_command(group, method, run=_guarded(method.run, job=True))
+    for name, config, run in (("report", ReportConfig, run_report), ("merge", MergeConfig, run_merge)):
+        record = Command(name, config, run, help=lead_summary(config), errors=USER_ERRORS)
+        add_command(group, record, run=_guarded(record.run))
     app.add_typer(group, name="label")

@@ -1,67 +1,86 @@
 """CLI commands of the models area: ``prmkit pretrain``, ``prmkit train prm | orm``, ``prmkit score``.
 
-Training flags are generated from the typed configs (``prmkit.training.*Config``): one flag per field
-(nested ones as ``--tiny-layers``), the field's docstring as its help, ``--config RECIPE.yaml`` read
-first and flags overriding it. Each command calls the public function of the same name.
+Each command is generated from its command record by :func:`prmkit.cli.config.add_command`: one flag per
+field of its typed config (nested ones as ``--tiny-layers``), the field's docstring as its help,
+``--config RECIPE.yaml`` read first and flags overriding it. A training command's config is the library's
+(``prmkit.training.*Config``, what a recipe's training section holds) with the paths it reads and writes
+added (:class:`TrainPaths`: DATA and ``-o``), so one config says the whole command; the library function
+gets the library's config (:func:`prmkit.core.commands.fields_of`).
 """
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import Field
 
-from prmkit.cli.common import console, fail
-from prmkit.cli.config import Layout, config_command
-from prmkit.scoring.config import DATA_HELP
-
-_KW = inspect.Parameter.KEYWORD_ONLY
-TRAIN_ARGS = (
-    inspect.Parameter("data", _KW, annotation=Path, default=typer.Argument(..., help=DATA_HELP)),
-    inspect.Parameter(
-        "output", _KW, annotation=Path, default=typer.Option(..., "-o", "--output", help="Output folder.")
-    ),
-)
-"""What a training command reads and writes beside its config: DATA and ``-o`` (not config fields, so a
-recipe's training section stays reusable across data sets)."""
+from prmkit.cli.common import fail
+from prmkit.cli.config import add_command
+from prmkit.core.commands import Command, Layout, fields_of, summary_of
+from prmkit.core.config import Config
+from prmkit.scoring.config import DATA_HELP, ScoreConfig, run_score
+from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
 
 
-def _command(group: typer.Typer, name: str, config_cls: type, run: Any) -> None:
-    """Add ``name DATA -o DIR [flags]`` to ``group``; flags come from ``config_cls`` (nested: ``--tiny-layers``)."""
+class TrainPaths(Config):
+    """What a training command reads and writes beside the training config: a recipe's training section
+    stays reusable across data sets, while the command names them."""
 
-    def call(cfg: Any, data: Path, output: Path) -> Any:
+    data: Path = Field(description=DATA_HELP)
+    output: Path
+    """Output folder."""
+
+
+class PretrainCommand(PretrainConfig, TrainPaths):
+    __doc__ = PretrainConfig.__doc__
+
+
+class PrmCommand(PrmConfig, TrainPaths):
+    __doc__ = PrmConfig.__doc__
+
+
+class OrmCommand(OrmConfig, TrainPaths):
+    __doc__ = OrmConfig.__doc__
+
+
+TRAIN = Layout(("data",), {"output": ["-o", "--output"]})
+TRAIN_ERRORS = ("prmkit.training.pretrain:CopyCheckError",)
+"""A backbone refused by pretraining's copy check: one line."""
+
+
+def _overlong(run: Any) -> Any:
+    """``run`` with a trace longer than the model takes reported against the data file, in one line."""
+
+    def checked(c: Any) -> Any:
         from prmkit.scoring.scorer import OverlongError
-        from prmkit.training.pretrain import CopyCheckError
 
         try:
-            return run(data, output, cfg)
+            return run(c)
         except OverlongError as err:
-            fail(f"{data}: {err}")
-        except CopyCheckError as err:
-            fail(str(err))
+            fail(f"{c.data}: {err}")
 
-    config_command(group, name, config_cls, call, Layout(), extra=TRAIN_ARGS)
+    return checked
 
 
-def _pretrain(data: Path, output: Path, cfg: Any) -> Any:
+def run_pretrain(c: PretrainCommand) -> Any:
     from prmkit.training import pretrain_lm
 
-    return pretrain_lm(data, output, cfg)
+    return pretrain_lm(c.data, c.output, fields_of(c, PretrainConfig))
 
 
-def _prm(data: Path, output: Path, cfg: Any) -> Any:
+def run_train_prm(c: PrmCommand) -> Any:
     from prmkit.training import train_prm
 
-    return train_prm(data, output, cfg)
+    return train_prm(c.data, c.output, fields_of(c, PrmConfig))
 
 
-def _orm(data: Path, output: Path, cfg: Any) -> Any:
+def run_train_orm(c: OrmCommand) -> Any:
     from prmkit.training import train_orm
 
-    _check_outcomes(data)
-    return train_orm(data, output, cfg)
+    _check_outcomes(c.data)
+    return train_orm(c.data, c.output, fields_of(c, OrmConfig))
 
 
 def _check_outcomes(data: Path) -> None:
@@ -84,42 +103,35 @@ def _check_outcomes(data: Path) -> None:
     )
 
 
-def _score(cfg: Any) -> None:
-    from prmkit.scoring import OverlongError
-    from prmkit.scoring.config import run_score
-
-    try:
-        done = run_score(cfg)
-    except OverlongError as err:
-        fail(f"{cfg.data}: {err}")
+def show_score(done: dict[str, Any], c: ScoreConfig) -> str:
+    """What ``prmkit score`` scored and where it wrote it, what the length policy left out, and what a
+    reward server refused."""
     n, steps, counts = done["traces"], done["steps"], done["counts"]
     failed = done.get("failed", 0)
-    console.print(
+    lines = [
         f"scored {n - counts.skipped - failed} of {n} traces"
-        f" ({steps - counts.steps_cut - done.get('failed_steps', 0)} of {steps} steps)"
-        f" -> {cfg.output}"
-    )
+        f" ({steps - counts.steps_cut - done.get('failed_steps', 0)} of {steps} steps) -> {c.output}"
+    ]
     if counts.line():
-        console.print(counts.line(), markup=False, highlight=False, soft_wrap=True)
+        lines.append(counts.line())
     if failed:
         first = done["failures"][0]
-        console.print(
+        lines.append(
             f"refused by the server, left unscored: {failed} trace(s), e.g. {first['trace']}: {first['reason']}"
-            " (--fail-fast stops at the first)",
-            markup=False, highlight=False, soft_wrap=True,
-        )  # fmt: skip
+            " (--fail-fast stops at the first)"
+        )
+    return "\n".join(lines)
 
 
 def register(app: typer.Typer) -> None:
     """Add ``pretrain``, ``train prm | orm`` and ``score`` to the root app."""
-    from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
-
     train = typer.Typer(help="Train a PRM or an ORM head on traces.", no_args_is_help=True)
-    _command(train, "prm", PrmConfig, _prm)
-    _command(train, "orm", OrmConfig, _orm)
+    for name, config, run in (("prm", PrmCommand, run_train_prm), ("orm", OrmCommand, run_train_orm)):
+        record = Command(name, config, run, TRAIN, help=summary_of(config), errors=TRAIN_ERRORS)
+        add_command(train, record, run=_overlong(record.run))
     app.add_typer(train, name="train")
-    _command(app, "pretrain", PretrainConfig, _pretrain)
-    from prmkit.scoring.config import ScoreConfig
-
-    layout = Layout(("model", "data"), {"output": ["-o", "--output"]}, flat=("load",))
-    config_command(app, "score", ScoreConfig, _score, layout)
+    pretrain = Command("pretrain", PretrainCommand, run_pretrain, TRAIN, errors=TRAIN_ERRORS)
+    add_command(app, pretrain, run=_overlong(pretrain.run))
+    score = Command("score", ScoreConfig, run_score,
+                    Layout(("model", "data"), {"output": ["-o", "--output"]}, flat=("load",)), show=show_score)  # fmt: skip
+    add_command(app, score, run=_overlong(score.run))

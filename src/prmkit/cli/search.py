@@ -1,39 +1,25 @@
-"""CLI commands of the search area: ``bon``, ``vote``, ``beam``, ``resample`` and the reward server ``serve``.
+"""CLI commands of the search area: ``bon``, ``vote``, ``beam``, ``smc``, ``resample`` and the reward server
+``serve``.
 
-Each command is built from its typed config by :func:`prmkit.cli.config.config_command` (flags, help
+Each command is generated from its command record by :func:`prmkit.cli.config.add_command` (flags, help
 and defaults from :mod:`prmkit.search.config` and :class:`prmkit.serving.config.ServerConfig`, so each
-option is documented once) and calls the run function its registry entry names
-(:data:`prmkit.search.searches.SEARCHES`: ``prmkit.search.bon.run_bon(BonConfig(...))``...), or
-:func:`prmkit.serving.reward_server.serve`.
+option is documented once): the searches' records are :data:`prmkit.search.searches.SEARCHES`
+(``prmkit.search.bon.run_bon(BonConfig(...))``...); ``serve``'s is made here, its config the server's
+with the scorer it serves added (:class:`ServeCommand`), calling :func:`prmkit.serving.reward_server.serve`.
 """
 
 from __future__ import annotations
 
-import inspect
-import json
-from collections.abc import Callable
-from typing import Any
-
 import typer
+from pydantic import Field
 
-from prmkit.cli.config import Layout, config_command
+from prmkit.cli.config import add_command
+from prmkit.core.commands import Command, Layout, fields_of
 from prmkit.scoring.forms import SCORER_HELP
-
-SEARCH_LAYOUT = Layout(
-    arguments=("problems",),
-    flags={
-        "out": ["--out", "-o"],
-        "diverse": "--dvts",
-        "policy.policy": "--policy",
-        "policy.model": "--policy-model",
-        "policy.url": "--url",
-        "policy.temperature": "--temperature",
-    },
-    flat=("load",),
-)
-"""The flags the search commands have always had; the policy's other options read ``--policy-...``."""
+from prmkit.serving.config import ServerConfig
 
 SERVE_LAYOUT = Layout(
+    arguments=("model",),
     flags={"split.step_separator": "--step-separator", "split.step_pattern": "--step-pattern"},
     envvars={"api_key": "PRMKIT_API_KEY"},
     hidden=("split.strip_special", "split.max_chars"),
@@ -41,38 +27,26 @@ SERVE_LAYOUT = Layout(
 )
 
 
-def _printed(run: Callable[[Any], dict[str, Any]]) -> Callable[[Any], None]:
-    """``run`` with its summary printed as JSON (what the search commands have always printed)."""
+class ServeCommand(ServerConfig):
+    """Serve a PRM over HTTP: /score, /get_reward (OpenRLHF), /pooling (vLLM), /health, /metrics, /docs."""
 
-    def printed(cfg: Any) -> None:
-        typer.echo(json.dumps(run(cfg), indent=2))
-
-    return printed
+    model: str = Field(description=SCORER_HELP)
 
 
-def _serve(cfg: Any, model: str) -> None:
+def run_serve(c: ServeCommand) -> None:
+    """``prmkit serve``: serve ``c.model`` with the server's options until stopped."""
     from prmkit.serving.reward_server import serve
 
-    serve(model, cfg)
+    serve(c.model, fields_of(c, ServerConfig))
+
+
+SERVE = Command("serve", ServeCommand, run_serve, SERVE_LAYOUT)
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``bon``, ``vote``, ``beam``, ``resample`` and ``serve`` to the root app."""
+    """Add ``bon``, ``vote``, ``beam``, ``smc``, ``resample`` and ``serve`` to the root app."""
     from prmkit.search.searches import SEARCHES
-    from prmkit.serving.config import ServerConfig
 
     for name in SEARCHES.names():
-        search = SEARCHES.get(name)
-        config_command(app, name, search.config, _printed(search.run), SEARCH_LAYOUT)
-    model = inspect.Parameter(
-        "model", inspect.Parameter.KEYWORD_ONLY, annotation=str, default=typer.Argument(..., help=SCORER_HELP)
-    )
-    config_command(
-        app,
-        "serve",
-        ServerConfig,
-        _serve,
-        SERVE_LAYOUT,
-        help="Serve a PRM over HTTP: /score, /get_reward (OpenRLHF), /pooling (vLLM), /health, /metrics, /docs.",
-        extra=[model],
-    )
+        add_command(app, SEARCHES.get(name))
+    add_command(app, SERVE)

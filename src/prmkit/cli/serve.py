@@ -1,8 +1,9 @@
 """CLI commands of the serve area: ``prmkit serve-policy`` (an OpenAI-compatible policy/judge server) and
 ``prmkit gate measure`` (the deployment gate's operating point, written as the card's monitor).
 
-``prmkit serve`` itself is built beside the search commands (``search.py``); its ``--gate-*`` flags come
-from :class:`prmkit.serving.config.GateOptions`.
+Both are generated from their command records by :func:`prmkit.cli.config.add_command`. ``prmkit serve``
+itself is built beside the search commands (``search.py``); its ``--gate-*`` flags come from
+:class:`prmkit.serving.config.GateOptions`.
 """
 
 from __future__ import annotations
@@ -18,40 +19,29 @@ gate_app = typer.Typer(
 )
 
 
-def _measure(cfg: Any) -> None:
-    from prmkit.cli.common import console, fail
-    from prmkit.serving.gate import run_gate_measure
-
-    try:
-        monitor = run_gate_measure(cfg)
-    except ValueError as err:  # no gold labels to measure against, scores that do not line up
-        fail(str(err))
+def show_measure(monitor: Any, cfg: Any) -> str:
+    """The gate's measured rates and where its monitor was written."""
     rates = ", ".join(
         f"{k} {v:.3f}"
         for k, v in (("tpr", monitor.tpr), ("tnr", monitor.tnr), ("g_mean2", monitor.g_mean2))
         if v is not None
     )
-    console.print(
-        f"{monitor.traces} traces ({monitor.positives} with an error): {rates or 'no rate'} -> {cfg.out}",
-        markup=False, highlight=False, soft_wrap=True,
-    )  # fmt: skip
+    return f"{monitor.traces} traces ({monitor.positives} with an error): {rates or 'no rate'} -> {cfg.out}"
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``prmkit serve-policy`` and ``prmkit gate measure``; their flags come from their configs
-    (``ServePolicyConfig``, ``GateMeasureConfig``: the one builder)."""
-    from prmkit.cli.config import Layout, config_command, named_summary
+    """Add ``prmkit serve-policy`` and ``prmkit gate measure``, generated from their records (configs
+    ``ServePolicyConfig``, ``GateMeasureConfig``: the one builder)."""
+    from prmkit.cli.config import add_command
+    from prmkit.core.commands import Command, Layout, lead_summary
     from prmkit.serving.config import GateMeasureConfig
     from prmkit.serving.policy_server import ServePolicyConfig
 
-    def run(cfg: ServePolicyConfig) -> None:
-        from prmkit.serving.policy_server import serve_policy
-
-        serve_policy(cfg)
-
-    config_command(app, "serve-policy", ServePolicyConfig, run, help=named_summary(ServePolicyConfig))
+    serve_policy = Command("serve-policy", ServePolicyConfig, "prmkit.serving.policy_server:serve_policy",
+                           help=lead_summary(ServePolicyConfig))  # fmt: skip
+    add_command(app, serve_policy)
     layout = Layout(("model", "traces"), {"out": ["-o", "--out"]}, flat=("load",))
-    config_command(
-        gate_app, "measure", GateMeasureConfig, _measure, layout, help=named_summary(GateMeasureConfig)
-    )
+    measure = Command("measure", GateMeasureConfig, "prmkit.serving.gate:run_gate_measure", layout,
+                      help=lead_summary(GateMeasureConfig), show=show_measure, errors=(ValueError,))  # fmt: skip
+    add_command(gate_app, measure)
     app.add_typer(gate_app)

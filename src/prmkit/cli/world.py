@@ -3,23 +3,25 @@
 One sub-app per world registered in :mod:`prmkit.worlds.registry` (``prmkit arithmetic ...``,
 ``prmkit agent ...``; the old names ``prmkit world`` and ``prmkit agentworld`` still work, unlisted), each
 calling that world's jobs.
-``generate``, ``sample`` and ``stats`` are built from typed configs by
-:func:`prmkit.cli.config.config_command`: one flag per field (the world's generator and policy knobs
-unprefixed, documented in its own config classes), ``--config FILE`` for all of them, and
-``--world-config`` / ``--policy-config`` for a file of one section; flags override both.
+Each command is generated from its command record (:func:`records`: a config made for the world, the
+world's job, how its result prints) by :func:`prmkit.cli.config.add_command`: one flag per field (the
+world's generator and policy knobs unprefixed, documented in its own config classes), ``--config FILE``
+for all of them, and ``--world-config`` / ``--policy-config`` for a file of one section; flags override
+both.
 """
 
 from __future__ import annotations
 
-import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import typer
 from pydantic import BaseModel, Field, create_model
 
-from prmkit.cli.common import console, progress
-from prmkit.cli.config import Layout, config_command
+from prmkit.cli.common import progress
+from prmkit.cli.config import add_command
+from prmkit.core.commands import Command, Layout
 from prmkit.core.config import Config
 from prmkit.worlds.registry import WORLDS, World, world
 
@@ -28,9 +30,9 @@ SEED = "Same seed, same output on any machine."
 SPLIT = "train, test (same lengths, disjoint from train) or heldout (longer)."
 
 
-def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]]:
-    """The typed configs of ``prmkit <w> generate | sample | stats``: the same fields for every world,
-    with that world's generator and policy configs nested (their fields become the flags)."""
+def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel], type[BaseModel]]:
+    """The typed configs of ``prmkit <w> generate | sample | stats | check``: the same fields for every
+    world, with that world's generator and policy configs nested (their fields become the flags)."""
     name = w.name.capitalize()
     knobs = Field(default_factory=w.config)
     errors = Field(default_factory=w.policy_config)
@@ -59,20 +61,29 @@ def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]
         split=(Split, Field("train", description=SPLIT)),
         world=(w.config, knobs),
         policy=(w.policy_config, errors),
+        as_json=(bool, Field(False, description="Print the statistics as JSON on stdout.")),
     )  # fmt: skip
-    return generate, sample, stats
+    check = create_model(
+        f"{name}CheckConfig", __base__=Config, __doc__="Add gold step labels and print a summary of the traces.",
+        traces=(Path, Field(description=f"Traces of {w.name} problems (any policy).")),
+        output=(Path, Field(description="Traces with gold labels.")),
+    )  # fmt: skip
+    return generate, sample, stats, check
 
 
 OUTPUT = {"output": ["-o", "--output"]}
 WORLD = Layout(flags=OUTPUT, flat=("world",), section_files={"world": "--world-config"})
 POLICY = Layout(("problems",), OUTPUT, flat=("policy",), section_files={"policy": "--policy-config"})
 STATS = Layout(
-    flat=("world", "policy"), section_files={"world": "--world-config", "policy": "--policy-config"}
+    flags={"as_json": "--json"},
+    flat=("world", "policy"),
+    section_files={"world": "--world-config", "policy": "--policy-config"},
 )
+CHECK = Layout(("traces",), OUTPUT)
 
 
-def print_stats(stats: BaseModel, title: str) -> None:
-    """Every statistic a world reports, one row each (nested shares as ``field: key``)."""
+def stats_table(stats: BaseModel, title: str) -> Any:
+    """Every statistic a world reports, one row each (nested shares as ``field: key``), as a table."""
     from rich.table import Table
 
     table = Table(title=title)
@@ -88,70 +99,77 @@ def print_stats(stats: BaseModel, title: str) -> None:
                 table.add_row(f"{name}: {key}", cell(sub))
         elif not isinstance(value, list):
             table.add_row(name, cell(value))
-    console.print(table)
+    return table
+
+
+def _runs(w: World) -> dict[str, Callable[[Any], Any]]:
+    """The run function of each of ``w``'s commands: the world's job behind a progress bar."""
+
+    def generate(c: Any) -> int:
+        with progress() as bar:
+            task = bar.add_task("generate", total=c.n)
+            return w.generate(c.n, c.output, seed=c.seed, split=c.split, config=c.world,
+                              progress=lambda k: bar.advance(task, k))  # fmt: skip
+
+    def sample(c: Any) -> int:
+        from prmkit.formats.inputs import read_problems
+
+        with progress() as bar:
+            task = bar.add_task("sample", total=len(read_problems(c.problems)))
+            return w.sample(c.problems, c.output, per_problem=c.per_problem, seed=c.seed,
+                            policy_config=c.policy, progress=lambda k: bar.advance(task, k))  # fmt: skip
+
+    def check(c: Any) -> BaseModel:
+        from prmkit.formats.inputs import read_traces
+
+        with progress() as bar:
+            task = bar.add_task("check", total=len(read_traces(c.traces)))
+            return w.check(c.traces, c.output, progress=lambda k: bar.advance(task, k))
+
+    def stats(c: Any) -> BaseModel:
+        return w.stats(c.n, c.per_problem, c.seed, c.split, c.world, c.policy)
+
+    return {"generate": generate, "sample": sample, "check": check, "stats": stats}
+
+
+def _shows(w: World) -> dict[str, Callable[[Any, Any], Any]]:
+    """How each of ``w``'s commands prints its result."""
+
+    def check(result: BaseModel, c: Any) -> Any:
+        from rich.console import Group
+
+        table = stats_table(result, f"{w.name} statistics of {c.traces}")
+        return Group(table, f"wrote {result.traces} gold-labelled traces to {c.output}")
+
+    def stats(result: BaseModel, c: Any) -> Any:
+        if c.as_json:
+            return result.model_dump_json(indent=2)
+        return stats_table(result, f"{w.name} statistics ({c.n} problems x {c.per_problem}, {c.split})")
+
+    return {
+        "generate": lambda count, c: f"wrote {count} {c.split} problems to {c.output}",
+        "sample": lambda count, c: f"wrote {count} traces to {c.output}",
+        "check": check,
+        "stats": stats,
+    }
+
+
+def records(w: World) -> list[Command]:
+    """The command records of ``prmkit <w> generate | sample | check | stats``."""
+    generate, sample, stats, check = configs(w)
+    runs, shows = _runs(w), _shows(w)
+    made = {"check": (check, CHECK), "generate": (generate, WORLD), "sample": (sample, POLICY),
+            "stats": (stats, STATS)}  # fmt: skip
+    return [
+        Command(name, config, runs[name], layout, show=shows[name]) for name, (config, layout) in made.items()
+    ]
 
 
 def _commands(w: World) -> typer.Typer:
     sub = typer.Typer(name=w.name, help=f"The {w.name} world ({w.version}): {w.summary}. Problems, "
                       "simulated policy, gold checker.", no_args_is_help=True)  # fmt: skip
-    generate_config, sample_config, stats_config = configs(w)
-
-    def generate(c: Any) -> None:
-        with progress() as bar:
-            task = bar.add_task("generate", total=c.n)
-            count = w.generate(
-                c.n,
-                c.output,
-                seed=c.seed,
-                split=c.split,
-                config=c.world,
-                progress=lambda k: bar.advance(task, k),
-            )
-        console.print(f"wrote {count} {c.split} problems to {c.output}")
-
-    def sample(c: Any) -> None:
-        from prmkit.formats.inputs import read_problems
-
-        total = len(read_problems(c.problems))
-        with progress() as bar:
-            task = bar.add_task("sample", total=total)
-            count = w.sample(
-                c.problems, c.output, per_problem=c.per_problem, seed=c.seed, policy_config=c.policy,
-                progress=lambda k: bar.advance(task, k),
-            )  # fmt: skip
-        console.print(f"wrote {count} traces to {c.output}")
-
-    def stats(c: Any, json_out: bool) -> None:
-        result = w.stats(c.n, c.per_problem, c.seed, c.split, c.world, c.policy)
-        if json_out:
-            typer.echo(result.model_dump_json(indent=2))
-        else:
-            print_stats(result, f"{w.name} statistics ({c.n} problems x {c.per_problem}, {c.split})")
-
-    @sub.command("check")
-    def check_cmd(
-        traces: Path = typer.Argument(..., help=f"Traces of {w.name} problems (any policy)."),
-        output: Path = typer.Option(..., "-o", "--output", help="Traces with gold labels."),
-    ) -> None:
-        """Add gold step labels and print a summary of the traces."""
-        from prmkit.formats.inputs import read_traces
-
-        total = len(read_traces(traces))
-        with progress() as bar:
-            task = bar.add_task("check", total=total)
-            result = w.check(traces, output, progress=lambda k: bar.advance(task, k))
-        print_stats(result, f"{w.name} statistics of {traces}")
-        console.print(f"wrote {result.traces} gold-labelled traces to {output}")
-
-    json_flag = inspect.Parameter(
-        "json_out",
-        inspect.Parameter.KEYWORD_ONLY,
-        annotation=bool,
-        default=typer.Option(False, "--json", help="Print the statistics as JSON on stdout."),
-    )
-    config_command(sub, "generate", generate_config, generate, WORLD)
-    config_command(sub, "sample", sample_config, sample, POLICY)
-    config_command(sub, "stats", stats_config, stats, STATS, extra=[json_flag])
+    for record in records(w):
+        add_command(sub, record)
     return sub
 
 

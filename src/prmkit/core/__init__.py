@@ -10,6 +10,7 @@
 - ``http_limits.py`` what one client's connections may cost a prmkit web server (uvicorn bounds)
 - ``progress.py``  the shared stderr console and rich progress bar (not imported here: rich loads lazily)
 - ``config.py``    ``Config``: the base of every typed config (unknown keys refused, field docstrings as help)
+- ``commands.py``  ``Command``: the one command record (name, typed config, ``run(config)``, how its result prints)
 - ``yamlconf.py``  YAML / JSON files into typed configs, errors located at the file's line
 - ``steps.py``     text <-> steps <-> answer: how a model's words become steps and back
 - ``render.py``    the text a model reads for each step (agent steps with their calls)

@@ -1,5 +1,7 @@
 """``prmkit eval fewshot``: the few-shot curve's run, which trains, so it sits in the training layer above
-the evaluation core it feeds (:mod:`prmkit.evaluation.fewshot`: what is measured, and how).
+the evaluation core it feeds (:mod:`prmkit.evaluation.fewshot`: what is measured, and how). Its command
+record is made in the CLI (``prmkit.cli.evaluate.FEWSHOT``), above this layer, so the evaluation layer
+never names this module.
 
 The copies are the checkpoint fine-tuned on the first ``k`` traces of a pool of the target setting drawn
 from another seed (``train_seed``), measured problems dropped, each through :func:`fine_tune_prm` (the one
