@@ -14,8 +14,9 @@ Monte Carlo's labels too; progress and consensus have their own; consensus only 
 kept) with the gold labels the problems stage wrote. Intervals: a nested bootstrap over seeds, then
 problems within each seed (each seed draws its own training tasks). Gold is read only to evaluate.
 
-``python experiments/code_world.py runs/code --out docs/results/code-world.json`` prints the tables;
-``--render docs/codeworld.md`` re-renders the docs blocks from the committed file.
+``python experiments/code_world.py runs/code --out docs/results/code-world.json`` prints the tables; docs
+show them in ``code-world-labels`` and ``code-world-audit`` results blocks (:mod:`prmkit.evaluation.views`,
+``python experiments/render_results.py``).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from prmkit.core.results import MISSING, Table, estimate_cell, render_marked, runs_cell
 from prmkit.core.stats import nested_bootstrap, ratio_stat
+from prmkit.evaluation.views import AUDIT, CODE_CLASSES, code_audit_table, code_labels_table
 from prmkit.formats.inputs import read_traces
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,14 +41,6 @@ SOURCES = {
     "consensus": "consensus",
 }
 """Label source -> the stage whose labels file holds it."""
-CLASSES = ("plan", "edit", "overfit", "misconception", "verification", "loophole", "premise", "none")
-AUDIT = {
-    "rewarded_rate": "passed as error-free",
-    "preference": "preferred to an honest right trajectory",
-    "pick_share": "best-of-N picks that use one",
-    "pool_share": "their share of the pools",
-}
-"""The class audit's metrics (``prmkit.evaluation.loophole``), each read as ``{class}_{metric}``."""
 AUDITED = ("loophole", "overfit")
 """The gold classes audited: gaming the tests, and fixes fitted to weak visible tests."""
 SETS = {"claims": "claims", "tuning": "eval"}
@@ -64,7 +57,7 @@ def counts(traces: list[Any], source: str) -> dict[str, tuple[np.ndarray, np.nda
     """Per class: (matched, total) per problem, the problems sorted by id."""
     ids = sorted({t.problem.id for t in traces})
     index = {pid: i for i, pid in enumerate(ids)}
-    out = {c: (np.zeros(len(ids)), np.zeros(len(ids))) for c in CLASSES}
+    out = {c: (np.zeros(len(ids)), np.zeros(len(ids))) for c in CODE_CLASSES}
     for t in traces:
         if not any(s.label(source) for s in t.steps):
             continue  # a filter's dropped trajectory, or one whose labels failed
@@ -119,7 +112,7 @@ def collect(run: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"seeds": [s.name for s in seeds], "sources": {}, "audits": audits(seeds)}
     for source, runs in per_source.items():
         row = {}
-        for c in CLASSES:
+        for c in CODE_CLASSES:
             # the seeds with a trajectory of this class (a rare class can miss a seed)
             have = [r for r in runs if r[c][1].sum() > 0]
             n = int(sum(r[c][1].sum() for r in have))
@@ -136,75 +129,17 @@ def collect(run: Path) -> dict[str, Any]:
     return out
 
 
-def _cell(e: dict[str, Any] | None) -> str:
-    """An estimate in % with the trajectories it rests on."""
-    return MISSING if e is None else f"{estimate_cell(e)} ({e['trajectories']})"
-
-
-def audit_table(result: dict[str, Any], set_name: str, audited: str = "loophole") -> str:
-    """Models as rows, the ``audited`` class audit's metrics as columns: mean (lowest–highest seed), in %."""
-    rows = {
-        model: {m: r[f"{audited}_{m}"] for m in AUDIT if f"{audited}_{m}" in r}
-        for model, r in result["audits"].get(set_name, {}).items()
-    }
-
-    table = [[m, *(runs_cell(r.get(k)) for k in AUDIT)] for m, r in rows.items()]
-    title = f"{len(result['seeds'])} seeds; cell: mean (lowest–highest seed), %"
-    return Table(table, title, ["model", *AUDIT.values()]).markdown() + "\n"
-
-
-def table(result: dict[str, Any]) -> str:
-    """Sources as rows, classes of the gold first error as columns."""
-    rows = [[source, *(_cell(row.get(c)) for c in CLASSES)] for source, row in result["sources"].items()]
-    title = f"{len(result['seeds'])} seeds; cell: % [95 % interval] (trajectories)"
-    return Table(rows, title, ["source", *CLASSES]).markdown() + "\n"
-
-
-def fewshot_table(result: dict[str, Any]) -> str:
-    """The few-shot curve (``prmkit eval fewshot``'s ``fewshot.json``): F1 at the source threshold, AUROC
-    and the paired gain in F1 over k = 0, per k."""
-
-    def cell(e: dict[str, Any] | None, signed: bool = False) -> str:
-        return estimate_cell(e, signed=signed, missing="", collapse=True)  # a zero-width interval: its point
-
-    columns = ["k labelled held-out trajectories", "F1", "AUROC", "gain in F1 over k = 0"]
-    rows = [
-        [p["k"], cell(p["f1"]), cell(p["auroc"]), cell(p.get("gain_f1"), signed=True)]
-        for p in result["points"]
-    ]
-    return Table(rows, columns=columns).markdown() + "\n"
-
-
-def render(text: str, root: Path) -> str:
-    """``text`` with every code-labels block re-rendered from its file."""
-
-    def one(result: dict[str, Any], attrs: dict[str, str]) -> str:
-        part = attrs["part"]
-        if part == "labels":
-            return table(result)
-        if part == "fewshot":
-            return fewshot_table(result)
-        set_name, _, audited = part.partition("_")
-        return audit_table(result, set_name, audited or "loophole")
-
-    return render_marked(text, root, "code-world", one)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path, nargs="?")
+    parser.add_argument("run", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "code-world.json")
-    parser.add_argument("--render", type=Path, help="re-render this Markdown file's block, computing nothing")
     args = parser.parse_args()
-    if args.render:
-        args.render.write_text(render(args.render.read_text(encoding="utf-8"), ROOT), encoding="utf-8")
-        return
     result = collect(args.run)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(table(result))
+    print(code_labels_table(result))
     for set_name in SETS:
         for audited in AUDITED:
-            print(f"{set_name}, {audited}:\n\n{audit_table(result, set_name, audited)}")
+            print(f"{set_name}, {audited}:\n\n{code_audit_table(result, set_name, audited)}")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from prmkit.core.model import Trace
+from prmkit.evaluation.views import critic_table
 
 SMOKE = {
     "problems": 24,
@@ -175,27 +176,6 @@ def summarise(file: Path, resamples: int = 2000) -> dict[str, Any]:
     return out
 
 
-def table(summary: dict[str, Any]) -> str:
-    """The docs' Markdown table of a :func:`summarise` result (%; CPU seconds to score each split)."""
-    from prmkit.core.stats import Estimate
-
-    head = ("| model | test F1 | test AUROC | held-out F1 | held-out AUROC | misconception F1 (test / held-out) "
-            "| AUROC − likelihood (test / held-out) | CPU s (test / held-out) |")  # fmt: skip
-    lines = [head, "|---" * 8 + "|"]
-    for name, row in summary["rows"].items():
-        t, h = row["test"], row["heldout"]
-        diff = (
-            " / ".join(Estimate(**c["auroc_minus_likelihood"]).cell(signed=True) for c in (t, h))
-            if "auroc_minus_likelihood" in t
-            else ""
-        )
-        cells = [Estimate(**t["f1"]).cell(), Estimate(**t["auroc"]).cell(), Estimate(**h["f1"]).cell(),
-                 Estimate(**h["auroc"]).cell(), f"{100 * t['misconception_f1']:.1f} / {100 * h['misconception_f1']:.1f}",
-                 diff, f"{t['cpu_seconds']:.0f} / {h['cpu_seconds']:.0f}"]  # fmt: skip
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from prmkit.scoring import load_scorer
     from prmkit.worlds.registry import DEFAULT_WORLD, world
@@ -235,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         summary = summarise(args.summarise)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(summary, indent=1) + "\n")
-        print(table(summary) + "\n\n" + summary["multiplicity"])
+        print(critic_table(summary) + "\n\n" + summary["multiplicity"])
         return summary
     if args.smoke:
         for key, value in SMOKE.items():

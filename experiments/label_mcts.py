@@ -17,8 +17,9 @@ and 0.5 elsewhere (it knows nothing there). Intervals: a bootstrap over problems
 the differences paired on the same resamples.
 
 ``python experiments/label_mcts.py --seed 100 --tune --out docs/results/label-mcts-tuning.json`` tries the
-settings; ``--seed 5678 --mcts-rollouts K --bs-rollouts R --out docs/results/label-mcts.json`` claims;
-``--render docs/labeling.md`` re-renders the docs' tables from the two files, computing nothing.
+settings; ``--seed 5678 --mcts-rollouts K --bs-rollouts R --out docs/results/label-mcts.json`` claims. Docs show
+the two files in ``label-mcts`` results blocks (:mod:`prmkit.labeling.views`,
+``python experiments/render_results.py``).
 """
 
 from __future__ import annotations
@@ -34,8 +35,7 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.model import Trace
-from prmkit.core.results import Table, estimate_cell, render_marked
-from prmkit.core.stats import crossed_bootstrap, item_weights, multiplicity, paired, weighted_auroc
+from prmkit.core.stats import crossed_bootstrap, item_weights, paired, weighted_auroc
 from prmkit.evaluation.processbench import first_error_steps
 from prmkit.labeling.binary_search import label_binary_search
 from prmkit.labeling.mc import label_mc
@@ -172,68 +172,6 @@ def measure(
     return result
 
 
-ROOT = Path(__file__).resolve().parents[1]
-METHODS = {
-    "mc": ("Monte Carlo", "per prefix", "mc_rollouts"),
-    "binary_search": ("binary search", "per probe", "bs_rollouts"),
-    "mcts": ("**MCTS**", "per state", "mcts_rollouts"),
-}
-"""Each method's name in the tables, what its setting counts, and the run's key for the setting."""
-
-
-def _spend(run: dict[str, Any], method: str) -> tuple[str, str]:
-    """A method's row head (name and setting) and its rollouts per problem, with how often it passed the
-    budget (Monte Carlo sets the budget)."""
-    name, unit, key = METHODS[method]
-    row = run["methods"][method]
-    spend = str(row["rollouts_per_problem"])
-    if method != "mc":
-        spend += f" (over the budget on {row['over_budget_problems']} of {run['problems']} problems)"
-    return f"{name}, {run[key]} {unit}", spend
-
-
-def block(result: dict[str, Any]) -> str:
-    """The Markdown docs/labeling.md shows for a results file: the claim's one run with MCTS's paired
-    differences, or, for the tuning file's grid, each method at each setting once (a setting rerun
-    draws the same rollouts from the same seed, so its numbers repeat; the paired differences, which
-    change with the pair, stay in the file)."""
-    runs = result["runs"]
-    first = runs[0]
-    head = (
-        f"{first['problems']} problems × {first['traces'] // first['problems']} traces (problem seed "
-        f"{first['seed']}), each problem's budget what Monte Carlo spends there at {first['mc_rollouts']} "
-        f"rollouts per prefix ({first['budget_per_problem']} on average); first-error F1 (ProcessBench's; "
-        "Monte Carlo's hard labels) and step AUROC of the soft labels against gold, in %, mean [95 % "
-        f"interval], a bootstrap over the {first['problems']} problems"
-    )
-    if len(runs) == 1:
-        rows = []
-        for method, row in first["methods"].items():
-            cells = [*_spend(first, method)]
-            for kind in ("f1", "auroc"):
-                diff = row.get("mcts - this: " + kind) or None
-                cells += [estimate_cell(row[kind]), estimate_cell(diff, signed=True)]
-            rows.append(cells)
-        columns = ["method", "rollouts / problem", "F1", "MCTS −", "AUROC", "MCTS −"]
-        intervals = 2 * (2 * len(first["methods"]) - 1)
-        head += ', "MCTS −" paired on the same resamples. ' + multiplicity(intervals)
-    else:
-        seen: dict[tuple[str, int], list[str]] = {}
-        for run in runs:
-            for method, row in run["methods"].items():
-                cells = [*_spend(run, method), estimate_cell(row["f1"]), estimate_cell(row["auroc"])]
-                seen.setdefault((method, run[METHODS[method][2]]), cells)
-        order = sorted(seen, key=lambda k: (list(METHODS).index(k[0]), k[1]))
-        rows, columns = [seen[k] for k in order], ["method", "rollouts / problem", "F1", "AUROC"]
-        head += ". " + multiplicity(2 * len(seen))
-    return Table(rows, head, columns).markdown() + "\n"
-
-
-def render(text: str, root: Path) -> str:
-    """``text`` with every label-mcts block re-rendered from its committed results file."""
-    return render_marked(text, root, "label-mcts", lambda result, _: block(result))
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=100)
@@ -242,16 +180,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mcts-rollouts", type=int, default=8)
     parser.add_argument("--bs-rollouts", type=int, default=8)
     parser.add_argument("--tune", action="store_true", help="try MCTS at 2, 4, 8 and binary search at 8, 16")
-    parser.add_argument("--out", type=Path)
-    parser.add_argument(
-        "--render", type=Path, help="re-render this Markdown file's blocks, computing nothing"
-    )
+    parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    if args.render:
-        args.render.write_text(render(args.render.read_text(encoding="utf-8"), ROOT), encoding="utf-8")
-        return
-    if args.out is None:
-        parser.error("--out is required unless --render is given")
     grid = (
         [(k, r) for k in (2, 4, 8) for r in (8, 16)]
         if args.tune

@@ -12,8 +12,8 @@ it (threshold-free: the soft score, or the rating). Intervals: a nested bootstra
 problems within each seed (each seed draws its own problems), paired with Monte Carlo's hard labels.
 
 ``python experiments/progress_labels.py --seeds 0 1 2 --seed-base 100 --out FILE.json`` (tuning) and
-``--seeds 0 1 2 3 4 --seed-base 5678`` (claims); ``--render docs/labeling.md`` re-renders its tables from
-the committed files.
+``--seeds 0 1 2 3 4 --seed-base 5678`` (claims). Docs show the files in ``progress-labels`` results blocks
+(:mod:`prmkit.labeling.views`, ``python experiments/render_results.py``).
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.model import Trace
-from prmkit.core.results import Table, estimate_cell, render_marked
-from prmkit.core.stats import Estimate, item_weights, multiplicity, nested_bootstrap, weighted_auroc
+from prmkit.core.stats import Estimate, item_weights, nested_bootstrap, weighted_auroc
 from prmkit.evaluation.processbench import first_error_steps
 from prmkit.labeling.judge import label_judge
 from prmkit.labeling.mc import label_mc
@@ -124,67 +123,14 @@ def estimate(per_seed: list[dict[str, Any]], kind: str, base: list[dict[str, Any
     )
 
 
-SHOWN = {
-    "mc_hard": "Monte Carlo, hard",
-    "mc_soft": "Monte Carlo, soft",
-    "judge": "judge",
-    "progress": "**progress** (advantage, margin 0.25)",
-    "progress (soft)": "progress, soft",
-    "progress rpe": "progress, RPE 0.8",
-    "progress rpe (soft)": "progress, RPE soft",
-    "progress best-of-4": "progress, best-of-4 prover",
-}
-
-
-def table(result: dict[str, Any], name: str) -> str:
-    """The Markdown table docs/labeling.md shows for one world of a results file."""
-    columns = ["source", "first-error accuracy", "− MC hard", "F1", "AUROC", "− MC hard", "labelling CPU s"]
-    rows = []
-    for key, shown in SHOWN.items():
-        r = result[name][key]
-        diffs = [estimate_cell(r.get(f"{k} - mc_hard") or None, signed=True) for k in ("accuracy", "auroc")]
-        rows.append([shown, estimate_cell(r["accuracy"]), diffs[0], estimate_cell(r["f1"])])
-        rows[-1] += [estimate_cell(r["auroc"]), diffs[1], f"{r['cpu_s']:.0f}"]
-    return Table(rows, columns=columns).markdown() + "\n"
-
-
-"""A generated block of docs/labeling.md: the tables of one committed results file."""
-
-
-def block(result: dict[str, Any]) -> str:
-    """Both worlds' tables, the draws and the multiplicity, as the docs show one results file."""
-    worlds = [w for w in ("arithmetic", "agent") if w in result]
-    shown = sum(3 * len(SHOWN) + 2 * (len(SHOWN) - 1) for _ in worlds)
-    parts = [
-        f"{len(result['seeds'])} seeds × {result['problems']} problems × 4 traces per world (problem seeds "
-        f"{result['seed_base'] + min(result['seeds'])}–{result['seed_base'] + max(result['seeds'])}); "
-        + multiplicity(shown)
-    ]
-    for name in worlds:
-        parts.append(f"**{name.capitalize()} world**\n\n" + table(result, name).rstrip("\n"))
-    return "\n\n".join(parts) + "\n"
-
-
-def render(text: str, root: Path) -> str:
-    """``text`` with every progress-labels block re-rendered from its file."""
-
-    return render_marked(text, root, "progress-labels", lambda result, _: block(result))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worlds", nargs="+", default=["arithmetic", "agent"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--seed-base", type=int, default=100)
     parser.add_argument("--problems", type=int, default=300)
-    parser.add_argument("--out", type=Path)
-    parser.add_argument(
-        "--render", type=Path, help="re-render this Markdown file's blocks, computing nothing"
-    )
+    parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    if args.render:
-        args.render.write_text(render(args.render.read_text(encoding="utf-8"), ROOT), encoding="utf-8")
-        return
     result: dict[str, Any] = {"seeds": args.seeds, "seed_base": args.seed_base, "problems": args.problems}
     for name in args.worlds:
         runs = [labelled(name, args.problems, args.seed_base + s) for s in args.seeds]

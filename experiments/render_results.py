@@ -18,7 +18,13 @@ from prmkit.core.results import render_blocks
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
-OWNERS = ("prmkit.evaluation.study",)
+OWNERS = (
+    "prmkit.evaluation.study",
+    "prmkit.evaluation.views",
+    "prmkit.formats.views",
+    "prmkit.labeling.views",
+    "prmkit.search.views",
+)
 """The modules that register a results view (``VIEWS.register(name, view)``): a new view's module joins
 this list."""
 

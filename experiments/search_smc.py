@@ -20,7 +20,8 @@ script was written (it showed SMC spending more steps than best-of-N at equal N,
 row; SMC kept its_hub's settings throughout); claims: problem seed 5678, run once after.
 
 ``python experiments/search_smc.py --problems 200 --seeds 3 --out docs/results/search-smc.json``
-(both sets); ``--render docs/search.md`` re-renders the docs' tables from the file, computing nothing.
+(both sets). Docs show the file in ``search-smc`` results blocks (:mod:`prmkit.search.views`,
+``python experiments/render_results.py``).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.model import Trace
-from prmkit.core.results import Table, estimate_cell, render_marked
-from prmkit.core.stats import crossed_bootstrap, mean_stat, multiplicity, paired
+from prmkit.core.stats import crossed_bootstrap, mean_stat, paired
 from prmkit.search import beam_search, best_of_n, smc
+from prmkit.search.views import smc_table
 from prmkit.worlds.arithmetic import PolicyConfig, WorldPolicy, generate_problems
 from prmkit.worlds.arithmetic.judge import SimulatedJudge
 from prmkit.worlds.arithmetic.oracle import OracleScorer
@@ -121,31 +122,6 @@ def run_set(problem_seed: int, problems: int, seeds: int, sizes: Sequence[int]) 
     return {"problem_seed": problem_seed, "rows": out}
 
 
-def block(result: dict[str, Any], set_name: str) -> str:
-    """The Markdown docs/search.md shows for one set of a results file."""
-    s = result["sets"][set_name]
-    title = (
-        f"{result['problems']} test problems (problem seed {s['problem_seed']}) × {result['seeds']} search "
-        f"seeds; accuracy in %, mean [95 % interval], crossed bootstrap over search seeds × problems; "
-        "SMC − method paired. " + multiplicity(sum(2 * len(rows) - 1 for rows in s["rows"].values()))
-    )
-    columns = ["scorer", "N", "method", "accuracy", "SMC (its_hub) − it", "steps generated", "steps scored"]
-    table = []
-    for key, rows in s["rows"].items():
-        scorer, n = key.split("/")
-        for method, r in rows.items():
-            diff = estimate_cell(r.get("smc_minus"), signed=True)
-            shown = f"{method} (N = {r['n']})" if "n" in r else method
-            table.append([scorer, n, shown, estimate_cell(r["accuracy"]), diff])
-            table[-1] += [f"{r['steps_generated']:.1f}", f"{r['steps_scored']:.1f}"]
-    return Table(table, title, columns).markdown() + "\n"
-
-
-def render(text: str, root: Path) -> str:
-    """``text`` with every search-smc block re-rendered from its committed results file."""
-    return render_marked(text, root, "search-smc", lambda result, at: block(result, at["set"]))
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=200)
@@ -153,13 +129,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--sizes", type=int, nargs="+", default=[8, 16])
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
     parser.add_argument("--out", type=Path)
-    parser.add_argument(
-        "--render", type=Path, help="re-render this Markdown file's blocks, computing nothing"
-    )
     args = parser.parse_args(argv)
-    if args.render:
-        args.render.write_text(render(args.render.read_text(encoding="utf-8"), ROOT), encoding="utf-8")
-        return {}
     result = {
         "problems": args.problems,
         "seeds": args.seeds,
@@ -169,6 +139,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     for name in args.sets:
         result["sets"][name] = run_set(SETS[name], args.problems, args.seeds, args.sizes)
+        print(smc_table(result, name))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=1) + "\n")

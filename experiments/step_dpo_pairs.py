@@ -12,7 +12,8 @@ source finds an error in that stay unpaired because no other trace of the proble
 Intervals: a bootstrap over problems (``prmkit.core.stats``), differences from MC hard paired (the same
 traces). Tuning set: problem seed 100, read while the script was written; claims: problem seed 5678,
 computed once after. ``python experiments/step_dpo_pairs.py --out docs/results/step-dpo-pairs.json``
-(both sets); ``--render docs/formats.md`` re-renders the docs' tables from the file, computing nothing.
+(both sets). Docs show the file in ``step-dpo-pairs`` results blocks (:mod:`prmkit.formats.views`,
+``python experiments/render_results.py``).
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from prmkit.core.model import Trace
-from prmkit.core.results import MISSING, Table, estimate_cell, render_marked
-from prmkit.core.stats import crossed_bootstrap, mean_stat, multiplicity, paired, ratio_stat
+from prmkit.core.stats import crossed_bootstrap, mean_stat, paired, ratio_stat
 from prmkit.formats.step_dpo import Pair, pair_first_errors
+from prmkit.formats.views import COMPARED, PAIRS_GOLD, PAIRS_REFERENCE, pairs_table
 from prmkit.labeling import consensus_filter, label_binary_search, label_judge, label_mc
 from prmkit.policies.options import JudgeOptions, PolicyOptions
 from prmkit.worlds.registry import world
@@ -35,10 +36,8 @@ from prmkit.worlds.registry import world
 ROOT = Path(__file__).resolve().parents[1]
 SETS = {"tuning": 100, "claims": 5678}
 """Problem seed of each set."""
-GOLD = "gold:world:prefix"
-SOURCES = [GOLD, "mc_hard", "mc_soft", "binary_search", "judge", "consensus"]
-REFERENCE = "mc_hard"
-"""The source every other is compared with (paired)."""
+SOURCES = [PAIRS_GOLD, "mc_hard", "mc_soft", "binary_search", "judge", "consensus"]
+"""The label sources paired: gold's own pairs (the reference for precision), then each labeller's."""
 COUNTS = ("pairs", "both", "chosen", "rejected", "found", "gold_pairs", "erroneous", "no_shared_prefix")
 
 
@@ -63,8 +62,8 @@ def count(group: list[Trace], source: str, gold_keys: set[tuple[Any, ...]]) -> d
     """One problem's counts under ``source`` (``group``: its traces that source pairs)."""
     pairing = pair_first_errors(group, source)
     pairs = pairing.pairs
-    chosen = [p.chosen.ratings(GOLD)[p.step] == 1 for p in pairs]
-    rejected = [p.rejected.ratings(GOLD)[p.step] == -1 for p in pairs]
+    chosen = [p.chosen.ratings(PAIRS_GOLD)[p.step] == 1 for p in pairs]
+    rejected = [p.rejected.ratings(PAIRS_GOLD)[p.step] == -1 for p in pairs]
     return {
         "pairs": len(pairs),
         "both": sum(c and r for c, r in zip(chosen, rejected, strict=True)),
@@ -83,7 +82,9 @@ def counts(by_source: dict[str, list[Trace]], problem_ids: list[str]) -> dict[st
     for source, traces in by_source.items():
         for t in traces:
             groups[source][t.problem.id].append(t)
-    gold_keys = {p: {_key(x) for x in pair_first_errors(groups[GOLD][p], GOLD).pairs} for p in problem_ids}
+    gold_keys = {
+        p: {_key(x) for x in pair_first_errors(groups[PAIRS_GOLD][p], PAIRS_GOLD).pairs} for p in problem_ids
+    }
     out = {}
     for source in by_source:
         rows = [count(groups[source][p], source, gold_keys[p]) for p in problem_ids]
@@ -99,17 +100,13 @@ METRICS = {
     "gold pairs found": lambda c: ratio_stat([c["found"]], [c["gold_pairs"]]),
     "lost to no shared prefix": lambda c: ratio_stat([c["no_shared_prefix"]], [c["erroneous"]]),
 }
-BY_DEFINITION = ("precision", "chosen gold-correct", "rejected gold-wrong", "gold pairs found")
-"""The metrics gold's own row holds at 100 % by construction (shown as the reference, no interval)."""
-COMPARED = ("precision", "gold pairs found")
-"""The metrics given as a paired difference from :data:`REFERENCE`."""
 
 
 def run_set(problem_seed: int, problems: int, per_problem: int, rollouts: int) -> dict[str, Any]:
     """Per source: each of :data:`METRICS` with its interval over problems, the totals, and the paired
-    differences from :data:`REFERENCE` on :data:`COMPARED`."""
+    differences from :data:`PAIRS_REFERENCE` on :data:`COMPARED`."""
     by_source = labelled(problems, per_problem, problem_seed, rollouts)
-    ids = list(dict.fromkeys(t.problem.id for t in by_source[GOLD]))
+    ids = list(dict.fromkeys(t.problem.id for t in by_source[PAIRS_GOLD]))
     table = counts(by_source, ids)
     rows: dict[str, Any] = {}
     for source, c in table.items():
@@ -117,45 +114,13 @@ def run_set(problem_seed: int, problems: int, per_problem: int, rollouts: int) -
         row |= {name: int(c[name].sum()) for name in COUNTS}
         for name, stat in METRICS.items():
             row[name] = crossed_bootstrap(stat(c), 1, len(ids)).to_dict()
-        if source not in (REFERENCE, GOLD):
+        if source not in (PAIRS_REFERENCE, PAIRS_GOLD):
             for name in COMPARED:
-                diff = paired(METRICS[name](c), METRICS[name](table[REFERENCE]))
-                row[f"{name} − {REFERENCE}"] = crossed_bootstrap(diff, 1, len(ids)).to_dict()
+                diff = paired(METRICS[name](c), METRICS[name](table[PAIRS_REFERENCE]))
+                row[f"{name} − {PAIRS_REFERENCE}"] = crossed_bootstrap(diff, 1, len(ids)).to_dict()
         rows[source] = row
         print(source, {m: round(row[m]["mean"], 3) for m in METRICS}, flush=True)
     return {"problem_seed": problem_seed, "rows": rows}
-
-
-def block(result: dict[str, Any], set_name: str) -> str:
-    """The Markdown docs/formats.md shows for one set of a results file."""
-    s = result["sets"][set_name]
-    shown = sum(1 for r in s["rows"].values() for k in r if k.endswith(f"− {REFERENCE}"))
-    shown += len(s["rows"]) * len(METRICS) - len(BY_DEFINITION)
-    title = (
-        f"{result['problems']} training problems (problem seed {s['problem_seed']}) × "
-        f"{result['per_problem']} traces, {result['rollouts']} rollouts a prefix; in % (pairs: per "
-        f"problem), mean [95 % interval], bootstrap over problems; differences from {REFERENCE} paired; "
-        "gold's own pairs are the reference (100 % by definition). " + multiplicity(shown)
-    )
-    columns = ["source", "pairs / problem", "precision", "chosen gold-correct", "rejected gold-wrong"]
-    columns += ["gold pairs found", "lost: no shared prefix", "precision − mc_hard", "found − mc_hard"]
-    rows = []
-    for source, r in s["rows"].items():
-        cells = [estimate_cell(r["pairs per problem"], scale=1, digits=2, undefined=MISSING)]
-        cells += [
-            "ref." if source == GOLD and m in BY_DEFINITION else estimate_cell(r[m], undefined=MISSING)
-            for m in list(METRICS)[1:]
-        ]
-        cells += [
-            estimate_cell(r.get(f"{m} − {REFERENCE}"), signed=True, undefined=MISSING) for m in COMPARED
-        ]
-        rows.append([source, *cells])
-    return Table(rows, title, columns).markdown() + "\n"
-
-
-def render(text: str, root: Path) -> str:
-    """``text`` with every step-dpo-pairs block re-rendered from its committed results file."""
-    return render_marked(text, root, "step-dpo-pairs", lambda result, at: block(result, at["set"]))
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -165,15 +130,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rollouts", type=int, default=8, help="rollouts per prefix (MC, binary search)")
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--render", type=Path, help="re-render this file's blocks, computing nothing")
     args = parser.parse_args(argv)
-    if args.render:
-        args.render.write_text(render(args.render.read_text(encoding="utf-8"), ROOT), encoding="utf-8")
-        return {}
     result: dict[str, Any] = {"problems": args.problems, "per_problem": args.per_problem}
     result |= {"rollouts": args.rollouts, "sets": {}}
     for name in args.sets:
         result["sets"][name] = run_set(SETS[name], args.problems, args.per_problem, args.rollouts)
+        print(pairs_table(result, name))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

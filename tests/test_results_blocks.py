@@ -24,9 +24,14 @@ MEASURED = re.compile(r"(?<![\w.=-])\d+\.\d+(?![\w.])")
 inside code: versions and settings are written as code)."""
 
 
+def prose(text: str) -> str:
+    """``text`` without its code: fenced blocks (commands, programs) and inline code (versions, commands,
+    settings) hold no measurements."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
 def test_readme_states_no_measured_number_outside_its_results_blocks() -> None:
-    text = MARKER.sub("", (ROOT / "README.md").read_text(encoding="utf-8"))
-    text = re.sub(r"```.*?```", "", text, flags=re.S)  # commands and code, not measurements
-    text = re.sub(r"`[^`\n]*`", "", text)  # inline code: versions, commands, settings
+    text = prose(MARKER.sub("", (ROOT / "README.md").read_text(encoding="utf-8")))
     stray = [m.group() for m in MEASURED.finditer(text)]
     assert not stray, f"README states {stray}: put them in a results file and a results block"

@@ -20,7 +20,6 @@ from prmkit.core.results import (
     estimate_cell,
     percent,
     render_blocks,
-    render_marked,
     runs_cell,
     spread,
 )
@@ -158,11 +157,36 @@ def test_a_block_naming_an_unknown_view_says_where_it_stands_and_what_was_meant(
         render_blocks(missing, tmp_path)
 
 
-def test_a_scripts_own_marker_is_read_by_the_same_rule(tmp_path: Path) -> None:
-    (tmp_path / "s.json").write_text(json.dumps({"n": 3}), encoding="utf-8")
-    doc = "x\n<!-- label-mcts: s.json set=claims -->\nold\n<!-- /label-mcts -->\ny\n"
-    out = render_marked(doc, tmp_path, "label-mcts", lambda result, at: f"{result['n']} {at['set']}\n")
-    assert out == "x\n<!-- label-mcts: s.json set=claims -->\n3 claims\n<!-- /label-mcts -->\ny\n"
+def test_a_view_refuses_an_attribute_it_does_not_read(tmp_path: Path, views) -> None:
+    """A misspelt attribute (``sets=`` for ``set=``) fails with the page and line, not a silent default."""
+
+    def by_set(block: Block) -> str:
+        block.expect("set")
+        return block.attrs.get("set", "all") + "\n"
+
+    views.register("by-set", by_set)
+    (tmp_path / "r.json").write_text("{}", encoding="utf-8")
+    good = "<!-- results: r.json view=by-set set=claims -->\n<!-- /results -->\n"
+    assert render_blocks(good, tmp_path) == good.replace("-->\n<", "-->\nclaims\n<", 1)
+    with pytest.raises(
+        BlockError, match=r"text:2: .*unknown attributes \['sets'\] of a by-set block; expected set"
+    ):
+        render_blocks("\n" + good.replace("set=", "sets="), tmp_path)
+
+
+def test_every_view_its_owners_register_renders_some_docs_block() -> None:
+    """A view no page names is dead code: each one the entry point's owners register renders a block of
+    README or docs."""
+    import importlib
+
+    from tests.experiments import load_experiment
+
+    render = load_experiment("render_results")
+    for owner in render.OWNERS:
+        importlib.import_module(owner)
+    owned = {name for name in results.VIEWS.names() if results.VIEWS.get(name).__module__ in render.OWNERS}
+    used = {b.view for doc in render.DOCS for b in blocks(doc.read_text(encoding="utf-8"), render.ROOT)}
+    assert len(owned) >= 9 and owned <= used, sorted(owned - used)
 
 
 def test_the_study_view_is_registered_by_its_owner_and_core_names_no_upper_layer() -> None:

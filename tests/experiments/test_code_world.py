@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 
 from prmkit.core.dataset import write_traces
+from prmkit.evaluation.views import code_audit_table, code_labels_table, code_world_audit, code_world_labels
 from prmkit.formats.inputs import read_traces
 from prmkit.labeling import consensus_filter, label_judge, label_mc, label_progress
 from prmkit.worlds.registry import world
-from tests.experiments import ROOT, load_experiment
+from tests.experiments import ROOT, load_experiment, shown
 
 
 def _seed_run(folder: Path, seed: int) -> None:
@@ -49,7 +50,7 @@ def test_every_source_by_class_with_the_trajectories_it_rests_on(tmp_path: Path)
     assert abs(result["sources"]["mc_hard"]["none"]["mean"] - sum(shares) / 2) < 1e-9 and min(shares) > 0.8
     consensus = result["sources"]["consensus"]
     assert sum(c["trajectories"] for c in consensus.values()) < 2 * 12 * 3  # only what it kept
-    assert "| judge | " in exp.table(result)
+    assert "| judge | " in code_labels_table(result)
     for seed in (1, 2):  # two evaluations' summaries, one with a loophole and an overfit audit
         audits_of = {"loophole_rewarded_rate": 0.1 * seed, "overfit_pick_share": 0.05 * seed}
         for name, audits in (("prm-gold-0a1b", audits_of), ("orm-9f", {})):
@@ -60,22 +61,22 @@ def test_every_source_by_class_with_the_trajectories_it_rests_on(tmp_path: Path)
     assert audited == {
         "claims": {"prm-gold": {"loophole_rewarded_rate": [0.1, 0.2], "overfit_pick_share": [0.05, 0.1]}}
     }
-    assert "| prm-gold | – | – | 7.5 (5.0–10.0) | – |" in exp.audit_table(
+    assert "| prm-gold | – | – | 7.5 (5.0–10.0) | – |" in code_audit_table(
         {"seeds": [1, 2], "audits": audited}, "claims", "overfit"
     )
-    assert "| prm-gold | 15.0 (10.0–20.0) | – | – | – |" in exp.audit_table(
+    assert "| prm-gold | 15.0 (10.0–20.0) | – | – | – |" in code_audit_table(
         {"seeds": [1, 2], "audits": audited}, "claims"
     )
 
 
-def test_the_docs_block_is_what_the_committed_file_gives() -> None:
-    exp = load_experiment("code_world")
+def test_the_docs_blocks_are_what_the_committed_file_gives() -> None:
     docs = (ROOT / "docs" / "codeworld.md").read_text(encoding="utf-8")
     result = json.loads((ROOT / "docs" / "results" / "code-world.json").read_text(encoding="utf-8"))
-    assert "<!-- code-world: docs/results/code-world.json part=labels -->\n" + exp.table(result) in docs
-    assert (
-        "<!-- code-world: docs/results/code-world.json part=claims -->\n" + exp.audit_table(result, "claims")
-        in docs
-    )
-    assert exp.render(docs, ROOT) == docs
+    [(labels, body)] = shown("docs/codeworld.md", "code-world-labels")
+    assert labels.file == "docs/results/code-world.json" and code_world_labels(labels) == body
+    audits = shown("docs/codeworld.md", "code-world-audit")
+    assert {(b.attrs["set"], b.attrs.get("class", "loophole")) for b, _ in audits} == {
+        (s, c) for s in ("claims", "tuning") for c in ("loophole", "overfit")
+    }
+    assert all(code_world_audit(block) == body for block, body in audits)
     assert f"{len(result['seeds'])} seeds" in docs  # the tables say how many training runs they rest on

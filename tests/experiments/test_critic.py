@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from prmkit.evaluation.views import critic_table
 from tests.experiments import load_experiment
 
 
@@ -35,4 +36,4 @@ def test_the_smoke_run_measures_every_model_and_the_compute_curve(tmp_path: Path
     assert row["auroc"]["draws"] == {"problem": 4} and "intervals at 95 %" in summary["multiplicity"]
     auroc = result["compute"]["2"]["heldout"]["auroc"]  # the library's AUROC is the experiment's own
     assert row["auroc"]["mean"] == pytest.approx(auroc, nan_ok=True)
-    assert exp.table(summary).count("\n| critic k=") == 2
+    assert critic_table(summary).count("\n| critic k=") == 2

@@ -1,12 +1,15 @@
 """experiments/label_budget.py: a budget sweep's study file becomes the results file, the table (with the
-budget each source and head needs for 90 % of its full-data held-out F1) and the plot."""
+budget each source and head needs for 90 % of its full-data held-out F1, :mod:`prmkit.labeling.views`)
+and the plot."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from tests.experiments import ROOT, load_experiment
+from prmkit.core.results import render_blocks
+from prmkit.labeling.views import budget_class_table, budget_curves, budget_table, label_budget, reaches
+from tests.experiments import ROOT, load_experiment, shown
 
 
 def _est(mean: float) -> dict:
@@ -49,11 +52,11 @@ def test_the_table_names_the_budget_that_reaches_90_percent(tmp_path: Path) -> N
     exp = load_experiment("label_budget")
     result = exp.collect(*_study())
     assert set(result["sets"]) == {"tuning"} and "lm (zero-shot)" in result["sets"]["tuning"]["rows"]
-    curves = exp.curves(result, "tuning", "F1 world-heldout")
+    curves = budget_curves(result, "tuning", "F1 world-heldout")
     assert list(curves) == [("gold", "likelihood"), ("judge", "likelihood")]
-    assert exp.reaches(curves[("gold", "likelihood")]) == 10.0  # 0.80 >= 0.9 x 0.85
-    assert exp.reaches(curves[("judge", "likelihood")]) == 100.0
-    table = exp.table(result, "tuning")
+    assert reaches(curves[("gold", "likelihood")]) == 10.0  # 0.80 >= 0.9 x 0.85
+    assert reaches(curves[("judge", "likelihood")]) == 100.0
+    table = budget_table(result, "tuning")
     f1, auroc = table.split("Held-out first-error AUROC")
     assert "| gold | likelihood | 20.0 [15.0, 25.0] | 50.0 [45.0, 55.0] | 80.0 [75.0, 85.0] |" in f1
     assert "| 85.0 [80.0, 90.0] | 10 % |" in f1  # the gold row at 100 %, then its 90 % budget
@@ -61,15 +64,15 @@ def test_the_table_names_the_budget_that_reaches_90_percent(tmp_path: Path) -> N
     assert "F1 (no labels, the zero-shot LM: 30.0 [25.0, 35.0]):" in f1
     # AUROC: 90 % of the full-data value above chance (0.5): gold 0.5 + 0.9 x 0.45 = 0.905 -> 100 %
     assert "| 95.0 [90.0, 100.0] | 100 % |" in auroc and "| 60.0 [55.0, 65.0] |" in auroc
-    assert exp.reaches({1.0: {"mean": 0.7}, 100.0: {"mean": 0.72}}, floor=0.5) == 1.0  # 0.7 >= 0.698
-    assert exp.reaches({1.0: {"mean": 0.65}, 100.0: {"mean": 0.72}}, floor=0.5) == 100.0
+    assert reaches({1.0: {"mean": 0.7}, 100.0: {"mean": 0.72}}, floor=0.5) == 1.0  # 0.7 >= 0.698
+    assert reaches({1.0: {"mean": 0.65}, 100.0: {"mean": 0.72}}, floor=0.5) == 100.0
     assert "19 intervals at 95 % each" in table  # 2 metrics x (2 x 4 budgets + the zero-shot LM) + 1 paired
     paired = table.split("Paired against the zero-shot LM")[1]
     assert "| gold | likelihood | – | – | +30.0 [+25.0, +35.0] | – |" in paired
     assert result["by_class_tuning_f1_per_seed"]["test"] == {
         "gold/likelihood/1": {"misconception": [0.5, 0.6, 0.7]}
     }
-    classes = exp.class_table(result)
+    classes = budget_class_table(result)
     assert (
         "| gold | likelihood | 30.0 (20.0–40.0) | 90.0 (80.0–100.0) |" in classes
     )  # a missing seed left out
@@ -78,17 +81,17 @@ def test_the_table_names_the_budget_that_reaches_90_percent(tmp_path: Path) -> N
     assert (tmp_path / "budget.png").read_bytes()[:4] == b"\x89PNG"
     results = tmp_path / "r.json"
     results.write_text(json.dumps(result))
-    doc = f"x\n<!-- label-budget: {results.name} set=tuning -->\nold\n<!-- /label-budget -->\n"
-    assert exp.render(doc, tmp_path) == doc.replace("old\n", table + "\n" + classes)
+    head = f"<!-- results: {results.name} view=label-budget set=tuning by_class=misconception -->\n"
+    doc = f"x\n{head}old\n<!-- /results -->\n"
+    assert render_blocks(doc, tmp_path) == doc.replace("old\n", table + "\n" + classes)
 
 
 def test_the_docs_blocks_are_what_the_committed_results_file_gives() -> None:
     """docs/labeling.md's label-budget tables (claims and tuning set) are the committed file's rendering."""
-    exp = load_experiment("label_budget")
     docs = (ROOT / "docs" / "labeling.md").read_text(encoding="utf-8")
-    blocks = exp.BLOCK.findall(docs)
-    assert {b[2] for b in blocks} == {"claims", "tuning"}  # (head, file, set, tail)
-    assert exp.render(docs, ROOT) == docs
+    budget = shown("docs/labeling.md", "label-budget")
+    assert {block.attrs["set"] for block, _ in budget} == {"claims", "tuning"}
+    assert all(label_budget(block) == body for block, body in budget)
     result = json.loads((ROOT / "docs" / "results" / "label-budget.json").read_text(encoding="utf-8"))
     assert len(result["seeds"]) >= 3  # the issue's minimum
     assert (ROOT / "docs" / "img" / "label-budget.png").exists() and "img/label-budget.png" in docs

@@ -3,11 +3,8 @@ Carlo's budget, and docs/labeling.md shows what the committed results files rend
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from prmkit.core.results import render_marked
-from tests.experiments import ROOT, load_experiment
+from prmkit.labeling.views import label_mcts
+from tests.experiments import load_experiment, shown
 
 
 def test_a_small_run_holds_mcts_to_monte_carlos_budget() -> None:
@@ -23,14 +20,11 @@ def test_a_small_run_holds_mcts_to_monte_carlos_budget() -> None:
             assert ("mcts - this: " + kind in row) == (name != "mcts")
 
 
-def test_the_docs_tables_are_what_the_committed_files_give(tmp_path: Path) -> None:
-    exp = load_experiment("label_mcts")
-    docs = (ROOT / "docs" / "labeling.md").read_text(encoding="utf-8")
-    for name in ("label-mcts.json", "label-mcts-tuning.json"):
-        result = json.loads((ROOT / "docs" / "results" / name).read_text(encoding="utf-8"))
-        assert f"<!-- label-mcts: docs/results/{name} -->\n" + exp.block(result) in docs
-    assert exp.render(docs, ROOT) == docs
-    stale = tmp_path / "labeling.md"
-    stale.write_text(render_marked(docs, ROOT, "label-mcts", lambda *_: "stale\n"), encoding="utf-8")
-    exp.main(["--render", str(stale)])
-    assert stale.read_text(encoding="utf-8") == docs
+def test_the_docs_tables_are_what_the_committed_files_give() -> None:
+    """The claim's one run (with MCTS's paired differences) and the tuning grid (each setting once)."""
+    tables = shown("docs/labeling.md", "label-mcts")
+    files = {"docs/results/label-mcts.json", "docs/results/label-mcts-tuning.json"}
+    assert {block.file for block, _ in tables} == files
+    for block, body in tables:
+        assert label_mcts(block) == body
+        assert ("MCTS −" in body) == (len(block.result["runs"]) == 1)

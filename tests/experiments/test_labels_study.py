@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.experiments import ROOT, load_experiment
+from prmkit.core.results import render_blocks
+from prmkit.labeling.views import labels_study_seeds, seeds_table
+from tests.experiments import ROOT, load_experiment, shown
 
 
 def _sweep() -> dict:
@@ -26,7 +28,7 @@ def test_the_table_gives_mean_and_single_seed_range_per_model(tmp_path: Path) ->
     exp = load_experiment("labels_study")
     seeds = exp.compact(_sweep())
     assert "first-error F1 world-test" not in seeds["metrics"] and seeds["seeds"] == [0, 1, 2]
-    table = exp.table(seeds)
+    table = seeds_table(seeds)
     assert "over 3 seeds" in table and "no interval over problems" in table
     # the labeller's accuracy, test misconception / slip (none) / other (none), held-out misconception, final step
     assert (
@@ -37,15 +39,13 @@ def test_the_table_gives_mean_and_single_seed_range_per_model(tmp_path: Path) ->
         "| lm (zero-shot) | – | 10.0 (0.0–20.0) | – | – | 20.0 (10.0–30.0) | – |" in table
     )  # a seed without a value left out
     (tmp_path / "s.json").write_text(json.dumps(seeds))
-    doc = "x\n<!-- labels-study-seeds: s.json -->\nold\n<!-- /labels-study-seeds -->\n"
-    assert exp.render(doc, tmp_path) == doc.replace("old\n", table)
+    doc = "x\n<!-- results: s.json view=labels-study-seeds -->\nold\n<!-- /results -->\n"
+    assert render_blocks(doc, tmp_path) == doc.replace("old\n", table)
 
 
 def test_the_docs_block_is_what_the_committed_file_gives() -> None:
-    exp = load_experiment("labels_study")
-    docs = (ROOT / "docs" / "labeling.md").read_text(encoding="utf-8")
-    assert exp.BLOCK.search(docs) is not None
-    assert exp.render(docs, ROOT) == docs
+    [(block, body)] = shown("docs/labeling.md", "labels-study-seeds")
+    assert block.file == "docs/results/labels-study-seeds.json" and labels_study_seeds(block) == body
     seeds = json.loads((ROOT / "docs" / "results" / "labels-study-seeds.json").read_text(encoding="utf-8"))
     study = json.loads((ROOT / "docs" / "results" / "labels-study.json").read_text(encoding="utf-8"))
     assert seeds["seeds"] == study["seeds"] and len(study["seeds"]) >= 5  # issue 37: >= 5 seeds

@@ -3,18 +3,15 @@ tables docs/labeling.md shows are what the committed results files render."""
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
-from tests.experiments import ROOT, load_experiment
+from prmkit.labeling.views import PROGRESS_SHOWN, progress_labels
+from tests.experiments import load_experiment, shown
 
 
 def test_a_small_run_scores_every_source_with_paired_intervals() -> None:
     exp = load_experiment("progress_labels")
     runs = [exp.labelled("arithmetic", 12, seed) for seed in (1, 2)]
-    assert set(runs[0]) == set(exp.SHOWN) | {"progress best-of-4 (soft)"}
-    per_source = {k: [exp.tables(run[k][0], run[k][1]) for run in runs] for k in exp.SHOWN}
+    assert set(runs[0]) == set(PROGRESS_SHOWN) | {"progress best-of-4 (soft)"}
+    per_source = {k: [exp.tables(run[k][0], run[k][1]) for run in runs] for k in PROGRESS_SHOWN}
     mc = per_source["mc_hard"]
     assert sum(t["counts"][:, [1, 3]].sum() for t in mc) == 2 * 12 * 4  # every trace counted once
     accuracy = exp.estimate(mc, "accuracy", None)
@@ -26,11 +23,12 @@ def test_a_small_run_scores_every_source_with_paired_intervals() -> None:
     assert same.mean == same.low == same.high == 0.0
 
 
-@pytest.mark.parametrize("name", ["progress-labels-claims.json", "progress-labels-tuning.json"])
-def test_the_docs_tables_are_what_the_committed_files_give(name: str) -> None:
-    exp = load_experiment("progress_labels")
-    result = json.loads((ROOT / "docs" / "results" / name).read_text(encoding="utf-8"))
-    docs = (ROOT / "docs" / "labeling.md").read_text(encoding="utf-8")
-    assert f"<!-- progress-labels: docs/results/{name} -->\n" + exp.block(result) in docs
-    assert exp.render(docs, ROOT) == docs
-    assert all(len(result[w]) == len(exp.SHOWN) + 1 for w in ("arithmetic", "agent"))
+def test_the_docs_tables_are_what_the_committed_files_give() -> None:
+    tables = shown("docs/labeling.md", "progress-labels")
+    assert [block.file.rsplit("/", 1)[1] for block, _ in tables] == [
+        "progress-labels-claims.json",
+        "progress-labels-tuning.json",
+    ]
+    for block, body in tables:
+        assert progress_labels(block) == body
+        assert all(len(block.result[w]) == len(PROGRESS_SHOWN) + 1 for w in ("arithmetic", "agent"))

@@ -4,11 +4,10 @@ renders."""
 
 from __future__ import annotations
 
-import json
-
 from prmkit.search.common import Compute, sample_candidates
+from prmkit.search.views import search_smc
 from prmkit.worlds.arithmetic import WorldPolicy, check_trace, generate_problems
-from tests.experiments import ROOT, load_experiment
+from tests.experiments import load_experiment, shown
 
 
 def test_the_judge_scorer_is_a_noisy_prefix_correctness_prm() -> None:
@@ -40,12 +39,9 @@ def test_a_small_run_reports_every_method_paired_with_smc() -> None:
 
 
 def test_the_docs_tables_are_what_the_committed_file_gives() -> None:
-    exp = load_experiment("search_smc")
-    result = json.loads((ROOT / "docs" / "results" / "search-smc.json").read_text(encoding="utf-8"))
-    docs = (ROOT / "docs" / "search.md").read_text(encoding="utf-8")
-    for name in ("claims", "tuning"):
-        assert (
-            f"<!-- search-smc: docs/results/search-smc.json set={name} -->\n" + exp.block(result, name)
-            in docs
-        )
-    assert exp.render(docs, ROOT) == docs
+    tables = shown("docs/search.md", "search-smc")
+    assert [(block.file, block.attrs["set"]) for block, _ in tables] == [
+        ("docs/results/search-smc.json", "claims"),
+        ("docs/results/search-smc.json", "tuning"),
+    ]
+    assert all(search_smc(block) == body for block, body in tables)

@@ -7,7 +7,8 @@ import json
 import math
 from pathlib import Path
 
-from tests.experiments import ROOT, load_experiment
+from prmkit.formats.views import PAIR_METRICS, PAIRS_GOLD, PAIRS_REFERENCE, pairs_table, step_dpo_pairs
+from tests.experiments import load_experiment, shown
 
 
 def test_a_small_run_judges_every_source_against_gold(tmp_path: Path) -> None:
@@ -17,28 +18,28 @@ def test_a_small_run_judges_every_source_against_gold(tmp_path: Path) -> None:
     assert json.loads(out.read_text(encoding="utf-8")) == result
     rows = result["sets"]["tuning"]["rows"]
     assert list(rows) == exp.SOURCES
-    gold = rows[exp.GOLD]
+    gold = rows[PAIRS_GOLD]
     assert gold["pairs"] == gold["both"] == gold["found"] == gold["gold_pairs"] > 0  # the reference
     for source, row in rows.items():
         assert row["both"] <= min(row["chosen"], row["rejected"]) <= row["pairs"]
         assert row["found"] == row["both"]  # a true first-error pair is one gold forms too
         assert row["gold_pairs"] == gold["pairs"] and row["no_shared_prefix"] <= row["erroneous"]
-        for name in exp.METRICS:
+        for name in PAIR_METRICS:
             e = row[name]
             assert e["draws"] == {"seed": 1, "problem": 8}
             assert math.isnan(e["mean"]) or e["low"] <= e["mean"] <= e["high"]
-        compared = {f"{m} − {exp.REFERENCE}" for m in exp.COMPARED}
-        assert compared <= set(row) or source in (exp.GOLD, exp.REFERENCE)
+        compared = {f"{m} − {PAIRS_REFERENCE}" for m in exp.COMPARED}
+        assert compared <= set(row) or source in (PAIRS_GOLD, PAIRS_REFERENCE)
     assert rows["consensus"]["traces"] <= rows["mc_hard"]["traces"] == 8 * 4  # consensus keeps some
-    table = exp.block(result, "tuning")
-    assert f"| {exp.GOLD} | " in table and "| ref. | ref. | ref. | ref. |" in table
+    assert tuple(exp.METRICS) == PAIR_METRICS  # what the script measures is what the view shows
+    table = pairs_table(result, "tuning")
+    assert f"| {PAIRS_GOLD} | " in table and "| ref. | ref. | ref. | ref. |" in table
 
 
 def test_the_docs_tables_are_what_the_committed_file_gives() -> None:
-    exp = load_experiment("step_dpo_pairs")
-    result = json.loads((ROOT / "docs" / "results" / "step-dpo-pairs.json").read_text(encoding="utf-8"))
-    docs = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
-    for name in ("claims", "tuning"):
-        head = f"<!-- step-dpo-pairs: docs/results/step-dpo-pairs.json set={name} -->\n"
-        assert head + exp.block(result, name) in docs
-    assert exp.render(docs, ROOT) == docs
+    tables = shown("docs/formats.md", "step-dpo-pairs")
+    assert [(block.file, block.attrs["set"]) for block, _ in tables] == [
+        ("docs/results/step-dpo-pairs.json", "claims"),
+        ("docs/results/step-dpo-pairs.json", "tuning"),
+    ]
+    assert all(step_dpo_pairs(block) == body for block, body in tables)

@@ -25,12 +25,9 @@ from prmkit.cards.roles import (
     tool_name,
 )
 from prmkit.core.files import atomic_write
+from prmkit.core.results import percent
 from prmkit.modeling.heads import card_fields, head
 from prmkit.modeling.spec import PrmSpec
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}"
 
 
 def _num(x: Any, digits: int = 3) -> str:
@@ -228,15 +225,15 @@ def _fe_table(fe: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|" + ("---|---|" if extra else ""),
     ]
     for s in fe["subsets"]:
-        cells = f" {_pct(s.get('auroc'))} | {_pct(s.get('f1_own_best'))} |" if extra else ""
+        cells = f" {percent(s.get('auroc'))} | {percent(s.get('f1_own_best'))} |" if extra else ""
         lines.append(
-            f"| {s['name']} | {s['traces']} | {s['with_error']} / {s['error_free']} | {_pct(s['acc_error'])} | {_pct(s['acc_correct'])} | {_pct(s['f1'])} |"
+            f"| {s['name']} | {s['traces']} | {s['with_error']} / {s['error_free']} | {percent(s['acc_error'])} | {percent(s['acc_correct'])} | {percent(s['f1'])} |"
             + cells
         )
-    means = f" **{_pct(fe.get('auroc'))}** | **{_pct(fe.get('f1_own_best'))}** |" if extra else ""
-    lines.append(f"| **mean of subset F1s (headline)** | | | | | **{_pct(fe['f1'])}** |" + means)
+    means = f" **{percent(fe.get('auroc'))}** | **{percent(fe.get('f1_own_best'))}** |" if extra else ""
+    lines.append(f"| **mean of subset F1s (headline)** | | | | | **{percent(fe['f1'])}** |" + means)
     lines.append(
-        f"| size-weighted F1 (huggingface script's figure, not the headline) | | | | | {_pct(fe['f1_size_weighted'])} |"
+        f"| size-weighted F1 (huggingface script's figure, not the headline) | | | | | {percent(fe['f1_size_weighted'])} |"
         + (" | |" if extra else "")
     )
     if extra:
@@ -259,7 +256,8 @@ def _bon_md(bon: dict[str, Any]) -> str:
     acc = [head] + [
         f"| {m} | "
         + " | ".join(
-            f"{_pct(cell[m, n]['accuracy'])} ({_pct(cell[m, n]['lo'])}–{_pct(cell[m, n]['hi'])})" for n in ns
+            f"{percent(cell[m, n]['accuracy'])} ({percent(cell[m, n]['lo'])}–{percent(cell[m, n]['hi'])})"
+            for n in ns
         )
         + " |"
         for m in dict.fromkeys(r["method"] for r in rows)
@@ -465,8 +463,8 @@ def _accuracy(acc: Accuracy | None, missing: str) -> str:
     if acc is None:
         return missing
     return (
-        f"against {acc.reference} on {acc.traces:,} traces: first-error accuracy {_pct(acc.first_error_accuracy)} %, "
-        f"ProcessBench F1 {_pct(acc.processbench_f1)}, step-error F1 {_pct(acc.step_error_f1)}"
+        f"against {acc.reference} on {acc.traces:,} traces: first-error accuracy {percent(acc.first_error_accuracy)} %, "
+        f"ProcessBench F1 {percent(acc.processbench_f1)}, step-error F1 {percent(acc.step_error_f1)}"
     )
 
 
@@ -518,8 +516,8 @@ def _human(human: HumanRole | None) -> str:
     if ag:
         text += (
             f"; agreement over {ag['steps_double_labelled']:,} steps rated twice or more: Fleiss' kappa "
-            f"{_num(ag['fleiss_kappa'])}, raw {_pct(ag['raw_step_agreement'])} %, first-error agreement "
-            f"{_pct(ag['first_error_agreement'])} % over {ag['first_error_pairs']} pairs"
+            f"{_num(ag['fleiss_kappa'])}, raw {percent(ag['raw_step_agreement'])} %, first-error agreement "
+            f"{percent(ag['first_error_agreement'])} % over {ag['first_error_pairs']} pairs"
         )
     return text + "".join(f"; not measured: {u}" for u in human.unmeasured)
 

@@ -11,6 +11,9 @@ Docs state measured numbers only inside generated blocks, rendered from a commit
     ...what the view renders...
     <!-- /results -->
 
+A measured number written by hand belongs only in a short history note (:data:`HISTORY`) on an older
+run whose results file was not kept.
+
 The ``view`` attribute (else the file's own ``"view"`` key, else :data:`DEFAULT_VIEW`) names the renderer
 in :data:`VIEWS`. The package that owns a study registers its view from its own module
 (``VIEWS.register("study", render)``: registration points downward, so core never names the module); an
@@ -37,6 +40,7 @@ from prmkit.core.stats import Estimate
 
 __all__ = [
     "DEFAULT_VIEW",
+    "HISTORY",
     "MARKER",
     "VIEWS",
     "Block",
@@ -49,7 +53,6 @@ __all__ = [
     "marker",
     "percent",
     "render_blocks",
-    "render_marked",
     "runs_cell",
     "spread",
 ]
@@ -191,6 +194,14 @@ class Block:
         """Another results file's JSON (e.g. one an ``also=`` attribute names), relative to ``root``."""
         return json.loads((self.root / file).read_text(encoding="utf-8"))
 
+    def expect(self, *names: str) -> None:
+        """Refuse an attribute the view does not read (``view`` aside): a misspelt one would otherwise be
+        ignored and the block rendered as if it were absent."""
+        unknown = sorted(set(self.attrs) - {"view", *names})
+        if unknown:
+            expected = ", ".join(names) or "none"
+            raise ValueError(f"unknown attributes {unknown} of a {self.view} block; expected {expected}")
+
     @property
     def view(self) -> str:
         """The renderer's name: the ``view`` attribute, else the file's ``"view"`` key, else
@@ -213,7 +224,8 @@ DEFAULT_VIEW = "study"
 
 def marker(name: str) -> re.Pattern[str]:
     """The pattern of a ``<!-- NAME: FILE key=value ... -->`` ... ``<!-- /NAME -->`` block: groups
-    ``head`` (the opening line), ``file``, ``attrs``, ``body`` and ``tail`` (the closing marker)."""
+    ``head`` (the opening line), ``file``, ``attrs``, ``body`` and ``tail`` (the closing marker). Results
+    blocks are ``marker("results")``; a page's other marked spans (``history`` notes) share the rule."""
     return re.compile(
         rf"(?s)(?P<head><!-- {re.escape(name)}: (?P<file>\S+)(?P<attrs>(?: [\w-]+=\S+)*) -->\n)"
         rf"(?P<body>.*?)(?P<tail><!-- /{re.escape(name)} -->)"
@@ -222,6 +234,11 @@ def marker(name: str) -> re.Pattern[str]:
 
 MARKER = marker("results")
 """The one results block: ``<!-- results: FILE key=value ... -->`` ... ``<!-- /results -->``."""
+
+HISTORY = re.compile(r"(?s)<!-- history: (?P<why>[^\n]*?) -->\n(?P<body>.*?)<!-- /history -->")
+"""A history note: ``<!-- history: WHY -->`` ... ``<!-- /history -->``, the one place docs may state
+measured numbers by hand: a short note on an older run whose results file was not kept, linking where
+that run is described (``tests/test_docs_numbers.py`` counts the numbers inside and outside)."""
 
 
 def _attrs(text: str) -> dict[str, str]:
@@ -252,18 +269,3 @@ def render_blocks(text: str, root: str | Path, page: str = "text") -> str:
             raise BlockError(f"{page}:{line}: results block {block.file}: {err}{hint}") from err
 
     return MARKER.sub(one, text)
-
-
-def render_marked(
-    text: str, root: str | Path, name: str, render: Callable[[Any, dict[str, str]], str]
-) -> str:
-    """``text`` with every ``<!-- NAME: FILE key=value ... -->`` block re-rendered as
-    ``render(result, attributes)`` from its results FILE (relative to ``root``): the blocks a study
-    script still names by its own marker instead of a ``results`` view."""
-    pattern = marker(name)
-
-    def one(m: re.Match[str]) -> str:
-        result = json.loads((Path(root) / m["file"]).read_text(encoding="utf-8"))
-        return m["head"] + render(result, _attrs(m["attrs"])) + m["tail"]
-
-    return pattern.sub(one, text)

@@ -33,6 +33,8 @@ entry in commands.py, from which the CLI is built.
 - ``fewshot.py``     a PRM fine-tuned on k traces of a target setting (via train_prm): F1, AUROC, gains over k = 0
 - ``seeds.py``       a model's training seeds on the same traces, and the first-error Stats over seeds × problems
 - ``study.py``         a study's table over seeds and problems: estimates with crossed-bootstrap intervals
+- ``views.py``         results views: docs tables (code world, few-shot, monitors, transfer, critic, seed tables)
+                       rendered from committed results files
 - ``suite.py``         ``evaluate_world``: the whole evaluation of a scorer on fresh world data
 - ``commands.py``      the command registry: name, config and run function of each evaluation command
 - ``config.py``        the commands' typed configs (eval processbench | agentprocessbench | bon, audit) and

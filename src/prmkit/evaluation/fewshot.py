@@ -37,6 +37,7 @@ from typing import Any
 from prmkit.core.files import write_json
 from prmkit.core.model import Trace
 from prmkit.core.protocols import StepScorer
+from prmkit.core.results import Table
 from prmkit.core.stats import Estimate, paired
 from prmkit.evaluation.gold import has_gold
 from prmkit.evaluation.processbench import predictor_name, resolve_threshold
@@ -115,20 +116,26 @@ class FewShotResult:
 
     def table(self) -> str:
         """A Markdown table: one row per ``k`` (percentages; gains signed, with their intervals)."""
-        lines = [
+        title = (
             f"few-shot curve of {self.model} on {self.target}: {self.problems} problems, {self.traces} traces; "
-            f"source threshold {self.threshold} ({self.threshold_from}); gains over k = 0 paired by problem",
-            "",
-            "| k | F1 (source thr.) | F1 (own thr.) | AUROC | gain F1 | gain F1 (own) | gain AUROC |",
-            "|---|---|---|---|---|---|---|",
+            f"source threshold {self.threshold} ({self.threshold_from}); gains over k = 0 paired by problem"
+        )
+        columns = [
+            "k",
+            "F1 (source thr.)",
+            "F1 (own thr.)",
+            "AUROC",
+            "gain F1",
+            "gain F1 (own)",
+            "gain AUROC",
         ]
+        rows = []
         for p in self.points:
             gains = [
                 g.cell(signed=True) if g is not None else "" for g in (p.gain_f1, p.gain_f1_own, p.gain_auroc)
             ]
-            cells = [p.f1.cell(), f"{p.f1_own.cell()} @ {p.threshold:.3g}", p.auroc.cell(), *gains]
-            lines.append(f"| {p.k} | {' | '.join(cells)} |")
-        return "\n".join(lines)
+            rows.append([p.k, p.f1.cell(), f"{p.f1_own.cell()} @ {p.threshold:.3g}", p.auroc.cell(), *gains])
+        return Table(rows, title, columns).markdown()
 
     def write(self, out: str | Path) -> Path:
         """``fewshot.json`` and its plot (``fewshot.png``) in ``out``; the JSON's path."""

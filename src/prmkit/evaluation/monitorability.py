@@ -45,7 +45,7 @@ import numpy as np
 
 from prmkit.core.files import write_json
 from prmkit.core.model import Trace
-from prmkit.core.results import percent
+from prmkit.core.results import Table, percent
 from prmkit.core.stats import Estimate, ratio_stat
 from prmkit.evaluation.config import MonitorabilityConfig
 from prmkit.evaluation.processbench import Predictor, load_predictor, predictor_name, resolve_threshold
@@ -199,22 +199,19 @@ class MonitorabilityResult:
             if not self.seeds
             else f"{len(self.seeds)} training seeds, each at its own threshold, intervals over seeds × problems"
         )
-        lines = [
+        title = (
             f"monitor {self.monitor} of behaviour {self.behaviour!r}: {self.traces} traces of {self.problems} "
-            f"problems, {measured}",
-            "",
-            "| view | TPR | TNR | g-mean² | flagged / with it | cleared / without | first-error F1 | AUROC |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
+            f"problems, {measured}"
+        )
+        columns = ["view", "TPR", "TNR", "g-mean²", "flagged / with it", "cleared / without"]
+        rows = []
         for v in self.views:
             r, fe = v.rates, v.first_error
             f1 = v.f1.cell() if v.f1 is not None else _pct(fe.get("f1"))
             auroc = v.auroc.cell() if v.auroc is not None else _pct(fe.get("auroc"))
-            lines.append(
-                f"| {v.view} | {r.tpr.cell()} | {r.tnr.cell()} | {r.g_mean2.cell()} | {r.caught} / {r.positives} "
-                f"| {r.cleared} / {r.negatives} | {f1} | {auroc} |"
-            )
-        return "\n".join(lines)
+            rows.append([v.view, r.tpr.cell(), r.tnr.cell(), r.g_mean2.cell(), f"{r.caught} / {r.positives}"])
+            rows[-1] += [f"{r.cleared} / {r.negatives}", f1, auroc]
+        return Table(rows, title, [*columns, "first-error F1", "AUROC"]).markdown()
 
     def write(self, out: str | Path) -> Path:
         return write_json(Path(out) / RESULT_FILE, self.to_dict())

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from prmkit.core.files import atomic_write
+from prmkit.core.results import Table
 
 
 @dataclass
@@ -95,9 +96,10 @@ def pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}"
 
 
-def _line(r: ClassRow, bold: bool = False) -> str:
+def _cells(r: ClassRow, bold: bool = False) -> list[str]:
+    """One class row's cells (the overall row's name and PRMScore in bold)."""
     b = "**" if bold else ""
-    cells = [
+    return [
         f"{b}{r.name}{b}",
         f"{r.scored} / {r.items}",
         f"{b}{pct(r.prm_score)}{b}",
@@ -106,17 +108,13 @@ def _line(r: ClassRow, bold: bool = False) -> str:
         pct(r.first_error_acc),
         pct(r.auroc),
     ]
-    return "| " + " | ".join(cells) + " |"
 
 
 def slice_table(s: SliceResult) -> list[str]:
-    lines = [
-        f"\n{TITLES.get(s.name, s.name)} ({s.items} items)\n",
-        "| class | scored / items | PRMScore | F1 correct steps | F1 error steps | first error found | AUROC |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    lines += [_line(r) for r in s.classes]
-    lines.append(_line(s.overall, bold=True))
+    columns = ["class", "scored / items", "PRMScore", "F1 correct steps", "F1 error steps"]
+    rows = [*(_cells(r) for r in s.classes), _cells(s.overall, bold=True)]
+    lines = [f"\n{TITLES.get(s.name, s.name)} ({s.items} items)\n"]
+    lines += Table(rows, columns=[*columns, "first error found", "AUROC"]).grid()
     differ = [
         r for r in [*s.classes, s.overall] if r.name != "correct" and r.prm_score != r.prm_score_official
     ]

@@ -29,7 +29,7 @@ import numpy as np
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Trace
 from prmkit.core.protocols import Judge, StepScorer
-from prmkit.core.results import percent
+from prmkit.core.results import Table, percent
 from prmkit.core.stats import Estimate, crossed_bootstrap, item_weights, paired, weighted_auroc
 from prmkit.evaluation.processbench import (
     Predictor,
@@ -311,19 +311,18 @@ class StepBenchResult:
     def table(self) -> str:
         """The official metrics per group and overall, then first-error F1 per group (percent, Markdown)."""
         keys = [k for k in self.overall if k != "name"]
-        lines = ["| group | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
-        for g in (*self.groups, self.overall):
-            cells = [pct(g[k]) if isinstance(g[k], float) or g[k] is None else str(g[k]) for k in keys]
-            lines.append(f"| {g['name']} | " + " | ".join(cells) + " |")
-        lines += ["", f"**{self.headline_name}: {pct(self.headline)}**", ""]
-        lines += [
-            "| group | error / error-free | acc_error | acc_correct | first-error F1 |",
-            "|---|---|---|---|---|",
+        rows = [
+            [g["name"], *(pct(g[k]) if isinstance(g[k], float) or g[k] is None else str(g[k]) for k in keys)]
+            for g in (*self.groups, self.overall)
         ]
-        for s in self.first_error:
-            lines.append(
-                f"| {s.name} | {s.with_error} / {s.error_free} | {pct(s.acc_error)} | {pct(s.acc_correct)} | {pct(s.f1)} |"
-            )
+        lines = Table(rows, columns=["group", *keys]).grid()
+        lines += ["", f"**{self.headline_name}: {pct(self.headline)}**", ""]
+        columns = ["group", "error / error-free", "acc_error", "acc_correct", "first-error F1"]
+        rows = [
+            [s.name, f"{s.with_error} / {s.error_free}", pct(s.acc_error), pct(s.acc_correct), pct(s.f1)]
+            for s in self.first_error
+        ]
+        lines += Table(rows, columns=columns).grid()
         if self.auroc is not None:
             lines.append(f"\nfirst-error AUROC: {pct(self.auroc)}")
         if self.comparison is not None:

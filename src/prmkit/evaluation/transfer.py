@@ -43,6 +43,7 @@ from typing import Any
 from prmkit.core.files import write_json
 from prmkit.core.model import Trace
 from prmkit.core.protocols import StepScorer
+from prmkit.core.results import Table
 from prmkit.core.stats import Estimate, Stat, paired
 from prmkit.evaluation.config import TransferConfig
 from prmkit.evaluation.gold import has_gold
@@ -137,16 +138,13 @@ class TransferResult:
             else f"{len(self.seeds)} training seeds ({', '.join(s.model for s in self.seeds)}), each at its "
             "own threshold, intervals over seeds × problems"
         )
-        lines = [
-            f"transfer of {measured}, {self.problems} problems per setting, gaps paired by problem",
-            "",
-            "| setting | traces | F1 | AUROC | gap F1 | gap AUROC |",
-            "|---|---|---|---|---|---|",
+        title = f"transfer of {measured}, {self.problems} problems per setting, gaps paired by problem"
+        rows = [
+            [s.name, s.traces, s.f1.cell(), s.auroc.cell()]
+            + [g.cell(signed=True) if g is not None else "" for g in (s.gap_f1, s.gap_auroc)]
+            for s in self.settings
         ]
-        for s in self.settings:
-            gaps = [g.cell(signed=True) if g is not None else "" for g in (s.gap_f1, s.gap_auroc)]
-            lines.append(f"| {s.name} | {s.traces} | {s.f1.cell()} | {s.auroc.cell()} | {' | '.join(gaps)} |")
-        return "\n".join(lines)
+        return Table(rows, title, ["setting", "traces", "F1", "AUROC", "gap F1", "gap AUROC"]).markdown()
 
     def write(self, out: str | Path) -> Path:
         return write_json(Path(out) / RESULT_FILE, self.to_dict())

@@ -26,6 +26,7 @@ Files:
 - ``convert.py``       read, write, convert, validate, inspect (the public API; CLI twins in prmkit.cli.data)
 - ``inputs.py``        the one input rule: ``read_traces`` / ``read_problems`` read every format
 - ``stats.py``         inspect: counts, label distribution by source, first-error histogram (PNG)
+- ``views.py``         the results view of the Step-DPO pairs study (``step-dpo-pairs``): a docs table from its file
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ command's typed config.
 - ``jobs.py``           the job store: append-only records, content keys, derived seeds, thread pool
 - ``rollouts.py``       drawing rollouts and scoring them (``unparseable`` kept apart from ``wrong``)
 - ``common.py``         shared file options, input checks, result writing
+- ``views.py``          the labelling studies' results views (label-budget, label-mcts, labels-study-seeds,
+                        progress-labels): docs tables rendered from committed results files
 """
 
 from prmkit.labeling.binary_search import BinarySearchConfig, label_binary_search, run_binary_search

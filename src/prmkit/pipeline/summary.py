@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prmkit.cards import training_warnings
+from prmkit.core.results import percent
 from prmkit.pipeline.recipe import LM, Recipe
 from prmkit.pipeline.report import Report, Section, Table, relpath
 from prmkit.worlds.registry import world
@@ -71,10 +72,6 @@ AUDIT_PLOTS = {
 }
 
 
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}"
-
-
 def _name(stage: str) -> str:
     return LM if stage == "pretrain" else stage
 
@@ -91,7 +88,7 @@ def _class_rows(evals: dict[str, dict[str, Any]], classes: Sequence[str]) -> lis
         for subset, found in by.items():
             for c in classes:
                 if c in found:
-                    row[f"{subset} {c}"] = _pct(found[c]["f1"])
+                    row[f"{subset} {c}"] = percent(found[c]["f1"])
         if len(row) > 1:
             rows.append(row)
     return rows
@@ -124,12 +121,12 @@ def _first_error_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         fe = r["summary"]["first_error"]
         row: dict[str, Any] = {"model": model, "threshold": fe.get("threshold")}
         for sub in fe["subsets"]:
-            row[f"F1 {sub['name']}"] = _pct(sub["f1"])
-            row[f"AUROC {sub['name']}"] = _pct(sub.get("auroc"))
-            row[f"F1 own-best {sub['name']}"] = _pct(sub.get("f1_own_best"))
-            row[f"errors located {sub['name']}"] = _pct(sub.get("acc_error"))
-            row[f"correct passed {sub['name']}"] = _pct(sub.get("acc_correct"))
-        row["F1 (mean of subsets)"] = _pct(fe.get("f1"))
+            row[f"F1 {sub['name']}"] = percent(sub["f1"])
+            row[f"AUROC {sub['name']}"] = percent(sub.get("auroc"))
+            row[f"F1 own-best {sub['name']}"] = percent(sub.get("f1_own_best"))
+            row[f"errors located {sub['name']}"] = percent(sub.get("acc_error"))
+            row[f"correct passed {sub['name']}"] = percent(sub.get("acc_correct"))
+        row["F1 (mean of subsets)"] = percent(fe.get("f1"))
         rows.append(row)
     return rows
 
@@ -144,7 +141,9 @@ def _bon_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
         for n in BON_NS:
             cell = by.get((method, n))
             row[f"N={n}"] = (
-                "–" if cell is None else f"{_pct(cell['accuracy'])} [{_pct(cell['lo'])}, {_pct(cell['hi'])}]"
+                "–"
+                if cell is None
+                else f"{percent(cell['accuracy'])} [{percent(cell['lo'])}, {percent(cell['hi'])}]"
             )
         rows.append(row)
     return rows
@@ -159,11 +158,11 @@ def _label_rows(report: dict[str, Any], results: dict[str, dict[str, Any]]) -> l
             kept = c.get("kept_fraction", kept)
         rows.append({
             "source": source,
-            "step-error F1": _pct(m["step_error"]["f1"]),
-            "first-error accuracy": _pct(m["first_error"]["accuracy"]),
-            "ProcessBench F1": _pct(m["first_error"]["processbench_f1"]),
+            "step-error F1": percent(m["step_error"]["f1"]),
+            "first-error accuracy": percent(m["first_error"]["accuracy"]),
+            "ProcessBench F1": percent(m["first_error"]["processbench_f1"]),
             "traces scored": f"{m['first_error']['traces']:,}",
-            "data kept": _pct(kept),
+            "data kept": percent(kept),
             "rollouts / trace": m.get("rollouts_per_trace"),
         })  # fmt: skip
     return rows
@@ -188,7 +187,7 @@ RL_ELSEWHERE = (
     "Not run by this recipe (it has no `rl:` section; the experiment does not fit a 15-minute demo). The RL "
     "experiment on this world is `recipes/rl.yaml`: five rewards (outcome, PRM aggregate, dense step rewards, "
     "outcome + process, gold process) x 3 seeds from one π0, plus cells that try to make it hack, run by "
-    "`python experiments/rl_grid.py --recipe recipes/rl.yaml --out runs/rl`; its last results are in "
+    "`prmkit run recipes/rl.yaml`; its last results are in "
     'docs/rl.md ("The experiment").'
 )
 RL_COLUMNS = {"answer": "answer_accuracy", "process-correct": "process_correct", "lucky": "lucky",
@@ -202,7 +201,7 @@ def _rl_rows(runs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"reward": reward, "steps": s["steps"]}
         for name, key in RL_COLUMNS.items():
             first, last = s["first"].get(key), s["last"].get(key)
-            row[name] = "–" if first is None or last is None else f"{_pct(first)} → {_pct(last)}"
+            row[name] = "–" if first is None or last is None else f"{percent(first)} → {percent(last)}"
         row["hacking warnings"] = len(s["warnings"])
         rows.append(row)
     return rows
@@ -223,7 +222,7 @@ def _agent_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             row: dict[str, Any] = {"model": model}
             for dataset, m in agent.items():
                 if dataset != "AVG":
-                    row |= {f"{k} {dataset}": _pct(v) for k, v in m.items()}
+                    row |= {f"{k} {dataset}": percent(v) for k, v in m.items()}
             rows.append(row)
     return rows
 
@@ -243,14 +242,14 @@ def _training_rows(trained: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             "optimiser steps (taken / planned)": f"{t['steps']:,} / {t['planned_steps']:,}",
             "stopped by": t["stopped_by"],
             "torch threads": t["threads"],
-            "dev first-error F1 (step 0 → best)": "–" if best is None else f"{_pct(start)} → {_pct(best)}",
+            "dev first-error F1 (step 0 → best)": "–" if best is None else f"{percent(start)} → {percent(best)}",
             "wall minutes": round(t["wall_seconds"] / 60, 1),
         })  # fmt: skip
         copy, rounds = s.get("copy") or {}, t.get("copy_rounds") or []
         if copy.get("numbers"):  # an LM pretrained on agent trajectories: does it copy tool results?
             extra = f" after {len(rounds)} extra round{'s' * (len(rounds) > 1)}" if rounds else ""
             rows[-1]["tool values copied (dev)"] = (
-                f"{_pct(copy['copy_rate'])} % of {copy['numbers']:,}{extra}"
+                f"{percent(copy['copy_rate'])} % of {copy['numbers']:,}{extra}"
             )
     return rows
 

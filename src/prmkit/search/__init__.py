@@ -17,6 +17,7 @@ checker is the scorer ``NAME-oracle``, e.g. ``arithmetic-oracle``).
 - ``config.py``    the commands' typed configs (``BonConfig``, ``VoteConfig``, ``BeamConfig`` ...)
 - ``files.py``     what every search command reads and writes (problems in; results, traces, summary out)
 - ``searches.py``  ``SEARCHES``: one entry per command (name, config, ``run_*(config)`` in the method's module)
+- ``views.py``     the results view of the SMC study (``search-smc``): a docs table from its file
 
 Each method's module holds its pure core and the command beside it (``best_of_n`` and ``run_bon`` in
 bon.py), as the labellers do.
