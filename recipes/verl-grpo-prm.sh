@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GRPO on Qwen2.5-Math-1.5B-Instruct through verl 0.9.1, trained on the step rewards of a PRM that
-# `prmkit serve` serves: prmkit's reward manager (prmkit.rl.verl_client) pays each response, prmkit's
-# estimator `prmkit_pure` (process GRPO with PURE's min-form credit, prmkit.rl.verl_advantages) turns the
-# step rewards into token advantages. docs/rl.md ("verl 0.9.1") says why each key is set.
+# `prmkit serve` serves: prmkit's reward manager (prmkit.rl.verl_client) pays each response, a prmkit
+# estimator (prmkit_<credit form>, prmkit.rl.verl_advantages; `prmkit_min` by default) turns the step
+# rewards into token advantages. docs/rl.md ("verl 0.9.1", "Credit forms") says why each key is set.
 #
 # Step rewards reach verl's estimator only on verl 0.9.1's colocated reward path
 # (reward.reward_model.enable=True, no resource pool of its own), the one that calls the manager's
@@ -16,9 +16,12 @@
 #   bash recipes/verl-grpo-prm.sh --print-overrides       # the overrides, one a line
 #
 # Environment: POLICY (Qwen/Qwen2.5-Math-1.5B-Instruct), PRM_URL (http://127.0.0.1:8000), DATA (a folder
-# with verl's math_dataset.py train/test.parquet; $HOME/data/math), N_GPUS (8), ESTIMATOR (prmkit_pure;
-# prmkit_process_grpo pays padding), PYTHON (python: the verl environment's). The PRM must score the steps
-# it was trained on: add +reward.reward_kwargs.prmkit.step_separator=... (newline by default).
+# with verl's math_dataset.py train/test.parquet; $HOME/data/math), N_GPUS (8), ESTIMATOR (prmkit_min,
+# prmkit's earlier min credit, what this recipe has run since issue 36; any prmkit_<credit form> of
+# docs/rl.md "Credit forms": prmkit_pure is PURE's code, prmkit_sum pays padding; the outcome forms,
+# prmkit_anchor ... prmkit_prime, need reward_model.ground_truth in the data, as verl's math_dataset.py
+# writes), PYTHON (python: the verl environment's). The PRM must score the steps it was trained on: add
+# +reward.reward_kwargs.prmkit.step_separator=... (newline by default).
 # tests/rl/test_verl_recipe.py runs --print-overrides and --check in .venv-verl.
 set -euo pipefail
 
@@ -26,12 +29,12 @@ POLICY=${POLICY:-Qwen/Qwen2.5-Math-1.5B-Instruct}
 PRM_URL=${PRM_URL:-http://127.0.0.1:8000}
 DATA=${DATA:-$HOME/data/math}
 N_GPUS=${N_GPUS:-8}
-ESTIMATOR=${ESTIMATOR:-prmkit_pure}
+ESTIMATOR=${ESTIMATOR:-prmkit_min}
 PYTHON=${PYTHON:-python}
 # the client's path without running it (importing it beside verl registers the manager and estimators)
 CLIENT=$("$PYTHON" -c 'import importlib.util as u; print(u.find_spec("prmkit.rl.verl_client").origin)')
 # verl imports it in every process that imports verl: the manager registers as `prmkit` and the
-# estimators as prmkit_pure / prmkit_process_grpo (several nodes: pass it in ray_kwargs' runtime_env too)
+# estimators as prmkit_<credit form> (several nodes: pass it in ray_kwargs' runtime_env too)
 export VERL_USE_EXTERNAL_MODULES=prmkit.rl.verl_client
 
 OVERRIDES=(

@@ -62,7 +62,7 @@ def test_report_without_rl_points_to_the_rl_experiment(tmp_path):
     """The demo recipe has no RL stage (it would not fit 15 minutes): its report says where RL is run."""
     md = to_markdown(build_report(Recipe(), {"prm-gold": _trained(500, 500, False)}, tmp_path, None))
     section = md[md.index("## RL against the PRM") :]
-    assert "experiments/rl_grid.py --recipe recipes/rl.yaml" in section and "docs/rl.md" in section
+    assert "prmkit run recipes/rl.yaml" in section and "docs/rl.md" in section
     agent = Recipe.model_validate({
         "problems": {"source": "agentworld"},
         "labels": {"rollout_policy": {"policy": "agentworld"}, "judge": {"judge": "agentworld"}},

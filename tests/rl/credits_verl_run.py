@@ -62,10 +62,10 @@ def main() -> None:
 
     out: dict = {"advantages": {}, "aggregate": {}, "refused": {}}
     for name in request["estimators"]:
-        reads = va.ESTIMATORS[name] in va.OUTCOME_CREDITS
+        reads = va.credit_of(name) in va.OUTCOME_CREDITS
         out["advantages"][name] = advantages(name, assembled(channel=reads))
         if reads:
-            out["aggregate"][va.ESTIMATORS[name]] = advantages(name, assembled(True, dense=False))
+            out["aggregate"][va.credit_of(name)] = advantages(name, assembled(True, dense=False))
             try:
                 advantages(name, assembled(channel=False))
             except ValueError as err:

@@ -9,7 +9,7 @@ import pytest
 
 from prmkit.core.registry import UnknownNameError
 from prmkit.rl.advantages import process_advantages
-from prmkit.rl.credits import CREDITS, Rollouts, credit_advantages, credit_names, pure
+from prmkit.rl.credits import CREDITS, Rollouts, check_params, credit_advantages, credit_names, pure
 from prmkit.rl.rewards import progress_rewards
 from prmkit.rl.verl_advantages import STEP_CREDITS
 
@@ -170,6 +170,14 @@ def test_registry_names_and_refusals() -> None:
         CREDITS.get("papa")
     with pytest.raises(ValueError, match="'prof' reads each completion's outcome"):
         credit_advantages("prof", batch([[1.0], [0.0]], [[0], [0]], [1, 1], 2))
+    check_params("anchor", {"share": 0.5, "baseline": "step", "verifiable_coef": 2.0})  # pure's, passed on
+    with pytest.raises(
+        ValueError,
+        match=r"credit 'anchor' takes share, temperature, baseline, .*not 'shares'; did you mean 'share'",
+    ):
+        check_params("anchor", {"shares": 0.5})
+    with pytest.raises(ValueError, match="credit 'sum' takes eps, not 'temperature'"):
+        check_params("sum", {"temperature": 0.1})  # a keyword of min only: refused, not ignored
 
 
 def test_pures_code_is_centred_where_the_earlier_min_leans_negative() -> None:

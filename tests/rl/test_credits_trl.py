@@ -1,7 +1,7 @@
 """prmkit's credit forms in TRL: a real GRPO step of :class:`~prmkit.rl.trl.DenseGRPOTrainer` on a tiny
 model with ``credit=<form>``; the (batch, tokens) advantages reaching ``_compute_loss`` equal
 :func:`prmkit.rl.credits.credit_advantages` recomputed from the batch's token ids (steps scored by
-HashScorer, the outcome from the trainer's reward function)."""
+HashScorer, the outcome from the trainer's reward function, read only by the forms that take one)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from prmkit.core.steps import StepSplit, make_trace, parse_completion, problem_text
-from prmkit.rl.credits import Rollouts, credit_advantages
+from prmkit.rl.credits import CREDITS, Rollouts, credit_advantages
 from prmkit.rl.emitters import step_token_ends
 from prmkit.rl.rewards import ProcessReward
 from tests.rl.test_trl import GROUP, _setup
@@ -47,7 +47,8 @@ def expected(batch: dict[str, Any], tokenizer: Any, credit: str, params: dict[st
         ends += [step_token_ends(i, tokenizer, p.char_ends) for i, p in zip(ids, parsed, strict=True)]
         lengths += [len(i) for i in ids]
         outcome += parity_outcome(texts)
-    r = Rollouts(rewards, ends, lengths, groups, outcome=outcome, keys=keys)
+    reads = CREDITS.get(credit).needs_outcome  # ``pure`` is PURE's PRM-only setting, as in verl
+    r = Rollouts(rewards, ends, lengths, groups, outcome=outcome if reads else None, keys=keys)
     out = torch.zeros_like(batch["advantages"])
     for i, row in zip(order, credit_advantages(credit, r, **params), strict=True):
         out[i, : len(row)] = torch.tensor(row)
@@ -56,8 +57,9 @@ def expected(batch: dict[str, Any], tokenizer: Any, credit: str, params: dict[st
 
 @pytest.mark.parametrize(
     ("credit", "params"),
-    [("pure", {}), ("anchor", {"share": 1.0}), ("first_error", {}), ("papo", {}), ("prof", {}),
-     ("pav", {}), ("prime", {})],
+    [("sum", {}), ("min", {}), ("min", {"temperature": 0.5}), ("pure", {}), ("pure", {"baseline": "step"}),
+     ("anchor", {"share": 1.0}), ("first_error", {}), ("papo", {"process_weight": 0.5}), ("prof", {}),
+     ("pav", {"alpha": 0.5}), ("prime", {})],
 )  # fmt: skip
 def test_trl_path_equals_the_library(tmp_path: Path, credit: str, params: dict[str, Any]) -> None:
     import torch
@@ -90,9 +92,13 @@ def test_trl_path_equals_the_library(tmp_path: Path, credit: str, params: dict[s
     assert want.abs().sum() > 0  # something was paid
 
 
-def test_an_unknown_credit_is_refused_before_training() -> None:
+def test_an_unknown_credit_or_keyword_is_refused_before_training() -> None:
     from prmkit.core.registry import UnknownNameError
     from prmkit.rl.trl import DenseGRPOTrainer
 
     with pytest.raises(UnknownNameError, match="Did you mean 'papo'"):
         DenseGRPOTrainer(model=None, reward_funcs=[], process_reward=None, credit="papa")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="credit 'pav' takes alpha, eps, not 'alpah'; did you mean 'alpha'"):
+        DenseGRPOTrainer(
+            model=None, reward_funcs=[], process_reward=None, credit="pav", credit_params={"alpah": 1}
+        )  # type: ignore[arg-type]

@@ -1,5 +1,5 @@
 """prmkit's credit forms as verl estimators: verl 0.9.1's own ``compute_advantage`` with each registered
-``prmkit_credit_<name>`` (run in ``.venv-verl`` by tests/rl/credits_verl_run.py, the rewards written by
+``prmkit_<name>`` (and each old name; run in ``.venv-verl`` by tests/rl/credits_verl_run.py, the rewards written by
 prmkit's reward manager's own ``assemble_rm_scores``) gives the library function's token advantages on
 the same step rewards and outcomes, groups read from uids (uneven, interleaved).
 
@@ -60,12 +60,18 @@ def manager_rows(channel: bool) -> torch.Tensor:
     return out
 
 
-def test_the_estimators_cover_every_credit_form() -> None:
+def test_the_estimators_cover_every_credit_form_under_its_name() -> None:
     assert verified_groups(KEYS, 0.1) == [False, True]  # anchor reads the outcomes of one group
     assert tuple(sorted(credit_names(outcome=True))) == va.OUTCOME_CREDITS
-    assert set(va.ESTIMATORS.values()) == set(credit_names())
+    assert tuple(sorted(credit_names(outcome=False))) == va.STEP_CREDITS
+    assert {f"prmkit_{name}": name for name in credit_names()} == va.ESTIMATORS  # one to one, same names
+    assert va.ESTIMATOR_FNS["prmkit_process_grpo"] is va.ESTIMATOR_FNS["prmkit_sum"]  # old names: aliases
+    assert va.ESTIMATOR_FNS["prmkit_credit_pure"] is va.ESTIMATOR_FNS["prmkit_pure"]
+    assert va.credit_of("prmkit_pure") == "pure" and va.credit_of("prmkit_min") == "min"
+    assert va.credit_of("grpo") is None
+    assert va.reads_outcome({"adv_estimator": "prmkit_papo"})
     assert va.reads_outcome({"adv_estimator": "prmkit_credit_papo"})
-    assert not va.reads_outcome({"adv_estimator": "prmkit_credit_pure"}) and not va.reads_outcome({})
+    assert not va.reads_outcome({"adv_estimator": "prmkit_pure"}) and not va.reads_outcome({})
 
 
 @pytest.mark.parametrize("value", [0.0, -0.0, 0.7, 1.0, -0.25, 0.123456789, 3e-39])
@@ -84,7 +90,7 @@ def test_rows_without_the_channel_are_refused_not_read_as_wrong() -> None:
     mask = torch.tensor([[1] * n + [0] * (WIDTH - n) for n in LENGTHS])
     index = np.array(UIDS, dtype=object)
     with pytest.raises(ValueError, match=r"row 0 carries no outcome.*reward_manager\.name=prmkit"):
-        va.ESTIMATOR_FNS["prmkit_credit_prof"](manager_rows(False), mask, index=index, config=CONFIG)
+        va.ESTIMATOR_FNS["prmkit_prof"](manager_rows(False), mask, index=index, config=CONFIG)
     verl_naive = torch.zeros(2, WIDTH)
     verl_naive[0, 3], verl_naive[1, 5] = 1.0, 0.0  # verl's naive manager: accuracy at the last token
     with pytest.raises(ValueError, match="row 0 carries no outcome"):
@@ -100,7 +106,7 @@ def test_estimator_reads_the_managers_outcomes(credit: str) -> None:
     """The manager's rows (steps at their end tokens, the channel at the last token, over a step's reward
     or on a free end-of-sequence token, a zero step as -0.0) read back to the library's advantages."""
     mask = torch.tensor([[1] * n + [0] * (WIDTH - n) for n in LENGTHS])
-    fn = va.ESTIMATOR_FNS[f"prmkit_credit_{credit}"]
+    fn = va.ESTIMATOR_FNS[f"prmkit_{credit}"]
     adv, ret = fn(manager_rows(True), mask, index=np.array(UIDS, dtype=object), config=CONFIG)
     assert adv is ret
     for i, row in enumerate(library(credit)):
@@ -151,7 +157,7 @@ def test_reference_answers_come_from_the_row_or_verls_data_files(tmp_path: Path)
 def test_verl_estimators_equal_the_library(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     request = {"rewards": REWARDS, "ends": ENDS, "lengths": LENGTHS, "outcomes": OUTCOMES, "uids": UIDS,
-               "width": WIDTH, "estimators": list(va.ESTIMATORS), "out": str(out)}  # fmt: skip
+               "width": WIDTH, "estimators": list(va.ESTIMATOR_FNS), "out": str(out)}  # fmt: skip
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PRMKIT_"))}
     proc = subprocess.run(
         [str(VERL_PYTHON), str(SCRIPT)], input=json.dumps(request), capture_output=True, text=True,
@@ -159,8 +165,9 @@ def test_verl_estimators_equal_the_library(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     got = json.loads(out.read_text())
-    for name, credit in va.ESTIMATORS.items():
-        for i, row in enumerate(library(credit)):
+    assert set(got["advantages"]) == set(va.ESTIMATORS) | set(va.OLD_NAMES)
+    for name in va.ESTIMATOR_FNS:
+        for i, row in enumerate(library(va.credit_of(name))):
             assert got["advantages"][name][i][: len(row)] == pytest.approx(row, abs=1e-5), (name, i)
             assert got["advantages"][name][i][len(row) :] == [0.0] * (WIDTH - len(row))
     # dense: false (or verl's streaming path): one step, the aggregate, at the last token, and the outcome
@@ -171,5 +178,5 @@ def test_verl_estimators_equal_the_library(tmp_path: Path) -> None:
         for i, row in enumerate(want):
             assert got["aggregate"][credit][i][: len(row)] == pytest.approx(row, abs=1e-5), (credit, i)
     assert got["refused"] == {
-        name: True for name in va.ESTIMATORS if va.ESTIMATORS[name] in va.OUTCOME_CREDITS
+        name: True for name in va.ESTIMATOR_FNS if va.credit_of(name) in va.OUTCOME_CREDITS
     }

@@ -209,29 +209,28 @@ def test_dense_score_is_the_aggregate_and_survives_pickling() -> None:
 
 
 GRPO = {"adv_estimator": "grpo"}
-PURE = {"adv_estimator": "prmkit_pure"}
+MIN = {"adv_estimator": "prmkit_min"}
 COLOCATED = {"enable": True, "enable_resource_pool": False}
 
 
 def test_step_rewards_are_placed_only_where_an_estimator_reads_them(caplog) -> None:
     place = va.dense_placement
     assert place(None, GRPO) is False and place(None, {}) is False  # verl's default estimator is gae
-    assert place(None, PURE, COLOCATED) is True and place(
-        None, {"adv_estimator": "prmkit_process_grpo"}, COLOCATED
-    )
-    assert place(False, PURE, COLOCATED) is False
+    for name in va.ESTIMATOR_FNS:  # every prmkit_<credit form>, and the old names
+        assert place(None, {"adv_estimator": name}, COLOCATED) is True, name
+    assert place(False, MIN, COLOCATED) is False
     assert place(True, {"adv_estimator": "gae"}) is True and place(
         True, {"adv_estimator": "reinforce_plus_plus"}
     )
     for name in ("grpo", "rloo", "remax", "grpo_vectorized", "opo"):
-        with pytest.raises(ValueError, match=rf"adv_estimator={name} sums .*adv_estimator=prmkit_pure"):
+        with pytest.raises(ValueError, match=rf"adv_estimator={name} sums .*adv_estimator=prmkit_min"):
             place(True, {"adv_estimator": name}, COLOCATED)
     with pytest.raises(ValueError, match="use_kl_in_reward=False"):
-        place(None, {**PURE, "use_kl_in_reward": True}, COLOCATED)
+        place(None, {**MIN, "use_kl_in_reward": True}, COLOCATED)
     with pytest.raises(ValueError, match="norm_adv_by_std_in_grpo=False is not supported"):
-        place(None, {**PURE, "norm_adv_by_std_in_grpo": False}, COLOCATED)
+        place(None, {**MIN, "norm_adv_by_std_in_grpo": False}, COLOCATED)
     with caplog.at_level(logging.WARNING, logger="prmkit.verl"):
-        assert place(None, PURE, {"enable": False}) is True
+        assert place(None, MIN, {"enable": False}) is True
     assert "keeps one number per response" in caplog.text
 
 
@@ -243,8 +242,10 @@ def _encode(rows: list[list[tuple[int, float]]], width: int) -> torch.Tensor:
     return out
 
 
-@pytest.mark.parametrize("credit", ["sum", "min"])
-def test_estimator_reads_steps_back_by_uid(credit: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "credit"), [("prmkit_sum", "sum"), ("prmkit_min", "min"), ("prmkit_process_grpo", "sum")]
+)
+def test_estimator_reads_steps_back_by_uid(name: str, credit: str) -> None:
     """Zero-reward steps survive as -0.0; groups come from uids, interleaved and uneven (a dropped
     sample), and equal ``process_advantages`` on each group."""
     steps = [
@@ -258,7 +259,6 @@ def test_estimator_reads_steps_back_by_uid(credit: str) -> None:
     width = 12
     mask = torch.tensor([[1] * n + [0] * (width - n) for n in lengths])
     rewards = _encode(steps, width)
-    name = {"sum": "prmkit_process_grpo", "min": "prmkit_pure"}[credit]
     adv, ret = va.ESTIMATOR_FNS[name](rewards, mask, index=index, config={"norm_adv_by_std_in_grpo": True})
     assert adv is ret and adv.shape == (5, width)
     for rows in ([0, 2, 4], [1, 3]):

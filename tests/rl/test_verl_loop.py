@@ -10,7 +10,7 @@ and lets verl's ``RewardLoopWorker`` (and, with Ray, ``RewardLoopManager.compute
 computes here for the same tokens (each step's score at the token where the step ends), and verl's
 ``compute_advantage`` with the registered estimator must give ``process_advantages``. With verl's own
 ``grpo`` (the documented default) every path pays the aggregate: padding a response with correct
-steps earns nothing. With an outcome estimator (``prmkit_credit_<form>``) the manager grades each answer
+steps earns nothing. With an outcome estimator (``prmkit_<form>``) the manager grades each answer
 against the row's ground truth and verl's ``compute_advantage`` gives ``credit_advantages`` on the same
 step rewards and outcomes.
 """
@@ -76,7 +76,7 @@ SAMPLES = [
 ]
 UNFINISHED = -0.5
 PROMPT_LEN, RESPONSE_LEN = 160, 96
-PURE = "algorithm.adv_estimator=prmkit_pure"
+MIN = "algorithm.adv_estimator=prmkit_min"
 BY_PATH = [
     "reward.reward_manager.source=importlib",
     f"reward.reward_manager.module.path={CLIENT}",
@@ -173,8 +173,7 @@ def check(served, result: dict) -> None:
     extra = result["reward_extra_info"]
     assert extra["prm_finished"] == [1.0, 1.0, 0.0] and extra["prm_num_steps"] == [3.0, 2.0, 2.0]
     assert extra["prm_empty_problem"] == extra["prm_overlong"] == extra["prm_refused"] == [0.0, 0.0, 0.0]
-    assert "prmkit_pure" in result["estimators_registered"]
-    assert "prmkit_process_grpo" in result["estimators_registered"]
+    assert set(va.ESTIMATOR_FNS) <= set(result["estimators_registered"])  # every form, and the old names
     if result["v1_colocated_rm_scores"] is not None:
         # issue 66, item 6: verl's v1 trainer hands its colocated reward path raw_prompt only, no
         # extra_info; the PRM must still read the gsm8k row's question without verl's instruction
@@ -188,7 +187,7 @@ def test_reward_loop_by_registered_name(served, tmp_path) -> None:
     prmkit's estimators with it."""
     (tmp_path / "prmkit_verl_client.py").symlink_to(CLIENT)
     env = {"PYTHONPATH": str(tmp_path), "VERL_USE_EXTERNAL_MODULES": "prmkit_verl_client"}
-    result = run_verl(served, ["reward.reward_manager.name=prmkit", PURE], env=env)
+    result = run_verl(served, ["reward.reward_manager.name=prmkit", MIN], env=env)
     assert "prmkit" in result["registered"] and result["manager"].endswith("PrmkitRewardManager")
     check(served, result)
     # verl's streaming paths (v0 and v1 trainers) keep one float per response at its last token: the
@@ -215,9 +214,9 @@ def test_reward_loop_by_import_path_on_ray(served) -> None:
     calls on its colocated reward path) runs it in a Ray worker actor and assembles the step rewards;
     verl's advantage computation then reads them with the registered estimator."""
     one_group = [{**sample, "uid": "g"} for sample in SAMPLES]
-    result = run_verl(served, [*BY_PATH, PURE], samples=one_group, ray=True, estimators=("prmkit_pure",))
+    result = run_verl(served, [*BY_PATH, MIN], samples=one_group, ray=True, estimators=("prmkit_min",))
     check(served, result)
-    got = torch.tensor(result["advantages"]["prmkit_pure"]["colocated"])
+    got = torch.tensor(result["advantages"]["prmkit_min"]["colocated"])
     torch.testing.assert_close(got, expected_advantages(served, result, ["g"] * 3, "min", UNFINISHED))
 
 
@@ -358,33 +357,57 @@ def test_documented_default_pays_no_padding(oracle) -> None:
         assert adv[1] == pytest.approx(adv[0]) and adv[2] < adv[0], (path, adv)
 
 
+def world_steps(oracle, samples: list[dict], result: dict) -> tuple[list, list, list]:
+    """prmkit's own step rewards, step-end tokens and lengths for the tokens verl built (same server)."""
+    tok, process = oracle["tokenizer"], ProcessReward(oracle["url"], unfinished_reward=0.0)
+    rewards, ends, lengths = [], [], []
+    for sample, row, mask in zip(samples, result["response_ids"], result["attention_mask"], strict=True):
+        ids = row[: sum(mask[PROMPT_LEN:])]
+        (paid,) = process.score([expected_problem(sample)], [tok.decode(ids, skip_special_tokens=True)])
+        rewards.append(paid.rewards), ends.append(step_token_ends(ids, tok, paid.char_ends))
+        lengths.append(len(ids))
+    return rewards, ends, lengths
+
+
+WORLD_GROUPS, WORLD_KEYS = [[0, 1, 2, 3], [4, 5]], ["mia", "ann"]
+
+
 def test_step_rewards_train_through_verls_estimator(oracle) -> None:
     """Step rewards from ``prmkit serve`` (``run_single`` + ``assemble_rm_scores``) become, through verl's
-    ``compute_advantage`` and the registered estimators, exactly ``process_advantages`` (both credits);
+    ``compute_advantage`` and the registered estimators, exactly the credit forms that read step rewards
+    alone (``prmkit_min``, ``prmkit_sum``: ``process_advantages``; ``prmkit_pure``, ``prmkit_pav``);
     the zero rewards of wrong steps reach the estimator as -0.0."""
-    names = ("prmkit_pure", "prmkit_process_grpo")
-    result = run_verl(oracle, [*BY_PATH, PURE], samples=oracle["samples"], unfinished=0.0, estimators=names)
+    names = tuple(f"prmkit_{c}" for c in va.STEP_CREDITS)
+    result = run_verl(oracle, [*BY_PATH, MIN], samples=oracle["samples"], unfinished=0.0, estimators=names)
     rm = torch.tensor(result["rm_scores"])
     ends = rm.ne(0) | torch.tensor(result["signbits"]["colocated"])
     assert ends.sum(-1).tolist() == [3, 7, 5, 3, 1, 5]  # the unfinished one: one step of 0.0
     assert rm[ends].eq(0).sum().item() == 4  # wrong steps (1 + 2) and the unfinished response, as -0.0
     uids = [s["uid"] for s in oracle["samples"]]
-    for name, credit in zip(names, ("min", "sum"), strict=True):
+    for name, credit in (("prmkit_min", "min"), ("prmkit_sum", "sum")):
         got = torch.tensor(result["advantages"][name]["colocated"])
         torch.testing.assert_close(got, expected_advantages(oracle, result, uids, credit, 0.0))
-    pure, summed = (torch.tensor(result["advantages"][n]["colocated"])[:, 0] for n in names)
-    assert pure[1] <= pure[0] + 1e-6  # min-form: padding with correct steps does not raise it
-    assert summed[1] > summed[0]  # sum credit pays the padding: why prmkit_pure is the one documented
+    rewards, step_ends, lengths = world_steps(oracle, oracle["samples"], result)
+    batch = Rollouts(rewards, step_ends, lengths, WORLD_GROUPS, keys=WORLD_KEYS)
+    for name, credit in zip(names, va.STEP_CREDITS, strict=True):
+        got = result["advantages"][name]["colocated"]
+        for i, row in enumerate(credit_advantages(credit, batch)):
+            assert got[i][: len(row)] == pytest.approx(row, abs=1e-5), (name, i)
+            assert not any(got[i][len(row) :])
+    legacy, summed = (
+        torch.tensor(result["advantages"][n]["colocated"])[:, 0] for n in ("prmkit_min", "prmkit_sum")
+    )
+    assert legacy[1] <= legacy[0] + 1e-6  # min-form: padding with correct steps does not raise it
+    assert summed[1] > summed[0]  # sum credit pays the padding
     # the streaming path (v1 trainer's default) keeps one number: each response one step, its min at its
     # last token (a 0.0 kept as -0.0, so it still counts in its group)
     paid = result["reward_extra_info"]["prm_score"]
-    lengths = [sum(m[PROMPT_LEN:]) for m in result["attention_mask"]]
-    for rows in ([0, 1, 2, 3], [4, 5]):
+    for rows in WORLD_GROUPS:
         want = process_advantages(
             [[paid[i]] for i in rows], [[lengths[i] - 1] for i in rows], [lengths[i] for i in rows], len(rows)
         )
         for i, row in zip(rows, want, strict=True):
-            got = torch.tensor(result["advantages"]["prmkit_pure"]["streamed_v1"][i][: lengths[i]])
+            got = torch.tensor(result["advantages"]["prmkit_min"]["streamed_v1"][i][: lengths[i]])
             torch.testing.assert_close(got, torch.tensor(row))
 
 
@@ -394,11 +417,11 @@ GROUND_TRUTH = {"mia": "2", "ann": "30"}
 def test_outcomes_reach_verls_estimator(oracle) -> None:
     """Outcome forms (issue 60): ``run_single`` grades each answer against ``reward_model.ground_truth``
     and writes the verdict into the outcome channel; through verl's ``compute_advantage`` every
-    ``prmkit_credit_<form>`` that reads outcomes gives ``credit_advantages`` on the same step rewards and
+    ``prmkit_<form>`` that reads outcomes gives ``credit_advantages`` on the same step rewards and
     outcomes. verl's v1 colocated path hands the manager ``raw_prompt`` only: the reference answer then
     comes from the data files, and the channel carries the same verdicts."""
     samples = [{**s, "ground_truth": GROUND_TRUTH[s["uid"]]} for s in oracle["samples"]]
-    names = tuple(f"prmkit_credit_{c}" for c in va.OUTCOME_CREDITS)
+    names = tuple(f"prmkit_{c}" for c in va.OUTCOME_CREDITS)
     result = run_verl(
         oracle, [*BY_PATH, f"algorithm.adv_estimator={names[0]}"],
         samples=samples, unfinished=0.0, estimators=names,
@@ -407,16 +430,10 @@ def test_outcomes_reach_verls_estimator(oracle) -> None:
     for key in ("rm_scores", "v1_colocated_rm_scores", "streamed_rm_scores", "streamed_v1_rm_scores"):
         values = torch.tensor(result[key])
         assert va.read_outcomes(values.tolist(), values.signbit().tolist()) == outcomes, key
-    tok, process = oracle["tokenizer"], ProcessReward(oracle["url"], unfinished_reward=0.0)
-    rewards, ends, lengths = [], [], []
-    for sample, row, mask in zip(samples, result["response_ids"], result["attention_mask"], strict=True):
-        ids = row[: sum(mask[PROMPT_LEN:])]
-        (paid,) = process.score([expected_problem(sample)], [tok.decode(ids, skip_special_tokens=True)])
-        rewards.append(paid.rewards), ends.append(step_token_ends(ids, tok, paid.char_ends))
-        lengths.append(len(ids))
-    groups, keys = [[0, 1, 2, 3], [4, 5]], ["mia", "ann"]
+    rewards, ends, lengths = world_steps(oracle, samples, result)
     for name, credit in zip(names, va.OUTCOME_CREDITS, strict=True):
-        want = credit_advantages(credit, Rollouts(rewards, ends, lengths, groups, outcomes, keys=keys))
+        batch = Rollouts(rewards, ends, lengths, WORLD_GROUPS, outcomes, keys=WORLD_KEYS)
+        want = credit_advantages(credit, batch)
         got = result["advantages"][name]["colocated"]
         for i, row in enumerate(want):
             assert got[i][: len(row)] == pytest.approx(row, abs=1e-5), (name, i)

@@ -49,13 +49,13 @@ def test_recipe_settings_pass_verls_own_checks() -> None:
         proc = recipe("--check", url=url)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert f"+reward.reward_kwargs.prmkit.url={url}" in overrides
-    assert "algorithm.adv_estimator=prmkit_pure" in overrides
+    assert "algorithm.adv_estimator=prmkit_min" in overrides
     assert "actor_rollout_ref.model.path=Qwen/Qwen2.5-Math-1.5B-Instruct" in overrides
     path = next(o.split("=", 1)[1] for o in overrides if o.startswith("reward.custom_reward_function.path="))
     assert path == str(ROOT / "src" / "prmkit" / "rl" / "verl_client.py")
     got = report(proc)
     assert got["errors"] == [] and got["warnings"] == []
-    assert (got["adv_estimator"], got["estimator"]) == ("prmkit_pure", "compute_prmkit_pure_advantage")
+    assert (got["adv_estimator"], got["estimator"]) == ("prmkit_min", "compute_prmkit_min_advantage")
     assert got["manager"].endswith("PrmkitRewardManager") and got["dense"] is True
     assert (got["reward_path"], got["use_kl_in_reward"], got["rollout_n"]) == ("colocated", False, 8)
     assert got["model"] == "Qwen/Qwen2.5-Math-1.5B-Instruct"
@@ -68,4 +68,17 @@ def test_check_refuses_step_rewards_under_a_summing_estimator() -> None:
     assert proc.returncode == 1
     (error,) = report(proc)["errors"]
     assert "algorithm.adv_estimator=grpo sums a response's token rewards" in error
-    assert "algorithm.adv_estimator=prmkit_pure" in error and "dense=auto" in error
+    assert "algorithm.adv_estimator=prmkit_min" in error and "dense=auto" in error
+
+
+def test_check_names_an_old_estimator_name_and_accepts_pures_code() -> None:
+    """``prmkit_process_grpo`` (before issue 60) still runs, as ``prmkit_sum``, and ``--check`` says the
+    new name; ``prmkit_pure`` (PURE's code since issue 60) passes verl's checks with no warning."""
+    with run_server(create_app(HashScorer(), ServerConfig())) as url:
+        old = report(recipe("--check", url=url, ESTIMATOR="prmkit_process_grpo"))
+        pure = report(recipe("--check", url=url, ESTIMATOR="prmkit_pure"))
+    assert old["errors"] == [] and old["estimator"] == "compute_prmkit_sum_advantage"
+    assert old["warnings"] == [
+        "algorithm.adv_estimator=prmkit_process_grpo is an old name of prmkit_sum: use that"
+    ]
+    assert (pure["errors"], pure["warnings"], pure["estimator"]) == ([], [], "compute_prmkit_pure_advantage")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import threading
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
@@ -73,7 +74,8 @@ class Registry(Generic[T]):
         self._aliases: dict[str, str] = {}
         self._sources: list[tuple[Registry, Callable[[str], str], Callable[[str], T]]] = []
         self._derived: set[str] = set()
-        self._scanned = False
+        self._scanned = self._ready = False
+        self._lock = threading.RLock()
 
     def register(self, name: str, target: T | str | None = None) -> Callable[[T], T] | None:
         """Register ``target`` under ``name``; without a target, act as a decorator. A name already
@@ -107,7 +109,7 @@ class Registry(Generic[T]):
         """Hold ``make(n)`` under ``name(n)`` for every name ``n`` of ``source`` (its plugins and aliases
         included), read when this registry is first looked up."""
         self._sources.append((source, name, make))
-        self._scanned = False
+        self._scanned = self._ready = False
 
     def aliases(self) -> dict[str, str]:
         """Old name -> the name it is read as."""
@@ -122,9 +124,20 @@ class Registry(Generic[T]):
     def _scan(self) -> None:
         """Add the entry points of ``self.group`` and the derived entries once, lazily (a plugin's module
         loads only when used)."""
-        if self._scanned:
+        if self._ready:
             return
-        self._scanned = True
+        # threads that look a registry up first at the same moment (a trainer's reward workers) wait for
+        # one scan; a lookup made during the scan by the scanning thread itself sees what is in so far
+        with self._lock:
+            if self._scanned:
+                return
+            self._scanned = True
+            try:
+                self._scan_entries()
+            finally:
+                self._ready = True
+
+    def _scan_entries(self) -> None:
         for ep in entry_points(group=self.group) if self.group else ():
             dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "an unnamed distribution"
             self._add(
@@ -146,7 +159,7 @@ class Registry(Generic[T]):
         self._derived.clear()
         for source, _, _ in self._sources:
             source.refresh()
-        self._scanned = False
+        self._scanned = self._ready = False
         self._scan()
 
     def get(self, name: str) -> T:

@@ -20,8 +20,9 @@ to a trainer.
 - ``verl_rows.py``   what a verl dataset row tells the manager: the problem, the reference answer
 - ``verl_client.py`` the same for a verl environment, scoring through ``prmkit serve`` with prmkit's own
                      step split; verl 0.9.1's reward loop loads it by name (``prmkit``) or path
-- ``verl_advantages.py`` verl advantage estimators ``prmkit_pure`` / ``prmkit_process_grpo``: step rewards
-                     at step-end tokens -> ``process_advantages``; where a run may place step rewards
+- ``verl_advantages.py`` verl advantage estimators ``prmkit_<credit form>``: step rewards at step-end
+                     tokens (and the outcome channel) -> ``credit_advantages``; where a run may place
+                     step rewards
 - ``verl_check.py``  ``python -m prmkit.rl.verl_check OVERRIDES``: a verl run's config composed and
                      checked as ``main_ppo`` would, without a GPU
 - ``openrlhf.py``    ``openrlhf_rewards`` and ``reward_func`` for OpenRLHF
@@ -35,6 +36,10 @@ to a trainer.
 - ``series.py``      which series of the monitors' points is gold (read by the warnings and the plot)
 - ``card.py``        the policy card (reward, PRM, budget, seeds, monitors, gold use)
 - ``train.py``       ``train_policy(config, output_dir)``: GRPO with monitors, resumable, with its card
+- ``study.py``       the RL study's statistics over its cells' monitor records: nested bootstrap over
+                     draws x seeds x problems, paired differences, each draw alone, steps to a gain
+- ``study_report.py`` its results file (``measure``), ``report.md`` and ``curves.png`` (``write_study``)
+- ``study_block.py`` the docs block ``<!-- rl-measure: FILE -->`` (``render_measure_block``)
 
 ``trl.py`` and ``train.py`` import TRL (the ``rl`` extra) when used; importing ``prmkit.rl`` does not.
 """

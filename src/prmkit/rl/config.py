@@ -3,15 +3,35 @@ documented once, here; ``prmkit rl --help`` and the recipe's ``rl`` section read
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from prmkit.core.config import MAX_BATCH, MAX_STEPS, MAX_THREADS, MAX_TOKENS, Config, Seed
+from prmkit.core.registry import UnknownNameError
+from prmkit.rl.credits import CREDITS
 from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, is_world_name
 
 Reward = Literal["outcome", "prm_aggregate", "dense", "mixed", "progress", "gold_process"]
 REWARDS_NEEDING_PRM = ("prm_aggregate", "dense", "mixed", "progress")
+CREDIT_PARAMS: dict[str, dict[str, str]] = {
+    "min": {"credit_temperature": "temperature"},
+    "pure": {"credit_temperature": "temperature", "pure_baseline": "baseline"},
+    "anchor": {"credit_temperature": "temperature", "pure_baseline": "baseline", "anchor_share": "share",
+               "anchor_coef": "verifiable_coef"},
+    "first_error": {"first_error_threshold": "threshold", "first_error_prefix": "prefix_advantage"},
+    "papo": {"papo_weight": "process_weight"},
+    "prof": {"prof_keep": "keep", "prof_penalty": "penalty", "prof_max_steps": "max_steps"},
+    "pav": {"progress_alpha": "alpha"},
+    "prime": {"prime_process_coef": "process_coef", "prime_outcome_coef": "outcome_coef"},
+}  # fmt: skip
+"""Per credit form, the :class:`RlConfig` fields that are its parameters and the keyword of its function
+(:mod:`prmkit.rl.credits`) each becomes; a form not named here (``sum``, a plugin's) runs with its own
+defaults."""
+CREDIT_FIELDS = tuple(
+    dict.fromkeys(f for fields in CREDIT_PARAMS.values() for f in fields if f != "progress_alpha")
+)
+"""The fields that only credit forms read (``progress_alpha`` is also the ``progress`` reward's)."""
 
 
 class PromptSet(Config):
@@ -77,17 +97,52 @@ class RlConfig(Config):
     reward is the ``min`` in every run."""
     process_weight: float = Field(0.5, ge=0.0, le=1.0)
     """``mixed`` only: the process part's weight ``w`` in the token advantages."""
-    QUIET = ("progress_alpha",)  # added after recipes' RL stages were keyed (core.config.Config)
+    QUIET = ("progress_alpha", *CREDIT_FIELDS)  # added after recipes' RL stages were keyed (core.config)
 
     progress_alpha: float = Field(1.0, ge=0.0, le=100.0)
-    """``progress`` only: the weight ``alpha`` of a step's progress ``A`` beside its value ``Q``."""
-    credit: Literal["sum", "min"] = "min"
-    """Dense credit: ``min`` (prmkit's earlier min credit: group-normalised step rewards reweighted toward
-    the worst step, so a completion's advantage is near its worst step's and cannot be raised by adding
-    correct-looking steps; not centred, and not PURE's code, which is :mod:`prmkit.rl.credits`' ``pure``)
-    or ``sum`` (DeepSeekMath: a token's advantage sums its step's and every later step's normalised
-    reward, which pays padding). The other forms of :mod:`prmkit.rl.credits` are taken by
-    ``DenseGRPOTrainer`` directly; a run of ``prmkit rl`` does not offer them yet (issue 60)."""
+    """``progress`` reward or ``pav`` credit: the weight ``alpha`` of a step's progress ``A`` beside its
+    value ``Q``."""
+    credit: str = "min"
+    """Dense credit: the credit form of :mod:`prmkit.rl.credits` (docs/rl.md, "Credit forms") that turns
+    step rewards into token advantages; its parameters are the fields named after it below. ``min``
+    (prmkit's earlier min credit: group-normalised step rewards reweighted toward the worst step, so a
+    completion's advantage is near its worst step's and cannot be raised by adding correct-looking steps;
+    not centred, issue 60), ``sum`` (DeepSeekMath: a token's advantage sums its step's and every later
+    step's normalised reward, which pays padding), ``pure`` (PURE's code: the PRM alone), ``pav`` (PAV:
+    each step paid ``Q + progress_alpha * A``, sum credit; not with ``reward: progress``, which pays that
+    already), and the forms that also read each completion's outcome, its answer checked (not with
+    ``reward: mixed``: they mix it themselves): ``anchor`` (``pure`` plus the verifiable reward on a share
+    of the prompts), ``first_error`` (VPPO), ``papo`` (PAPO), ``prof`` (PROF: the PRM filters, the outcome
+    pays) and ``prime`` (PRIME's advantage over the PRM's step scores; ``prmkit rl`` does not update the
+    PRM online)."""
+    credit_temperature: float = Field(0.1, gt=0.0, le=100.0)
+    """``min``, ``pure``, ``anchor``: ``T`` of PURE's weights ``softmax(-r / T) * r`` (smaller: nearer the
+    worst step)."""
+    pure_baseline: Literal["token", "step"] = "token"
+    """``pure``, ``anchor``: PURE's leave-one-out baseline, ``token`` (its train script: the other
+    completions' pay per token times the step's tokens) or ``step`` (its CLI default: their mean per step)."""
+    anchor_share: float = Field(0.1, ge=0.0, le=1.0)
+    """``anchor``: the share of prompts (chosen by a hash of the prompt) whose completions also get the
+    verifiable reward (PURE §5: 10 %)."""
+    anchor_coef: float = Field(1.0, ge=0.0, le=100.0)
+    """``anchor``: the verifiable reward's weight (PURE's ``verifiable_reward_coef``)."""
+    first_error_threshold: float = 0.5
+    """``first_error``: a step scored below this is doubted; a wrong answer's tokens before its first
+    doubted step (its verified prefix) are spared the outcome penalty."""
+    first_error_prefix: float = 0.0
+    """``first_error``: the advantage of a wrong answer's verified prefix (0: no gradient)."""
+    papo_weight: float = Field(1.0, ge=0.0, le=100.0)
+    """``papo``: ``w`` in ``A_outcome + w * A_process``."""
+    prof_keep: int | None = Field(None, ge=1, le=1024)
+    """``prof``: completions kept per group (None: half of ``group_size``); at most ``group_size``."""
+    prof_penalty: float = Field(0.0, ge=0.0)
+    """``prof``: taken from the score of a completion of one step, or of ``prof_max_steps`` or more."""
+    prof_max_steps: int | None = Field(None, ge=1, le=MAX_TOKENS)
+    """``prof``: the step count from which ``prof_penalty`` applies (None: one-step completions only)."""
+    prime_process_coef: float = Field(5.0, ge=0.0, le=100.0)
+    """``prime``: the weight of the leave-one-out process rewards (PRIME's default 5)."""
+    prime_outcome_coef: float = Field(5.0, ge=0.0, le=100.0)
+    """``prime``: the weight of the leave-one-out outcome (PRIME's default 5)."""
     unfinished_reward: float | None = 0.0
     """What a completion without a final answer earns (None: its steps are scored like any other's, the
     hackable setting)."""
@@ -114,6 +169,15 @@ class RlConfig(Config):
     save_every: int = Field(10, ge=1, le=MAX_STEPS)
     """Optimiser steps between TRL checkpoints (what a killed run resumes from)."""
 
+    @field_validator("credit")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        try:
+            CREDITS.get(value)
+        except UnknownNameError as err:  # "Did you mean ...?", read as a field error
+            raise ValueError(str(err)) from None
+        return CREDITS.canonical(value)
+
     @model_validator(mode="after")
     def _needs(self) -> RlConfig:
         if self.reward in REWARDS_NEEDING_PRM and not self.prm:
@@ -122,7 +186,36 @@ class RlConfig(Config):
             raise ValueError(
                 f"reward 'gold_process' needs an embedded world's problems (prompts.source: {DEFAULT_WORLD})"
             )
+        self._check_credit()
         return self
+
+    def _check_credit(self) -> None:
+        """Refuse a credit parameter the run's credit form does not read (a setting that would be
+        ignored), and the pairs of reward and credit that would pay one thing twice."""
+        mine = CREDIT_PARAMS.get(self.credit, {})
+        for name in CREDIT_FIELDS:
+            if name not in mine and getattr(self, name) != type(self).model_fields[name].default:
+                users = [c for c, fields in CREDIT_PARAMS.items() if name in fields]
+                raise ValueError(
+                    f"{name} is a parameter of credit {' / '.join(users)}; this run's credit is "
+                    f"{self.credit!r}: set credit, or leave {name} out"
+                )
+        if self.reward == "progress" and self.credit == "pav":
+            raise ValueError(
+                "reward 'progress' already pays each step Q + progress_alpha * A, and credit 'pav' would "
+                "apply it again: use reward dense with credit pav, or reward progress with credit sum"
+            )
+        if self.reward == "mixed" and CREDITS.get(self.credit).needs_outcome:
+            raise ValueError(
+                f"credit {self.credit!r} mixes in the outcome itself; reward 'mixed' would add it again: "
+                "use reward dense"
+            )
+        if self.prof_keep is not None and self.prof_keep > self.group_size:
+            raise ValueError(f"prof_keep {self.prof_keep}: at most group_size ({self.group_size})")
+
+    def credit_params(self) -> dict[str, Any]:
+        """The keywords of the credit form's function (:mod:`prmkit.rl.credits`), from this config."""
+        return {keyword: getattr(self, name) for name, keyword in CREDIT_PARAMS.get(self.credit, {}).items()}
 
     def dense(self) -> bool:
         """Whether the run trains on token-level advantages (DenseGRPOTrainer)."""

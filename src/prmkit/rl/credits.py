@@ -4,7 +4,8 @@ Each form reads a :class:`Rollouts` (step rewards, the token where each step end
 groups of completions sharing a prompt and, for the forms that need it, each completion's outcome: 1.0
 correct, 0.0 wrong) and returns one list of ``lengths[i]`` token advantages per completion.
 :class:`~prmkit.rl.trl.DenseGRPOTrainer` (``credit=``) and the verl estimators
-(:mod:`prmkit.rl.verl_advantages`, ``prmkit_credit_<name>``) look forms up here by name.
+(:mod:`prmkit.rl.verl_advantages`, ``prmkit_<name>``) look forms up here by name, as ``RlConfig.credit``
+does (:func:`check_params` refuses a keyword a form does not take).
 
 - ``sum``: DeepSeekMath's process supervision (arXiv 2402.03300 §4.1.3), :func:`process_advantages`.
 - ``min``: prmkit's earlier min credit (normalise, then PURE's weights); kept to compare with past runs.
@@ -27,9 +28,11 @@ correct, 0.0 wrong) and returns one list of ``lengths[i]`` token advantages per 
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -38,7 +41,7 @@ from prmkit.rl.advantages import EPS, min_form, outcome_advantages, process_adva
 from prmkit.rl.rewards import progress_rewards
 from prmkit.rl.steps import step_of_tokens
 
-__all__ = ["CREDITS", "CreditForm", "Rollouts", "credit_advantages", "credit_names"]
+__all__ = ["CREDITS", "CreditForm", "Rollouts", "check_params", "credit_advantages", "credit_names"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,30 @@ CREDITS: Registry[CreditForm] = Registry("credit form", entry_points="prmkit.cre
 def credit_names(outcome: bool | None = None) -> list[str]:
     """Registered forms (``outcome=False``: only those that read step rewards alone)."""
     return [n for n in CREDITS.names() if outcome is None or CREDITS.get(n).needs_outcome == outcome]
+
+
+def _keywords(fn: Form) -> list[str] | None:
+    """The keywords ``fn`` takes after the rollouts; None where it takes any (``**params``)."""
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params]
+
+
+def check_params(name: str, params: Mapping[str, Any]) -> None:
+    """Refuse a keyword the form ``name`` does not take, before any batch is computed: a misspelt
+    parameter would otherwise stop a run at its first step (``TypeError``)."""
+    fn = CREDITS.get(name).fn
+    taken = ["share", *(_keywords(pure) or [])] if fn is anchor else _keywords(fn)
+    if taken is None:
+        return
+    for key in params:
+        if key not in taken:
+            close = difflib.get_close_matches(key, taken, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"credit {name!r} takes {', '.join(taken) or 'no parameters'}, not {key!r}{hint}"
+            )
 
 
 def credit_advantages(name: str, rollouts: Rollouts, **params: Any) -> list[list[float]]:

@@ -4,6 +4,12 @@ OpenRLHF places one reward at the EOS token. A response with no final answer get
 (default 0.0; see :mod:`prmkit.rl.rewards`), and so does one with more steps than a server scores
 (``max_steps_per_trace`` of its ``GET /health``; 0.0 where ``unfinished_reward`` is None): the same
 answers as the server's ``/get_reward``.
+
+One number per response is all OpenRLHF 0.11.2 takes: its ``Experience.rewards`` is (B,), its rollout asks
+for each response's reward alone, and its advantage estimators are a fixed if-chain. So none of
+:mod:`prmkit.rl.credits`' forms can be expressed through it, token-level or group-relative (docs/rl.md,
+"Credit forms", says which line of OpenRLHF rules out which; tests/rl/test_openrlhf_credits.py runs
+OpenRLHF's own code for it): use TRL or verl for step-level credit.
 """
 
 from __future__ import annotations

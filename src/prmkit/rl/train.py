@@ -121,15 +121,29 @@ def _grpo_args(config: RlConfig, output_dir: Path) -> Any:
     )  # fmt: skip
 
 
-def paid_form(config: RlConfig) -> PaidForm:
-    """What ``config``'s reward pays a completion, for the monitors (``mixed``: its process weight)."""
+def paid_form(config: RlConfig) -> PaidForm | None:
+    """What ``config``'s reward pays a completion, for the monitors (``mixed``: its process weight); None
+    under a credit form whose pay :class:`~prmkit.rl.monitors.PaidForm` cannot state (the monitors then
+    watch the PRM's ``min`` alone).
+
+    ``pav`` pays what the ``progress`` reward pays under ``sum``; ``prof`` and ``first_error`` pay the
+    outcome (the PRM filters or spreads it); ``pure`` pays ``sum softmax(-r/T) r`` over ``r = 2s - 1``,
+    which is ``2 m - 1`` with ``m`` the min-form sum of the scores ``s`` at ``T / 2``: ``m`` is watched, the
+    pay on the PRM's 0-1 scale. ``anchor`` (``pure`` plus the outcome on a share of prompts), ``papo`` and
+    ``prime`` (group-relative mixes) have no such number."""
     weight = config.process_weight if config.reward == "mixed" else 1.0
+    reward, credit, temperature = config.reward, config.credit, config.credit_temperature
+    if config.dense() and credit not in ("sum", "min"):
+        if credit == "pav":
+            reward, credit = "progress", "sum"
+        elif credit in ("prof", "first_error"):
+            reward = "outcome"
+        elif credit == "pure":
+            credit, temperature = "min", temperature / 2
+        else:
+            return None
     return PaidForm(
-        config.reward,
-        config.aggregation,
-        config.credit,
-        process_weight=weight,
-        progress_alpha=config.progress_alpha,
+        reward, config.aggregation, credit, temperature, weight, progress_alpha=config.progress_alpha
     )
 
 
@@ -151,7 +165,10 @@ def _trainer(
     if process is None:
         return GRPOTrainer(**common)
     weight = config.process_weight if config.reward == "mixed" else 1.0
-    return DenseGRPOTrainer(**common, process_reward=process, process_weight=weight, credit=config.credit)
+    return DenseGRPOTrainer(
+        **common, process_reward=process, process_weight=weight, credit=config.credit,
+        credit_params=config.credit_params(),
+    )  # fmt: skip
 
 
 def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:

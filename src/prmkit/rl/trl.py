@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 from trl import GRPOTrainer
 
 from prmkit.rl.advantages import mixed_advantages, spread, standardized, step_advantages, to_tensor
-from prmkit.rl.credits import CREDITS, Rollouts, credit_advantages
+from prmkit.rl.credits import CREDITS, Rollouts, check_params, credit_advantages
 from prmkit.rl.emitters import step_token_ends
 from prmkit.rl.monitors import PaidForm
 from prmkit.rl.rewards import ProcessReward
@@ -74,7 +74,10 @@ class DenseGRPOTrainer(GRPOTrainer):
       (``"anchor"``, ``"first_error"``, ``"papo"``, ``"prof"``, ``"prime"``): TRL's rewards of
       ``reward_funcs``, weighted and summed, 1.0 read as correct (use
       :func:`prmkit.rl.rewards.outcome_reward`; ``process_weight`` 1.0, since the form mixes them itself).
-    - ``credit_params``: the form's keywords (e.g. ``{"baseline": "step"}`` for ``pure``).
+      Only those forms see the outcome: ``"pure"`` is PURE's PRM-only setting, as verl's ``prmkit_pure``
+      (PURE's verifiable reward on every prompt is ``"anchor"`` with ``{"share": 1.0}``).
+    - ``credit_params``: the form's keywords (e.g. ``{"baseline": "step"}`` for ``pure``; ``temperature``
+      for ``min`` overrides ``temperature``), checked against the form's signature at construction.
 
     A completion paid the unfinished rule (``StepRewards.unpaid``) is capped at the worst finished one
     of its group (:func:`~prmkit.rl.advantages.cap_unpaid`). Logged beside TRL's metrics, over the
@@ -106,11 +109,14 @@ class DenseGRPOTrainer(GRPOTrainer):
             )
         if not 0.0 <= process_weight <= 1.0:
             raise ValueError(f"process_weight: expected a number in [0, 1], found {process_weight}")
-        CREDITS.get(credit)  # an unknown name answers "Did you mean ...?" before any model loads
+        # an unknown name or keyword answers "Did you mean ...?" before any model loads
+        self.credit_params = dict(credit_params or {})
+        check_params(credit, self.credit_params)
+        self.reads_outcome = CREDITS.get(credit).needs_outcome
         super().__init__(*args, **kwargs)
         self.process_reward = process_reward
-        self.process_weight, self.credit, self.temperature = process_weight, credit, temperature
-        self.credit_params = dict(credit_params or {})
+        self.process_weight, self.credit = process_weight, credit
+        self.temperature = self.credit_params.get("temperature", temperature)
         self._outcome: list[float] | None = None
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):  # type: ignore[no-untyped-def]
@@ -149,12 +155,9 @@ class DenseGRPOTrainer(GRPOTrainer):
         start = self.accelerator.process_index * len(inputs)
         if self.credit in ("sum", "min"):  # step-level: one value per step, spread over its tokens
             per_step = step_advantages(
-                [b.rewards for b in batch],
-                group,
-                self.credit,
-                self.temperature,
-                unpaid=[b.unpaid for b in batch],
-            )
+                [b.rewards for b in batch], group, self.credit, unpaid=[b.unpaid for b in batch],
+                **{**self.credit_params, "temperature": self.temperature},
+            )  # fmt: skip
             if 0.0 < self.process_weight < 1.0:  # mixed: the process part on outcome's scale, whole groups
                 per_step = _standardized(per_step)
             process = [
@@ -172,7 +175,8 @@ class DenseGRPOTrainer(GRPOTrainer):
         """Token advantages of the whole gathered batch under a credit form of :mod:`prmkit.rl.credits`."""
         rollouts = Rollouts.consecutive(
             [b.rewards for b in batch], [b.ends for b in batch], [b.length for b in batch], group,
-            outcome=self._outcome, unpaid=[b.unpaid for b in batch], keys=[b.key for b in batch[::group]],
+            outcome=self._outcome if self.reads_outcome else None, unpaid=[b.unpaid for b in batch],
+            keys=[b.key for b in batch[::group]],
         )  # fmt: skip
         rows = credit_advantages(self.credit, rollouts, **self.credit_params)
         return standardized(rows) if 0.0 < self.process_weight < 1.0 else rows

@@ -8,14 +8,14 @@ structure must therefore be read back from ``token_level_rewards`` alone: prmkit
 reward of exactly 0.0 as **negative zero**, so a step end is a token whose value is non-zero or has its
 sign bit set, and every other token is +0.0. Sums (what ``grpo`` and verl's logs read) are unchanged.
 
-- ``prmkit_process_grpo``: :func:`prmkit.rl.advantages.process_advantages` with ``credit="sum"``
-  (DeepSeekMath §4.1.3; pays a response for adding correct-looking steps: kept for comparison).
-- ``prmkit_pure``: the same with ``credit="min"`` (prmkit's earlier min credit: a response's advantage
-  cannot be raised by adding steps, but it is not centred; issue 60).
-- ``prmkit_credit_<name>``: the credit form ``<name>`` of :mod:`prmkit.rl.credits`, every one registered:
-  ``sum``, ``min``, ``pure`` (PURE's code) and ``pav`` read step rewards alone; ``anchor``,
-  ``first_error``, ``papo``, ``prof`` and ``prime`` also each response's outcome, read from the
-  **outcome channel** below.
+- ``prmkit_<name>``: the credit form ``<name>`` of :mod:`prmkit.rl.credits`, one estimator per form and
+  the same name: ``prmkit_sum`` (DeepSeekMath §4.1.3; pays a response for adding correct-looking steps),
+  ``prmkit_min`` (prmkit's earlier min credit: not raised by adding steps, but not centred; issue 60),
+  ``prmkit_pure`` (PURE's code) and ``prmkit_pav`` read step rewards alone; ``prmkit_anchor``,
+  ``prmkit_first_error``, ``prmkit_papo``, ``prmkit_prof`` and ``prmkit_prime`` also each response's
+  outcome, read from the **outcome channel** below. Each runs its form with the form's defaults.
+- :data:`OLD_NAMES`: earlier names (``prmkit_process_grpo``, ``prmkit_credit_<name>``), registered too.
+  ``prmkit_pure`` named prmkit's earlier min credit until issue 60; that form is ``prmkit_min`` now.
 - :func:`dense_placement`: whether the reward manager writes step rewards at all, from verl's config
   (only for an estimator that reads them as steps, unless asked; refused where they would be summed).
 
@@ -53,12 +53,15 @@ STEP_CREDITS = ("min", "pav", "pure", "sum")
 here so this file imports nothing heavy; a test checks the two agree)."""
 OUTCOME_CREDITS = ("anchor", "first_error", "papo", "prime", "prof")
 """The credit forms that also read each response's outcome (``credit_names(outcome=True)``)."""
-ESTIMATORS: dict[str, str] = {
-    "prmkit_process_grpo": "sum",
-    "prmkit_pure": "min",
-    **{f"prmkit_credit_{name}": name for name in (*STEP_CREDITS, *OUTCOME_CREDITS)},
+ESTIMATORS: dict[str, str] = {f"prmkit_{name}": name for name in sorted((*STEP_CREDITS, *OUTCOME_CREDITS))}
+"""verl's ``algorithm.adv_estimator`` names of prmkit's estimators, ``prmkit_<credit form>``, and the
+credit form each assigns."""
+OLD_NAMES: dict[str, str] = {
+    "prmkit_process_grpo": "prmkit_sum",
+    **{f"prmkit_credit_{name}": f"prmkit_{name}" for name in sorted((*STEP_CREDITS, *OUTCOME_CREDITS))},
 }
-"""verl's ``algorithm.adv_estimator`` names of prmkit's estimators, and the credit form each assigns."""
+"""Earlier estimator names and the name each is now, registered in verl as the same function so a run's
+script keeps working (``prmkit_pure`` is not among them: it is PURE's code now, see the module docstring)."""
 OUTCOME_BITS: dict[float | None, int] = {1.0: 0b1001, 0.0: 0b0110, None: 0b1111}
 """The outcome channel's patterns in the 4 lowest mantissa bits of a response's last token reward:
 correct, wrong, unknown (no reference answer, or one that could not be parsed)."""
@@ -85,6 +88,12 @@ def estimator_name(algorithm: Any) -> str:
     return str(getattr(value, "value", value))
 
 
+def credit_of(name: str) -> str | None:
+    """The credit form the estimator ``name`` assigns (an old name read as its new one); None for an
+    estimator that is not prmkit's."""
+    return ESTIMATORS.get(OLD_NAMES.get(name, name))
+
+
 def check_algorithm(algorithm: Any) -> None:
     """Refuse verl settings under which a prmkit estimator would not see the step rewards as written.
 
@@ -93,7 +102,7 @@ def check_algorithm(algorithm: Any) -> None:
     ``norm_adv_by_std_in_grpo=false`` (Dr. GRPO) asks for a scaling ``process_advantages`` does not do.
     """
     name = estimator_name(algorithm)
-    if name not in ESTIMATORS:
+    if credit_of(name) is None:
         return
     if _get(algorithm, "use_kl_in_reward", False):
         raise ValueError(
@@ -116,7 +125,7 @@ def step_ends(values: Sequence[float], signs: Sequence[bool]) -> list[int]:
 
 def reads_outcome(algorithm: Any) -> bool:
     """Whether ``algorithm.adv_estimator`` is a prmkit estimator that reads the outcome channel."""
-    return ESTIMATORS.get(estimator_name(algorithm)) in OUTCOME_CREDITS
+    return credit_of(estimator_name(algorithm)) in OUTCOME_CREDITS
 
 
 def _bits(value: float) -> int:
@@ -280,7 +289,7 @@ def dense_placement(dense: bool | None, algorithm: Any, reward_model: Any = None
     """
     check_algorithm(algorithm)
     name = estimator_name(algorithm)
-    reads_steps = name in ESTIMATORS
+    reads_steps = credit_of(name) is not None
     if dense is None:
         dense = reads_steps
     elif dense and not reads_steps and name not in PER_TOKEN_ESTIMATORS:
@@ -288,8 +297,8 @@ def dense_placement(dense: bool | None, algorithm: Any, reward_model: Any = None
             f"prmkit verl settings: dense: true puts each step's reward at its end token, and "
             f"algorithm.adv_estimator={name} sums a response's token rewards: it would pay the sum of the "
             f"step scores, which grows with every correct-looking step a policy adds. Set "
-            f"algorithm.adv_estimator=prmkit_pure (or prmkit_process_grpo, gae, reinforce_plus_plus), "
-            f"or reward.reward_kwargs.prmkit.dense=auto to pay the aggregate"
+            f"algorithm.adv_estimator=prmkit_min (or another prmkit_<credit form>: {', '.join(ESTIMATORS)}; "
+            f"or gae, reinforce_plus_plus), or reward.reward_kwargs.prmkit.dense=auto to pay the aggregate"
         )
     if reads_steps and streaming(reward_model):
         logger.warning(
@@ -303,9 +312,10 @@ def dense_placement(dense: bool | None, algorithm: Any, reward_model: Any = None
     return dense
 
 
-ESTIMATOR_FNS = {name: _estimator(name) for name in ESTIMATORS}
-"""The estimator functions, one object each for the process: verl's ``register_adv_est`` refuses a second
-function under a name already registered."""
+_FNS = {name: _estimator(name) for name in ESTIMATORS}
+ESTIMATOR_FNS = {**_FNS, **{old: _FNS[new] for old, new in OLD_NAMES.items()}}
+"""The estimator functions by name (an old name: its new name's function), one object each for the
+process: verl's ``register_adv_est`` refuses a second function under a name already registered."""
 
 
 def register() -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from prmkit.rl.verl_advantages import ESTIMATORS, estimator_name, streaming
+from prmkit.rl.verl_advantages import OLD_NAMES, credit_of, estimator_name, streaming
 
 
 def compose(overrides: Sequence[str]) -> Any:
@@ -93,7 +93,9 @@ def check(overrides: Sequence[str]) -> dict[str, Any]:
                 report["server"] = _health(settings.url)
                 if report["server"] is None:
                     warnings.append(f"the PRM server {settings.url} does not answer GET /health (yet)")
-    if name in ESTIMATORS and report["reward_path"] == "streaming":
+    if name in OLD_NAMES:
+        warnings.append(f"algorithm.adv_estimator={name} is an old name of {OLD_NAMES[name]}: use that")
+    if credit_of(name) is not None and report["reward_path"] == "streaming":
         warnings.append(
             f"{name} on verl's streaming reward path sees one step per response (the aggregate); step "
             "rewards need reward.reward_model.enable=True with enable_resource_pool=False"

@@ -16,7 +16,7 @@ verl config keys; tests/rl/test_verl_loop.py runs them in a verl 0.9.1 environme
   ends, where the configured estimator reads step rewards
   (:func:`prmkit.rl.verl_advantages.dense_placement`).
 - :func:`compute_score`: the scalar ``reward.custom_reward_function`` (async; verl awaits it).
-- prmkit's advantage estimators (``prmkit_credit_<form>``, ``prmkit_pure``, ``prmkit_process_grpo``:
+- prmkit's advantage estimators (``prmkit_<credit form>``, one per form of :mod:`prmkit.rl.credits`:
   :mod:`prmkit.rl.verl_advantages`), registered in verl's ``ADV_ESTIMATOR_REGISTRY`` with the manager.
   Where the estimator reads each response's outcome (``anchor``, ``first_error``, ``papo``, ``prof``,
   ``prime``), the manager grades the response's final answer against the row's
@@ -89,8 +89,8 @@ class Settings:
     and ``prm_score``); ``sum`` grows with the step count and pays padding. ``step_separator``
     [PRMKIT_STEP_SEPARATOR] newline, or ``step_pattern`` [PRMKIT_STEP_PATTERN]: the split the PRM was
     trained with. ``dense`` [PRMKIT_DENSE] auto: on verl's colocated path (``assemble_rm_scores``), each
-    step's reward at its end token where ``algorithm.adv_estimator`` is one of prmkit's (``prmkit_pure``,
-    ``prmkit_process_grpo``), else the aggregate at the last token; true: step rewards also for ``gae``
+    step's reward at its end token where ``algorithm.adv_estimator`` is one of prmkit's
+    (``prmkit_<credit form>``), else the aggregate at the last token; true: step rewards also for ``gae``
     and ``reinforce_plus_plus``, refused with an estimator that sums a response's rewards
     (:func:`prmkit.rl.verl_advantages.dense_placement`); false: always the aggregate. ``unfinished_reward``
     [PRMKIT_UNFINISHED_REWARD] 0.0: what a response that states no final answer gets (``none``: its
