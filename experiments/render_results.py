@@ -23,6 +23,7 @@ OWNERS = (
     "prmkit.evaluation.views",
     "prmkit.formats.views",
     "prmkit.labeling.views",
+    "prmkit.rl.study_block",
     "prmkit.search.views",
 )
 """The modules that register a results view (``VIEWS.register(name, view)``): a new view's module joins

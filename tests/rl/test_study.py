@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from prmkit.core.results import MARKER, render_blocks
 from prmkit.rl.monitors import COLUMNS as MONITOR_COLUMNS
 from prmkit.rl.monitors import PER_PROBLEM_FILE
 from prmkit.rl.study import CellRecord, final_kl, gains_table, read_cell, runs_of, steps_to_gain
-from prmkit.rl.study_block import MEASURE_BLOCK, render_measure_block, render_measure_blocks
+from prmkit.rl.study_block import render_measure_block
 from prmkit.rl.study_report import measure, write_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -264,10 +265,10 @@ def test_the_docs_block_shows_every_draw_pooled_and_alone_with_its_multiplicity(
     # here, and lucky answers are 0 in every run, a value with no interval
     assert "| +0.0 |" in text and "This block: 28 intervals at 95 % each" in text
     (tmp_path / "r.json").write_text(json.dumps(results))
-    doc = "x\n<!-- rl-measure: r.json tuned=0 -->\nold\n<!-- /rl-measure -->\ny\n"
-    assert render_measure_blocks(doc, tmp_path) == doc.replace("old\n", text)
-    once = render_measure_blocks(doc, tmp_path)
-    assert render_measure_blocks(once, tmp_path) == once
+    doc = "x\n<!-- results: r.json view=rl-measure tuned=0 -->\nold\n<!-- /results -->\ny\n"
+    assert render_blocks(doc, tmp_path) == doc.replace("old\n", text)
+    once = render_blocks(doc, tmp_path)
+    assert render_blocks(once, tmp_path) == once
 
 
 def test_the_rl_docs_block_is_what_the_committed_measurement_gives() -> None:
@@ -276,8 +277,10 @@ def test_the_rl_docs_block_is_what_the_committed_measurement_gives() -> None:
     monitor problems, each draw also alone."""
     for page in ("rl.md", "results.md"):
         docs = (ROOT / "docs" / page).read_text(encoding="utf-8")
-        assert MEASURE_BLOCK.search(docs) is not None, page
-        assert render_measure_blocks(docs, ROOT) == docs, page
+        shown = [b for b in MARKER.finditer(docs) if b["attrs"].split() == ["view=rl-measure", "tuned=0"]]
+        assert shown, page
+        for b in shown:
+            assert render_blocks(b[0], ROOT) == b[0], page
     results = json.loads((ROOT / "docs" / "results" / "rl-measure.json").read_text(encoding="utf-8"))
     parts = results["components"]
     assert parts["pi0_prm_draws"] >= 2 and len(parts["rl_seeds"]) >= 5

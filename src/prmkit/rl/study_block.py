@@ -1,27 +1,20 @@
 """The RL study as the docs show it: a block rendered from a committed results file.
 
-``<!-- rl-measure: docs/results/rl-measure.json tuned=0 -->`` ... ``<!-- /rl-measure -->`` in a page is
-replaced by :func:`render_measure_block` of that file (``tuned`` names the draws whose monitor problems
-the settings were tuned on); :func:`render_measure_blocks` re-renders every such block of a page, and
-``python -m prmkit.rl.study_block docs/rl.md docs/results.md`` rewrites them in place.
+``<!-- results: docs/results/rl-measure.json view=rl-measure tuned=0 -->`` ... ``<!-- /results -->`` in a
+page is replaced by :func:`render_measure_block` of that file (``tuned`` names the draws whose monitor
+problems the settings were tuned on): the view ``rl-measure`` of :mod:`prmkit.core.results`, registered
+here; ``python experiments/render_results.py`` re-renders every results block of the docs.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from prmkit.core.results import VIEWS, Block
 from prmkit.core.stats import multiplicity
 from prmkit.rl.study import METRICS, PAIRED
 
-MEASURE_BLOCK = re.compile(
-    r"(?s)(<!-- rl-measure: (?P<file>\S+)(?: tuned=(?P<tuned>[\d,]+))? -->\n).*?(<!-- /rl-measure -->)"
-)
-"""A docs block rendered from a committed ``results.json`` of the study (:func:`render_measure_block`)."""
 BLOCK_DELTAS = ("process_correct", "answer_accuracy", "lucky", "prm_reward", "misconception")
 """The changes from π0 the block shows per reward (the report has every metric)."""
 
@@ -70,27 +63,12 @@ def render_measure_block(results: dict[str, Any], tuned: Sequence[str] = ()) -> 
     return f"{results['draws']}\n\n" + "\n".join(lines) + f"\n\nThis block: {multiplicity(shown)}\n"
 
 
-def render_measure_blocks(text: str, root: Path) -> str:
-    """``text`` with every rl-measure block re-rendered from its file (a path relative to ``root``)."""
-
-    def one(m: re.Match[str]) -> str:
-        results = json.loads((root / m["file"]).read_text(encoding="utf-8"))
-        tuned = m["tuned"].split(",") if m["tuned"] else []
-        return m[1] + render_measure_block(results, tuned) + m[4]
-
-    return MEASURE_BLOCK.sub(one, text)
+def measure_view(block: Block) -> str:
+    """The ``rl-measure`` results view: :func:`render_measure_block` of the block's file, ``tuned=D,D``
+    naming the draws read while tuning."""
+    block.expect("tuned")
+    tuned = block.attrs.get("tuned", "")
+    return render_measure_block(block.result, tuned.split(",") if tuned else ())
 
 
-def main(pages: Sequence[str]) -> None:
-    """Rewrite each page's rl-measure blocks in place (paths in the blocks are relative to the working
-    folder: run it from the repository's root)."""
-    for page in map(Path, pages):
-        text = page.read_text(encoding="utf-8")
-        new = render_measure_blocks(text, Path.cwd())
-        if new != text:
-            page.write_text(new, encoding="utf-8")
-            print(f"re-rendered {page}")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+VIEWS.register("rl-measure", measure_view)
