@@ -24,7 +24,12 @@ OWNERS = (
     "prmkit.formats.views",
     "prmkit.labeling.views",
     "prmkit.rl.study_block",
+    "prmkit.rl.views",
+    "prmkit.scoring.views",
     "prmkit.search.views",
+    "prmkit.worlds.views",
+    "prmkit.serving.views",
+    "prmkit.training.views",
 )
 """The modules that register a results view (``VIEWS.register(name, view)``): a new view's module joins
 this list."""

@@ -30,19 +30,19 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 TYPED = {
     "README.md": 0,
-    "docs/agentworld.md": 472,
-    "docs/annotate.md": 1,
-    "docs/codeworld.md": 164,
-    "docs/evaluation.md": 126,
-    "docs/formats.md": 3,
-    "docs/labeling.md": 202,
-    "docs/models.md": 491,
-    "docs/real-data.md": 14,
-    "docs/results.md": 450,
-    "docs/rl.md": 964,
-    "docs/search.md": 31,
-    "docs/serving.md": 148,
-    "docs/world.md": 100,
+    "docs/agentworld.md": 4,
+    "docs/annotate.md": 0,
+    "docs/codeworld.md": 13,
+    "docs/evaluation.md": 25,
+    "docs/formats.md": 0,
+    "docs/labeling.md": 2,
+    "docs/models.md": 13,
+    "docs/real-data.md": 0,
+    "docs/results.md": 1,
+    "docs/rl.md": 44,
+    "docs/search.md": 0,
+    "docs/serving.md": 1,
+    "docs/world.md": 26,
 }
 """Page -> the measured numbers it types by hand at most (the ratchet; lower it, never raise it)."""
 
@@ -121,3 +121,15 @@ def test_history_notes_are_short_and_point_at_their_run(page: Path) -> None:
         assert m["why"].strip(), f"{page.name}: a history note says why its numbers have no results file"
         assert len(body.splitlines()) <= HISTORY_LINES, f"{page.name}: history note {m['why']!r} is long"
         assert "](" in body, f"{page.name}: history note {m['why']!r} links no description of its run"
+
+
+HAND_TYPED_SHARE = 0.10
+"""Issue 62's goal: under 10 % of docs' measured numbers typed by hand, history notes included (they
+are typed by hand too, only marked as the record of an older run)."""
+
+
+def test_under_a_tenth_of_the_docs_measured_numbers_are_typed_by_hand() -> None:
+    now = counts().values()
+    by_hand = sum(c.typed + c.history for c in now)
+    total = sum(c.total for c in now)
+    assert by_hand < HAND_TYPED_SHARE * total, f"{by_hand} of {total} measured numbers typed by hand"

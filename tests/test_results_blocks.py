@@ -19,15 +19,16 @@ def test_every_results_block_is_what_its_committed_file_renders() -> None:
     assert blocks >= 2  # README's claims and tuning tables at least
 
 
-MEASURED = re.compile(r"(?<![\w.=-])\d+\.\d+(?![\w.])")
-"""A measured number: a decimal such as 74.4 (not a version such as 0.9.1 or torch==2.13.0, and nothing
-inside code: versions and settings are written as code)."""
+MEASURED = re.compile(r"(?<![\w.=])(?<!\w-)\d+\.\d+(?!\.?\d)(?![A-Za-wyz_])")
+"""A measured number: a decimal such as 74.4, -2.8 (its digits), 0.67 at the end of a sentence or a
+ratio such as 1.5x; not a version such as 0.9.1 or torch==2.13.0, nor part of a name such as
+Qwen2.5-Math-1.5B or Llama-3.1, and nothing inside code: versions and settings are written as code."""
 
 
 def prose(text: str) -> str:
     """``text`` without its code: fenced blocks (commands, programs) and inline code (versions, commands,
     settings) hold no measurements."""
-    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    text = re.sub(r"(?ms)^[ \t]*```.*?^[ \t]*```[^\n]*$", "", text)  # fences open and close a line
     return re.sub(r"`[^`\n]*`", "", text)
 
 

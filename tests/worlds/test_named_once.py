@@ -18,9 +18,12 @@ def _named(path: Path, names: set[str]) -> list[str]:
     docs = {
         id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
     }
+    keys = {
+        id(n.slice) for n in ast.walk(tree) if isinstance(n, ast.Subscript)
+    }  # a record's field, e.g. r["code"]
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and id(node) not in docs and node.value in names:
+        if isinstance(node, ast.Constant) and id(node) not in docs | keys and node.value in names:
             found.append(f"{path.relative_to(SRC)}:{node.lineno}: {node.value!r}")
         if isinstance(node, ast.ImportFrom | ast.Import):
             modules = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]

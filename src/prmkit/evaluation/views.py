@@ -19,7 +19,13 @@ script that writes the file is loaded:
   runs, one ``RUN-MONITOR/monitorability.json`` each under the block's folder: per behaviour, monitor and
   view the TPR, TNR and g-mean²;
 - ``critic``: the critic head at a small label budget against PRMs trained on every label
-  (``experiments/critic.py --summarise``'s file), with the multiplicity of its intervals.
+  (``experiments/critic.py --summarise``'s file), with the multiplicity of its intervals;
+- ``faithfulness``: causal dependence per policy and intervention, and the paired differences, as
+  ``prmkit eval faithfulness`` prints them (its ``faithfulness.json``);
+- ``visibility`` (``runs=A,B``): first-error F1 of ``prmkit eval monitorability`` runs under each view,
+  one ``RUN/monitorability.json`` each under the block's folder (``RUN`` is ``WORLD-...-MONITOR``);
+- ``unseen-misconceptions``: a gold PRM trained without misconceptions against the demo's, first errors
+  flagged and found by class (``experiments/unseen_misconceptions.py --measure``'s file).
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from prmkit.core.results import MISSING, VIEWS, Block, Table, estimate_cell, runs_cell
+from prmkit.core.results import MISSING, VIEWS, Block, Table, estimate_cell, percent, runs_cell
+from prmkit.evaluation.faithfulness import table as faithfulness_table
 
 CODE_CLASSES = ("plan", "edit", "overfit", "misconception", "verification", "loophole", "premise", "none")
 """The code world's gold first-error classes (``none``: an error-free trajectory), in the table's order."""
@@ -265,3 +272,67 @@ def critic(block: Block) -> str:
     """The ``critic`` view: :func:`critic_table` of the block's file and the multiplicity of its intervals."""
     block.expect()
     return critic_table(block.result) + "\n\n" + block.result["multiplicity"] + "\n"
+
+
+@VIEWS.register("faithfulness")
+def faithfulness(block: Block) -> str:
+    """The ``faithfulness`` view: the table ``prmkit eval faithfulness`` prints
+    (:func:`prmkit.evaluation.faithfulness.table`) of the block's file."""
+    block.expect()
+    return faithfulness_table(block.result) + "\n"
+
+
+def visibility_table(runs: dict[str, dict[str, Any]]) -> str:
+    """Views as rows, runs (``prmkit eval monitorability`` files, column head -> JSON) as columns: the
+    monitor's first-error F1 under each view, in %."""
+    f1 = {head: {v["view"]: v["first_error"]["f1"] for v in r["views"]} for head, r in runs.items()}
+    names = list(dict.fromkeys(name for by_view in f1.values() for name in by_view))
+    rows = [[name, *(percent(by_view.get(name)) for by_view in f1.values())] for name in names]
+    return Table(rows, columns=["view", *runs]).markdown() + "\n"
+
+
+@VIEWS.register("visibility")
+def visibility(block: Block) -> str:
+    """The ``visibility`` view: :func:`visibility_table` of the block's ``runs`` (``RUN-MONITOR`` folders
+    under the block's folder), each column headed ``WORLD: MONITOR``."""
+    block.expect("runs")
+    runs = {}
+    for run in block.attrs["runs"].split(","):
+        world, monitor = run.split("-", 1)[0], run.rsplit("-", 1)[-1]
+        runs[f"{world}: {monitor}"] = block.read(f"{block.file}/{run}/monitorability.json")
+    return visibility_table(runs)
+
+
+HELD_OUT_RATES = {
+    "misconception": ("misconception flagged", "misconception found exactly"),
+    "other classes": ("other class flagged", "other class found exactly"),
+}
+"""``experiments/unseen_misconceptions.py``'s rates by the class of the gold first error: flagged, found
+exactly."""
+
+
+def unseen_misconceptions_table(result: dict[str, Any]) -> str:
+    """The demo's gold PRM against one trained without misconceptions, by the class of the first error:
+    each PRM's share flagged and found exactly, and the paired difference, in %."""
+    rows = []
+    for cls, rates in HELD_OUT_RATES.items():
+        for rate, how in zip(rates, ("flagged", "found exactly"), strict=True):
+            r = result[rate]
+            cells = [estimate_cell(r["demo"]), estimate_cell(r["no_misconceptions"])]
+            rows.append(
+                [
+                    f"{cls} ({r['traces']})",
+                    how,
+                    *cells,
+                    estimate_cell(r["no_misconceptions − demo"], signed=True),
+                ]
+            )
+    columns = ["first error (traces)", "", "demo's gold PRM", "trained without misconceptions", "difference"]
+    return Table(rows, columns=columns).markdown() + "\n"
+
+
+@VIEWS.register("unseen-misconceptions")
+def unseen_misconceptions(block: Block) -> str:
+    """The ``unseen-misconceptions`` view: :func:`unseen_misconceptions_table` of the block's file."""
+    block.expect()
+    return unseen_misconceptions_table(block.result)

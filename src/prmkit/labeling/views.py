@@ -11,7 +11,10 @@ package the studies measure, so the views exist once however often a script is l
 - ``labels-study-seeds``: the labels study's per-seed numbers its crossed intervals do not cover
   (``experiments/labels_study.py``);
 - ``progress-labels``: progress labels against gold beside Monte Carlo and the judge, per world
-  (``experiments/progress_labels.py``).
+  (``experiments/progress_labels.py``);
+- ``rollouts-bench`` (``tables=goals,cells,clients,before-after``): how fast ``label_mc`` draws rollouts
+  from an OpenAI-compatible server, its CPU by process, and the rollout client against the one it
+  replaced (``bench/bench_rollouts.py``'s files under ``bench/results/``).
 """
 
 from __future__ import annotations
@@ -270,7 +273,7 @@ def progress_labels(block: Block) -> str:
     multiplicity of every interval shown."""
     block.expect()
     result = block.result
-    worlds = [w for w in ("arithmetic", "agent") if w in result]
+    worlds = [k for k, v in result.items() if isinstance(v, dict)]  # one table per world the file holds
     shown = sum(3 * len(PROGRESS_SHOWN) + 2 * (len(PROGRESS_SHOWN) - 1) for _ in worlds)
     parts = [
         f"{len(result['seeds'])} seeds × {result['problems']} problems × 4 traces per world (problem seeds "
@@ -280,3 +283,111 @@ def progress_labels(block: Block) -> str:
     for name in worlds:
         parts.append(f"**{name.capitalize()} world**\n\n" + progress_table(result, name).rstrip("\n"))
     return "\n\n".join(parts) + "\n"
+
+
+ROLLOUT_TABLES = ("goals", "cells", "clients", "before-after")
+"""What a rollouts-bench block can show: the best rates against issue 35's goals, every cell's rate and
+CPU per rollout (repeats side by side), the rollout client against the httpx one per concurrency, and an
+alternating before/after run's rates."""
+
+
+def _rate(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def rollouts_goals(result: dict[str, Any]) -> str:
+    """The best numeric and LaTeX rollouts/s of a bench_rollouts file against issue 35's goals: 5,000
+    numeric rollouts/s, and for LaTeX 0.8 × cores over math-verify's own cost per check."""
+    cost = result["prmkit_math_verify_us"]
+    return (
+        f"Best numeric: {_rate(result['numeric_best'])} rollouts/s, {result['numeric_ratio']:.2f} of the "
+        f"{_rate(result['numeric_goal'])} goal. Best LaTeX: {_rate(result['latex_best'])}, "
+        f"{result['latex_ratio']:.2f} of 0.8 × {result['cpus']} cores / {cost:.0f} µs = "
+        f"{_rate(result['latex_goal'])} rollouts/s, where {cost:.0f} µs is math-verify's own cost per check "
+        f"in this process (one thread, one pair, warm caches; {result['prmkit_math_verify_varied_us']:,.0f} µs "
+        "cycling the LaTeX cells' distinct pairs).\n"
+    )
+
+
+def rollouts_cells(result: dict[str, Any]) -> str:
+    """Every cell of a bench_rollouts file (the profiled one aside): rollouts/s and CPU per rollout of the
+    client, the answer-checking workers and the server, each cell's repeats side by side."""
+    cells: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in result["rows"]:
+        if not row.get("profiled"):
+            answers = ("LaTeX" if row["answers"] == "latex" else "numeric") + (
+                ", with a `work_dir`" if row["work_dir"] else ""
+            )
+            key = (answers, row.get("client", "http.client"), str(row["concurrency"]))
+            cells.setdefault(key, []).append(row)
+    clients = len({k[1] for k in cells}) > 1
+
+    def joined(runs: list[dict[str, Any]], key: str, digits: int = 0) -> str:
+        if all(r[key] == 0 for r in runs):
+            return "-"
+        return " / ".join(f"{r[key]:,.{digits}f}" for r in runs)
+
+    rows = [
+        [answers, *([client] if clients else []), c, joined(runs, "rollouts_per_s")]
+        + [joined(runs, k) for k in ("client_cpu_us", "workers_cpu_us", "server_cpu_us")]
+        for (answers, client, c), runs in cells.items()
+    ]
+    columns = ["answers", *(["client"] if clients else []), "C", "rollouts/s", "client CPU"]
+    columns += ["answer-checking workers' CPU", "server CPU"]
+    return Table(rows, columns=columns).markdown() + "\n"
+
+
+def rollouts_clients(result: dict[str, Any]) -> str:
+    """The rollout client on ``http.client`` against the httpx one it replaced, run side by side in every
+    cell: the mean rollouts/s of each per answer kind and concurrency, and their ratio."""
+    rows = []
+    for key, r in result["ratio_to_httpx_client"].items():
+        answers, c = key.split(" C=")
+        shown = "LaTeX" if answers == "latex" else answers
+        rows.append([shown, "all" if c == "all" else c, _rate(r["http.client"]), _rate(r["httpx"])])
+        rows[-1].append(f"{r['ratio']:.2f}×")
+    columns = ["answers", "C", "http.client rollouts/s", "httpx rollouts/s", "http.client ÷ httpx"]
+    return Table(rows, columns=columns).markdown() + "\n"
+
+
+def rollouts_before_after(result: dict[str, Any]) -> str:
+    """An alternating before/after run: per pass, answer kind and concurrency, rollouts/s of the old code
+    and the new and their ratio, and the answer-checking workers' CPU per rollout of each."""
+    runs = {(r["pass"], r["answers"], r["concurrency"], r["code"]): r for r in result["rows"]}
+    rows = []
+    for p, answers, c, code in runs:
+        if code != "before" or (p, answers, c, "after") not in runs:
+            continue
+        old, new = runs[(p, answers, c, "before")], runs[(p, answers, c, "after")]
+        workers = (
+            "-"
+            if old["workers_cpu_us"] == 0
+            else f"{old['workers_cpu_us']:.0f} → {new['workers_cpu_us']:.0f}"
+        )
+        rows.append([p, "LaTeX" if answers == "latex" else answers, c, _rate(old["rollouts_per_s"])])
+        rows[-1] += [
+            _rate(new["rollouts_per_s"]),
+            f"{new['rollouts_per_s'] / old['rollouts_per_s']:.2f}×",
+            workers,
+        ]
+    columns = ["pass", "answers", "C", "rollouts/s before", "after", "after ÷ before"]
+    columns.append("workers' CPU µs before → after")
+    return Table(rows, columns=columns).markdown() + "\n"
+
+
+@VIEWS.register("rollouts-bench")
+def rollouts_bench(block: Block) -> str:
+    """The ``rollouts-bench`` view: the block's ``tables`` (comma-separated, of :data:`ROLLOUT_TABLES`)
+    of a ``bench/bench_rollouts.py`` file, in the order given."""
+    block.expect("tables")
+    tables = block.attrs.get("tables", "goals,cells").split(",")
+    unknown = sorted(set(tables) - set(ROLLOUT_TABLES))
+    if unknown:
+        raise ValueError(f"unknown tables {unknown}; expected some of {', '.join(ROLLOUT_TABLES)}")
+    render = {
+        "goals": rollouts_goals,
+        "cells": rollouts_cells,
+        "clients": rollouts_clients,
+        "before-after": rollouts_before_after,
+    }
+    return "\n".join(render[name](block.result) for name in tables)

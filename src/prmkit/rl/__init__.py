@@ -39,7 +39,9 @@ to a trainer.
 - ``study.py``       the RL study's statistics over its cells' monitor records: nested bootstrap over
                      draws x seeds x problems, paired differences, each draw alone, steps to a gain
 - ``study_report.py`` its results file (``measure``), ``report.md`` and ``curves.png`` (``write_study``)
-- ``study_block.py`` the docs view ``rl-measure`` (``render_measure_block``)
+- ``study_block.py`` the docs view ``rl-measure`` (``render_measure_block``): the study's block
+- ``views.py``       the RL page's other docs views: ``rl-faithfulness``, ``rl-causal-monitor``,
+                     ``rl-gpu-check``
 
 ``trl.py`` and ``train.py`` import TRL (the ``rl`` extra) when used; importing ``prmkit.rl`` does not.
 """

@@ -2,8 +2,9 @@
 
 ``<!-- results: docs/results/rl-measure.json view=rl-measure tuned=0 -->`` ... ``<!-- /results -->`` in a
 page is replaced by :func:`render_measure_block` of that file (``tuned`` names the draws whose monitor
-problems the settings were tuned on): the view ``rl-measure`` of :mod:`prmkit.core.results`, registered
-here; ``python experiments/render_results.py`` re-renders every results block of the docs.
+problems the settings were tuned on; ``gain=0.05`` adds the column of steps each run took to that
+process-correct gain): the view ``rl-measure`` of :mod:`prmkit.core.results`, registered here;
+``python experiments/render_results.py`` re-renders every results block of the docs.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from prmkit.core.results import VIEWS, Block
+from prmkit.core.results import MISSING, VIEWS, Block
 from prmkit.core.stats import multiplicity
 from prmkit.rl.study import METRICS, PAIRED
 
@@ -20,16 +21,41 @@ BLOCK_DELTAS = ("process_correct", "answer_accuracy", "lucky", "prm_reward", "mi
 
 
 def _cells(row: dict[str, Any], keys: Sequence[str]) -> list[str]:
-    return [row.get(m, {}).get("cell", "–") for m in keys]
+    return [row.get(m, {}).get("cell", MISSING) for m in keys]
 
 
-def render_measure_block(results: dict[str, Any], tuned: Sequence[str] = ()) -> str:
-    """The study as the docs show it: what went in, each reward's π0 level, change and KL over every
-    draw, then each reward's change and its difference from outcome over every draw and in each draw
-    alone (a draw in ``tuned`` is marked as read during tuning; the others are fresh), and the
+def _steps(results: dict[str, Any], name: str, gain: float) -> str:
+    """The steps each run of ``name`` took to ``gain`` over step 0 (``–``: never at a monitored point),
+    blank where the file has none for it (extra cells)."""
+    per_run = results.get("steps_to_gain", {}).get(name, {}).get(str(gain))
+    if per_run is None:
+        return ""
+    return ", ".join(MISSING if per_run[run] is None else str(per_run[run]) for run in sorted(per_run))
+
+
+def _rows(results: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every reward's row and every paired difference: the grid's, then the extra cells' (measured on the
+    grid's problems)."""
+    extra = results.get("extra") or {}
+    return {**results["rewards"], **extra.get("rewards", {})}, {
+        **results["paired"],
+        **extra.get("paired", {}),
+    }
+
+
+def render_measure_block(
+    results: dict[str, Any], tuned: Sequence[str] = (), gain: float | None = None
+) -> str:
+    """The study as the docs show it: what went in, each reward's (and extra cell's) π0 level, change and
+    KL over every draw (with ``gain``, the steps each run took to that process-correct gain), then each
+    change and difference from outcome (or from the extra cell's own reward) over every draw and in each
+    draw alone (a draw in ``tuned`` is marked as read during tuning; the others are fresh), and the
     multiplicity of the intervals shown (a value with no spread, e.g. a rate 0 in every run, has none)."""
-    rewards, alone = results["rewards"], results.get("per_draw") or {}
+    rewards, pairs = _rows(results)
+    alone = results.get("per_draw") or {}
     head = ["π0 process-correct", *(f"Δ {METRICS[m]}" for m in BLOCK_DELTAS), "KL to π0"]
+    if gain is not None:
+        head.append(f"steps to +{100 * gain:g} points process-correct, per run")
     lines = [
         "| reward | runs | " + " | ".join(head) + " |",
         "|---|---|" + "---|" * len(head),
@@ -38,21 +64,23 @@ def render_measure_block(results: dict[str, Any], tuned: Sequence[str] = ()) -> 
     for name, row in rewards.items():
         runs = row["delta"]["process_correct"]["draws"].get("run", "")
         cells = [row["first"]["process_correct"]["cell"], *_cells(row["delta"], BLOCK_DELTAS)]
-        cells.append(row.get("kl_last", {}).get("cell", "–"))
+        cells.append(row.get("kl_last", {}).get("cell", MISSING))
         shown += sum("[" in c for c in cells)
+        cells += [_steps(results, name, gain)] if gain is not None else []
         lines.append(f"| {name} | {runs} | " + " | ".join(cells) + " |")
 
     def label(d: str) -> str:
         return f"draw {d} ({'its problems read in tuning' if d in tuned else 'fresh: claims'})"
 
-    pooled = {"rewards": {n: {"delta": r["delta"]} for n, r in rewards.items()}, "paired": results["paired"]}
+    versus = "difference of two Δs (paired)" if results.get("extra") else "difference from outcome's Δ"
+    pooled = {"rewards": {n: {"delta": r["delta"]} for n, r in rewards.items()}, "paired": pairs}
     sets = [("all draws", pooled)] + [(label(d), one) for d, one in alone.items()]
     lines += [
         "",
-        "| Δ from π0, or difference from outcome's Δ | draws | " + " | ".join(PAIRED.values()) + " |",
+        f"| Δ from π0, or {versus} | draws | " + " | ".join(PAIRED.values()) + " |",
         "|---|---|" + "---|" * len(PAIRED),
     ]
-    for name in [*rewards, *results["paired"]]:
+    for name in [*rewards, *pairs]:
         for title, one in sets:
             row = one["rewards"].get(name, {}).get("delta") or one["paired"].get(name)
             if not row:
@@ -65,10 +93,13 @@ def render_measure_block(results: dict[str, Any], tuned: Sequence[str] = ()) -> 
 
 def measure_view(block: Block) -> str:
     """The ``rl-measure`` results view: :func:`render_measure_block` of the block's file, ``tuned=D,D``
-    naming the draws read while tuning."""
-    block.expect("tuned")
+    naming the draws read while tuning, ``gain=G`` the process-correct gain whose steps it shows."""
+    block.expect("tuned", "gain")
     tuned = block.attrs.get("tuned", "")
-    return render_measure_block(block.result, tuned.split(",") if tuned else ())
+    gain = block.attrs.get("gain")
+    return render_measure_block(
+        block.result, tuned.split(",") if tuned else (), None if gain is None else float(gain)
+    )
 
 
 VIEWS.register("rl-measure", measure_view)

@@ -24,6 +24,7 @@ provenance ``model``; :func:`aggregate` turns step scores into one number by a r
 - ``verdict_backends.py`` where verdicts are generated: an OpenAI-compatible endpoint or a local HF model
 - ``vllm_pooling.py`` VllmScorer (the ``vllm:`` form): vLLM's pooling server or offline engine, the rows
                      read by the convention on this side
+- ``views.py``       the released conventions' GPU benchmark as a docs table (``bench/results/released-*.json``)
 """
 
 from __future__ import annotations

@@ -4,14 +4,17 @@ Registered here, in the package the studies measure, so the view exists once how
 that writes the file is loaded:
 
 - ``search-smc`` (``set=claims|tuning``): particle filtering against beam search and best-of-N at equal
-  samples, per scorer and N, with the steps each spent (``experiments/search_smc.py``'s file).
+  samples, per scorer and N, with the steps each spent (``experiments/search_smc.py``'s file);
+- ``orm-check``: an outcome reward model as a selector: how well its score separates right from wrong
+  answers per seed, best-of-N by it and its weighted vote against majority vote
+  (``experiments/orm_check.py``'s file).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from prmkit.core.results import VIEWS, Block, Table, estimate_cell
+from prmkit.core.results import VIEWS, Block, Table, estimate_cell, percent, runs_cell
 from prmkit.core.stats import multiplicity
 
 
@@ -41,3 +44,71 @@ def search_smc(block: Block) -> str:
     """The ``search-smc`` view: :func:`smc_table` of the block's ``set``."""
     block.expect("set")
     return smc_table(block.result, block.attrs["set"])
+
+
+ORM_SELECTORS = {
+    "majority": "majority vote",
+    "prm:last": "ORM best-of-N",
+    "weighted:last": "ORM-weighted vote",
+    "oracle": "oracle (pass@N)",
+}
+"""The selection methods of an orm-check file (its per-seed keys ``METHOD N=n``), each one's row head."""
+ORM_BASELINE = "majority vote"
+"""What an orm-check file pairs each ORM selector with."""
+
+
+def orm_check_tables(result: dict[str, Any]) -> str:
+    """An orm-check results file: per seed, the ORM's outcome AUROC over all test traces and inside a
+    problem's pool (where best-of-N chooses); each selector's accuracy at every N, the mean over seeds
+    with the range of a single seed; and each ORM selector's paired difference from majority vote, with
+    its interval over seeds × problems."""
+    seeds = result["per_seed"]
+    ns = sorted({int(k.rsplit("N=", 1)[1]) for r in seeds.values() for k in r if " N=" in k})
+    auroc = Table(
+        [
+            [seed, percent(r["outcome_auroc"]), percent(r["outcome_auroc_within_pool"])]
+            for seed, r in seeds.items()
+        ],
+        columns=[
+            "ORM's last-step score, AUROC of right against wrong answers",
+            "all test traces",
+            "inside a pool",
+        ],
+    )
+    accuracy = Table(
+        [
+            [name, *(runs_cell([r.get(f"{method} N={n}") for r in seeds.values()]) for n in ns)]
+            for method, name in ORM_SELECTORS.items()
+        ],
+        columns=["accuracy: mean over seeds (single seeds' range)", *(f"N = {n}" for n in ns)],
+    )
+    pairs = result["paired"]
+    selectors = [
+        name
+        for name in ORM_SELECTORS.values()
+        if name != ORM_BASELINE and f"{name} − {ORM_BASELINE}: N={ns[0]}" in pairs
+    ]
+    paired = Table(
+        [
+            [
+                f"{name} − {ORM_BASELINE}",
+                *(estimate_cell(pairs.get(f"{name} − {ORM_BASELINE}: N={n}"), signed=True) for n in ns),
+            ]
+            for name in selectors
+        ],
+        columns=["paired (same seeds, same problems), points", *(f"N = {n}" for n in ns)],
+    )
+    draws = next(iter(pairs.values()))["draws"]
+    head = (
+        f"{len(seeds)} training seeds × {draws['problem']} test problems (evaluate seed "
+        f"{result['evaluate_seed']}), in %; accuracies without an interval, differences with a crossed "
+        f"bootstrap over seeds × problems. {multiplicity(len(pairs))}"
+    )
+    return "\n\n".join([head, *(table.markdown() for table in (auroc, accuracy, paired))]) + "\n"
+
+
+@VIEWS.register("orm-check")
+def orm_check(block: Block) -> str:
+    """The ``orm-check`` view: :func:`orm_check_tables` of the block's file."""
+    block.expect()
+    return orm_check_tables(block.result)

@@ -22,6 +22,7 @@
 - ``policy_server.py``  ``prmkit serve-policy``: any prmkit policy behind ``/v1/completions`` and a judge
   behind ``/v1/chat/completions`` (critic format), plus ``/v1/models`` and ``/health``, so endpoint
   pipelines (vLLM / SGLang shaped) can be tested against the embedded world with no GPU
+- ``views.py``          the server's benchmark as a docs table (``bench/results/serving-*.json``)
 
 The RL adapters (TRL, verl, OpenRLHF) live in :mod:`prmkit.rl`; the HTTP client of this server,
 ``RemoteScorer``, in :mod:`prmkit.scoring.remote` (``prmkit.scoring.load_scorer`` reads a server URL).

@@ -19,6 +19,7 @@ rerun into the same folder resumes from its last checkpoint.
 - ``heads.py``     train_prm, train_orm, fine_tune_prm (train_prm continuing from a trained PRM)
 - ``memory.py``    LoRA (peft), float32 master weights, gradient checkpointing, saving merged or adapter
 - ``pretrain.py``  pretrain_lm
+- ``views.py``     the training benchmarks' docs tables (``bench/results/train-*.json``): results views
 """
 
 from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig

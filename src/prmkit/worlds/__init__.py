@@ -22,4 +22,5 @@ noisy judge, the oracle scorer, the statistics and the file jobs. It imports onl
 - ``oracle.py``     ``GoldOracle``: a world's checker as a StepScorer (prefix correctness)
 - ``summary.py``    ``tally``: the counts and shares every world's statistics report
 - ``jobs.py``       ``Jobs``: the file jobs behind ``prmkit <world> generate | sample | check | stats``
+- ``views.py``      the ``world-stats`` results view: a page's statistics table from the ``stats`` files
 """
