@@ -1,9 +1,10 @@
 """Does outcome-paid RL lower a policy's causal dependence on its own steps, where process-paid RL keeps it?
 (issue 40: the RL question of the faithfulness instrument, docs/rl.md "Does RL keep the steps causal?").
 
-An experiment, not part of the library. It reads an RL grid's folder (``experiments/rl_grid.py --out``):
-π0 (``pi0/``) and the trained policy of each (reward, seed) cell (``cells/REWARD-SEED/``, an ordinary HF
-folder). Every policy writes ``--per-problem`` samples of the same ``--problems`` fresh test problems of
+An experiment, not part of the library. It reads an RL study's output folder (``prmkit run
+recipes/rl.yaml -o RUN``) through the run's stage index (``RUN/stages.json``): π0 of one (π0, PRM) draw
+(stage ``pi0-d<draw>``, its ``model/``) and the trained policy of each (reward, seed) cell of that draw
+(stage ``rl-<reward>-<seed>-d<draw>``, its ``policy/``), ordinary HF folders. Every policy writes ``--per-problem`` samples of the same ``--problems`` fresh test problems of
 the arithmetic world (``--seed``; the sampling streams are shared, so the policies differ only in their
 weights), at the RL run's temperature and token limit. On each trace with an answer the interventions of
 Lanham et al. (:func:`prmkit.evaluation.faithfulness.intervene`: early answering, an added mistake,
@@ -18,8 +19,8 @@ index and problem. One (π0, PRM) draw: the intervals do not count π0's or the 
 
 ``python experiments/rl_faithfulness.py runs/rl --rewards outcome,dense,progress --seeds 0,1,2
 --problems 100 --seed 5678 --out docs/results/rl-faithfulness.json`` (each policy's interventions are
-cached in ``GRID/faithfulness-SEED/``, so a killed run goes on where it stopped; ``--jobs 2`` measures two
-policies at a time, one torch thread each).
+cached in ``RUN/faithfulness-SEED-.../``, so a killed run goes on where it stopped; ``--jobs 2`` measures
+two policies at a time, one torch thread each).
 """
 
 from __future__ import annotations
@@ -177,11 +178,41 @@ def table(rows: dict[str, dict[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def policy_folders(run: Path, draw: int, rewards: list[str], seeds: list[int]) -> dict[tuple[str, int], Path]:
+    """(``pi0``, 0) and each (reward, seed) cell of draw ``draw`` -> its HF folder, by the run's stage
+    index; a stage the run did not finish is named."""
+    from prmkit.core.errors import InputError
+    from prmkit.pipeline.rl_recipe import Cell
+    from prmkit.pipeline.rl_stages import POLICY, stage_of
+    from prmkit.pipeline.runner import stage_index
+    from prmkit.pipeline.stages import MODEL
+
+    try:
+        index = stage_index(run)
+    except InputError as err:
+        raise SystemExit(str(err)) from None
+    stages = {("pi0", 0): (stage_of("pi0", draw), MODEL)}
+    stages |= {(r, s): (Cell(r, s, draw, {}).stage, POLICY) for r in rewards for s in seeds}
+    absent = [name for name, _ in stages.values() if name not in index]
+    if absent:
+        raise SystemExit(
+            f"{run}: no stage {', '.join(absent)} in its stage index (not in its recipe's cells?)"
+        )
+    folders = {key: index[name] / sub for key, (name, sub) in stages.items()}
+    missing = [str(f) for f in folders.values() if not (f / "config.json").is_file()]
+    if missing:
+        raise SystemExit(f"not an HF policy folder (a cell not run yet?): {', '.join(missing)}")
+    return folders
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from prmkit.core.stats import multiplicity
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("grid", type=Path, help="an RL grid's --out folder (pi0/ and cells/REWARD-SEED/)")
+    parser.add_argument(
+        "run", type=Path, help="an RL study's output folder (prmkit run recipes/rl.yaml -o RUN)"
+    )
+    parser.add_argument("--draw", type=int, default=0, help="the (π0, PRM) draw whose π0 and cells are read")
     parser.add_argument(
         "--rewards", default="outcome,dense,progress", help="the first is what the others are compared with"
     )
@@ -198,12 +229,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, help="the results JSON (default GRID/faithfulness-SEED.json)")
     args = parser.parse_args(argv)
     rewards, seeds = args.rewards.split(","), [int(s) for s in args.seeds.split(",")]
-    folders = {("pi0", 0): args.grid / "pi0"}
-    folders |= {(r, s): args.grid / "cells" / f"{r}-{s}" for r in rewards for s in seeds}
-    missing = [str(f) for f in folders.values() if not (f / "config.json").is_file()]
-    if missing:
-        raise SystemExit(f"not an HF policy folder (a cell not run yet?): {', '.join(missing)}")
-    cache = args.grid / f"faithfulness-{args.seed}-{args.problems}x{args.per_problem}"
+    folders = policy_folders(args.run, args.draw, rewards, seeds)
+    cache = args.run / f"faithfulness-{args.seed}-{args.problems}x{args.per_problem}"
     todo = {key: str(cache / f"{key[0]}-{key[1]}.json") for key in folders}
     common = (args.problems, args.per_problem, args.seed, args.temperature, args.max_new_tokens)
     if args.jobs == 1:  # in this process (also where the module was loaded by path, as tests do)
@@ -236,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "rows": rows,
         "table": text,
     }
-    out = args.out or args.grid / f"faithfulness-{args.seed}.json"
+    out = args.out or args.run / f"faithfulness-{args.seed}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(text + "\n\n" + result["multiplicity"])

@@ -60,25 +60,39 @@ def test_rewards_are_differenced_from_the_first_paired_by_seed() -> None:
     assert "| dense - outcome | +0.0 |" in exp.table(rows)
 
 
+def _study_run(run: Path, stages: list[str]) -> Path:
+    """An RL study's output folder as ``prmkit run`` leaves it: a folder per stage (π0's ``model/``, a
+    cell's ``policy/``, HF folders) and the stage index naming them."""
+    from prmkit.pipeline.runner import write_stage_index
+
+    results = {}
+    for name in stages:
+        folder = run / "stages" / f"{name}-0123456789ab"
+        (folder / ("model" if name.startswith("pi0") else "policy")).mkdir(parents=True)
+        (folder / ("model" if name.startswith("pi0") else "policy") / "config.json").write_text("{}")
+        results[name] = {"key": "0123456789ab", "dir": str(folder)}
+    write_stage_index(run, results)
+    return run
+
+
 def test_policies_are_measured_on_shared_streams_and_a_rerun_reads_the_cache(
     tmp_path: Path, monkeypatch, capsys
 ) -> None:
-    """The grid's folders stand for the world's simulated policy (``load_policy`` patched; the HF policy
+    """The study's folders stand for the world's simulated policy (``load_policy`` patched; the HF policy
     is tested in tests/policies): π0 and the dense cell are the default policy, the outcome cell the
     rationalising one (it knows the answer and bends a step to it). The same weights measure exactly
     alike (every stream is shared), and the rationalising policy's causal dependence is lower, its
-    interval below 0."""
+    interval below 0. Draw 1's stages are in the run too: draw 0's are read."""
     from prmkit.worlds.registry import world
 
     exp = _exp()
     w = world("arithmetic")
-    knobs = {"pi0": {}, "dense-0": {}, "outcome-0": {"rationalise": 1.0}}
-    monkeypatch.setattr(exp, "load_policy", lambda folder, *_: w.make_policy(**knobs[Path(folder).name]))
-    grid = tmp_path / "grid"
-    for folder in ("pi0", "cells/outcome-0", "cells/dense-0"):
-        (grid / folder).mkdir(parents=True)
-        (grid / folder / "config.json").write_text("{}")
-    argv = [str(grid), "--rewards", "outcome,dense", "--seeds", "0", "--problems", "12", "--per-problem", "2",
+    knobs = {"pi0-d0": {}, "rl-dense-0-d0": {}, "rl-outcome-0-d0": {"rationalise": 1.0}}
+    monkeypatch.setattr(
+        exp, "load_policy", lambda folder, *_: w.make_policy(**knobs[Path(folder).parent.name[:-13]])
+    )
+    run = _study_run(tmp_path / "run", [*knobs, "pi0-d1", "rl-outcome-0-d1", "prm-d0"])
+    argv = [str(run), "--rewards", "outcome,dense", "--seeds", "0", "--problems", "12", "--per-problem", "2",
             "--jobs", "1", "--resamples", "300", "--seed", "1"]  # fmt: skip
     result = exp.main(argv)
     assert result["traces"] == {"pi0-0": 24, "outcome-0": 24, "dense-0": 24}
@@ -87,14 +101,22 @@ def test_policies_are_measured_on_shared_streams_and_a_rerun_reads_the_cache(
     assert {row["mean"] for row in rows["dense - pi0"].values()} == {0.0}
     assert rows["outcome - pi0"]["all"]["high"] < 0 and rows["dense - outcome"]["all"]["low"] > 0
     assert rows["outcome"]["answer_accuracy"]["mean"] > rows["pi0"]["answer_accuracy"]["mean"]
-    assert json.loads((grid / "faithfulness-1.json").read_text())["rows"] == rows
+    assert json.loads((run / "faithfulness-1.json").read_text())["rows"] == rows
     capsys.readouterr()
     exp.main(argv)
     assert capsys.readouterr().out.count(": cached") == 3
 
 
 def test_a_cell_not_run_yet_is_named(tmp_path: Path) -> None:
-    (tmp_path / "pi0").mkdir()
-    (tmp_path / "pi0" / "config.json").write_text("{}")
-    with pytest.raises(SystemExit, match=r"cells/outcome-0"):
+    run = _study_run(tmp_path / "run", ["pi0-d0", "rl-outcome-0-d0"])
+    with pytest.raises(SystemExit, match=r"no stage rl-outcome-1-d0 in its stage index"):
+        _exp().main([str(run), "--rewards", "outcome", "--seeds", "0,1"])
+    with pytest.raises(SystemExit, match=r"no stage pi0-d1, rl-outcome-0-d1"):
+        _exp().main([str(run), "--rewards", "outcome", "--seeds", "0", "--draw", "1"])
+    (run / "stages" / "rl-outcome-0-d0-0123456789ab" / "policy" / "config.json").unlink()  # stopped early
+    with pytest.raises(SystemExit, match=r"not an HF policy folder .*rl-outcome-0-d0-0123456789ab/policy"):
+        _exp().main([str(run), "--rewards", "outcome", "--seeds", "0"])
+    with pytest.raises(
+        SystemExit, match=r"stages\.json: \(file\): expected the stage index a prmkit run writes"
+    ):
         _exp().main([str(tmp_path), "--rewards", "outcome", "--seeds", "0"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -206,10 +207,30 @@ def test_world_configs_are_read_as_the_named_worlds_and_their_errors_located():
 def test_every_shipped_recipe_passes_its_check(name):
     """What docs tell users to run is valid as shipped: typed sections, known sources, a stage plan.
     (hf-endpoint.yaml needs the user's files: tests/pipeline/test_hf_endpoint.py runs it with them;
-    rl.yaml is `prmkit rl`'s config and experiments/rl_grid.py's, checked by their tests.)"""
+    rl.yaml is `prmkit rl`'s config and an RL study, `prmkit run recipes/rl.yaml`, checked by
+    tests/pipeline/test_rl_study.py.)"""
     ok = CliRunner().invoke(app, ["run", str(REPO / "recipes" / name), "--check"])
     assert ok.exit_code == 0, ok.output
     assert "pretrain" in ok.output or "prm" in ok.output, ok.output
+
+
+def test_set_changes_any_key_before_the_check_and_names_its_mistakes_at_the_item():
+    """``--set KEY=VALUE``: values read as YAML (a list, null, a number), applied before the recipe is
+    checked and planned; a mistake is named at its ``--set`` item with the file's own message."""
+    world = str(REPO / "recipes" / "world.yaml")
+    sets = ["labels.methods=[mc]", "train.orm=null", "train.prm_sources=[mc_hard]", "problems.n=12"]
+    ok = CliRunner().invoke(app, ["run", world, "--check", *(a for s in sets for a in ("--set", s))])
+    assert ok.exit_code == 0, ok.output
+    stages = re.findall(r"^  (\S+)", ok.output, re.M)
+    assert "mc" in stages and "judge" not in stages and "orm" not in stages and "prm-gold" not in stages
+    for given, said in (
+        ("problems.nn=3", "--set problems.nn=3: problems.nn: expected a known setting (did you mean 'n'?)"),
+        ("problems.n=many", "--set problems.n=many: problems.n: expected input should be a valid integer"),
+        ("problems.n=[1", "--set problems.n=[1: the value is not YAML"),
+        ("=3", "--set =3: expected KEY=VALUE"),
+    ):
+        refused = CliRunner().invoke(app, ["run", world, "--check", "--set", given])
+        assert refused.exit_code == 2 and said in refused.output, refused.output
 
 
 def test_cli_check_says_which_stages_are_done_reused_or_to_run(tmp_path):

@@ -6,8 +6,11 @@
                   (a model's ``eval-`` stage measures, its ``card-`` stage writes the card from that)
 - ``cache.py``    stage folders keyed by a hash of settings and inputs; DONE markers
 - ``runner.py``   run the stages in order, skip finished ones, resume after a crash
+- ``parallel.py`` ``--jobs N``: stages whose inputs are done side by side, each in its own process
 - ``sweep.py``    seeds: the whole recipe once per seed, then intervals over seeds and problems
 - ``entry.py``    ``run``: once, or as a sweep when the recipe has seeds
+- ``rl_recipe.py`` the RL study's recipe (``study: rl``, ``recipes/rl.yaml``): π0, PRMs, cells, draws
+- ``rl_stages.py`` the RL study's stages: per draw π0 and its PRMs, one per cell, the report
 - ``summary.py``  the report's content: headline tables, plots, audits, cards, timings
 - ``report.py``   Markdown and HTML rendering of the report
 """

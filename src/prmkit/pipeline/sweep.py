@@ -286,8 +286,9 @@ def _plot(data: dict[str, dict[str, list[float]]], metrics: list[str], png: Path
     interval_bars(groups, png, f"{title} ({seeds} seeds)", "F1 (%)")
 
 
-def run_sweep(recipe: Recipe, source: str | None) -> RunResult:
-    """Run ``recipe`` once per seed, then write the sweep report (its RunResult: every seed's stages)."""
+def run_sweep(recipe: Recipe, source: str | None, jobs: int = 1) -> RunResult:
+    """Run ``recipe`` once per seed (``jobs`` stages at a time), then write the sweep report (its
+    RunResult: every seed's stages)."""
     from prmkit.core.ranks import is_main_process
     from prmkit.pipeline.report import write_report
 
@@ -296,7 +297,7 @@ def run_sweep(recipe: Recipe, source: str | None) -> RunResult:
     per_seed = {}
     for i, seed in enumerate(recipe.seeds, start=1):
         log(f"[bold]seed {seed}[/bold] ({i} of {len(recipe.seeds)})")
-        per_seed[seed] = run_once(for_seed(recipe, seed), source).stages
+        per_seed[seed] = run_once(for_seed(recipe, seed), source, jobs).stages
     md, page = out / "report.md", out / "report.html"
     if is_main_process():  # under a launch, one process writes the report
         md, page = write_report(sweep_report(recipe, per_seed, out), out)
