@@ -29,14 +29,17 @@ import html
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prmkit.core.registry import Registry, RegistryError
-from prmkit.core.stats import Estimate
+
+if TYPE_CHECKING:  # core.stats imports numpy: the CLI and the cards read this module without it
+    from prmkit.core.stats import Estimate
 
 __all__ = [
     "DEFAULT_VIEW",
@@ -77,6 +80,8 @@ def estimate_cell(
     (:meth:`Estimate.cell`); an undefined mean prints as ``undefined``. A point prints alone when it has
     no interval (``low`` and ``high`` None), and with ``collapse`` also when its interval has no width;
     otherwise a computed interval shows however narrow it came out (``100.0 [100.0, 100.0]``)."""
+    from prmkit.core.stats import Estimate
+
     if value is None:
         return missing
     est = value if isinstance(value, Estimate) else Estimate.of(value)
@@ -115,7 +120,8 @@ def cell(value: Any, digits: int = 3) -> str:
     (:func:`estimate_cell`), a float with ``digits`` decimals, anything else as ``str``."""
     if value is None:
         return ""
-    if isinstance(value, Estimate):
+    stats = sys.modules.get("prmkit.core.stats")  # no Estimate exists before core.stats is loaded
+    if stats is not None and isinstance(value, stats.Estimate):
         return estimate_cell(value)
     if isinstance(value, float):
         return f"{value:.{digits}f}"
