@@ -53,13 +53,13 @@ def test_every_cell_of_the_recipe_is_a_valid_rl_config() -> None:
 
 def test_the_measurement_is_the_grid_over_draws_with_200_monitor_problems() -> None:
     """``measure: true``: 2 (π0, PRM) draws x 5 RL seeds of the grid's rewards, 200 monitor problems, no
-    extra cells; the recipe's own cells keep their 48 problems."""
+    extra cells; the recipe's own cells have as many (the setting that passed the gates)."""
     plain, measured = _study(), _study(measure=True)
     cells, rewards = measured.cells(), plain.experiment.rewards
     assert len(cells) == 2 * 5 * len(rewards) and {c.name for c in cells} == set(rewards)
     assert {(c.draw, c.seed) for c in cells} == {(d, s) for d in (0, 1) for s in range(5)}
     assert {c.rl["prompts"]["monitor_n"] for c in cells} == {200}
-    assert {c.rl["prompts"]["monitor_n"] for c in plain.cells()} == {48}
+    assert {c.rl["prompts"]["monitor_n"] for c in plain.cells()} == {200}
     assert {c.rl["monitor_every"] for c in cells} == {50}  # first and last point: steps 0 and 100
     assert all(c.rl["prompts"]["monitor_samples"] == 4 for c in cells)  # the rl section's, merged under
     # each draw its own RL prompts and monitor problems: prompts.seed shifted by the draw
