@@ -253,14 +253,8 @@ def expected_advantages(
 ) -> torch.Tensor:
     """prmkit's own ``process_advantages`` for the tokens verl built: the same server's step rewards at
     the same token ends, each uid group passed whole."""
-    tok, samples = served["tokenizer"], served.get("samples", SAMPLES)
-    process = ProcessReward(served["url"], unfinished_reward=unfinished)
-    rewards, ends, lengths = [], [], []
-    for sample, row, mask in zip(samples, result["response_ids"], result["attention_mask"], strict=True):
-        ids = row[: sum(mask[PROMPT_LEN:])]
-        (paid,) = process.score([expected_problem(sample)], [tok.decode(ids, skip_special_tokens=True)])
-        rewards.append(paid.rewards), ends.append(step_token_ends(ids, tok, paid.char_ends))
-        lengths.append(len(ids))
+    samples = served.get("samples", SAMPLES)
+    rewards, ends, lengths = served_steps(served, samples, result, unfinished)
     out = torch.zeros(len(samples), RESPONSE_LEN)
     for uid in dict.fromkeys(uids):
         rows = [i for i, u in enumerate(uids) if u == uid]
@@ -357,9 +351,11 @@ def test_documented_default_pays_no_padding(oracle) -> None:
         assert adv[1] == pytest.approx(adv[0]) and adv[2] < adv[0], (path, adv)
 
 
-def world_steps(oracle, samples: list[dict], result: dict) -> tuple[list, list, list]:
+def served_steps(
+    served, samples: list[dict], result: dict, unfinished: float = 0.0
+) -> tuple[list, list, list]:
     """prmkit's own step rewards, step-end tokens and lengths for the tokens verl built (same server)."""
-    tok, process = oracle["tokenizer"], ProcessReward(oracle["url"], unfinished_reward=0.0)
+    tok, process = served["tokenizer"], ProcessReward(served["url"], unfinished_reward=unfinished)
     rewards, ends, lengths = [], [], []
     for sample, row, mask in zip(samples, result["response_ids"], result["attention_mask"], strict=True):
         ids = row[: sum(mask[PROMPT_LEN:])]
@@ -387,7 +383,7 @@ def test_step_rewards_train_through_verls_estimator(oracle) -> None:
     for name, credit in (("prmkit_min", "min"), ("prmkit_sum", "sum")):
         got = torch.tensor(result["advantages"][name]["colocated"])
         torch.testing.assert_close(got, expected_advantages(oracle, result, uids, credit, 0.0))
-    rewards, step_ends, lengths = world_steps(oracle, oracle["samples"], result)
+    rewards, step_ends, lengths = served_steps(oracle, oracle["samples"], result)
     batch = Rollouts(rewards, step_ends, lengths, WORLD_GROUPS, keys=WORLD_KEYS)
     for name, credit in zip(names, va.STEP_CREDITS, strict=True):
         got = result["advantages"][name]["colocated"]
@@ -430,7 +426,7 @@ def test_outcomes_reach_verls_estimator(oracle) -> None:
     for key in ("rm_scores", "v1_colocated_rm_scores", "streamed_rm_scores", "streamed_v1_rm_scores"):
         values = torch.tensor(result[key])
         assert va.read_outcomes(values.tolist(), values.signbit().tolist()) == outcomes, key
-    rewards, ends, lengths = world_steps(oracle, samples, result)
+    rewards, ends, lengths = served_steps(oracle, samples, result)
     for name, credit in zip(names, va.OUTCOME_CREDITS, strict=True):
         batch = Rollouts(rewards, ends, lengths, WORLD_GROUPS, outcomes, keys=WORLD_KEYS)
         want = credit_advantages(credit, batch)
