@@ -177,3 +177,47 @@ def test_ranges_span_runs_on_other_machines_and_say_so(tmp_path) -> None:
     (tmp_path / "b.json").write_text(json.dumps(other))
     doc = "<!-- results: a.json set=tuning tables=first_error also=b.json -->\nold\n<!-- /results -->\n"
     assert render_blocks(doc, tmp_path) == doc.replace("old", table)
+
+
+def _with_honest(run: Measured, lower: float) -> Measured:
+    """``run`` as an evaluation in a world with loopholes records it: its honest accuracies are its
+    accuracies, except the PRM's picks, ``lower`` points fewer (gamed picks counted wrong)."""
+    honest = {m: [list(row) for row in acc] for m, acc in run.bon["accuracy"].items()}
+    honest["prm:min"] = [[a - lower for a in row] for row in honest["prm:min"]]
+    return Measured(run.predictions, run.bon | {"honest": honest})
+
+
+def test_honest_best_of_n_is_estimated_and_paired_only_when_the_runs_record_it() -> None:
+    rng = np.random.default_rng(4)
+    plain = [{"good": _measured(rng, 0.9), "weak": _measured(rng, 0.2)} for _ in range(3)]
+    gaming = [{m: _with_honest(run, 0.1) for m, run in seed.items()} for seed in plain]
+    del gaming[2]["weak"].bon["honest"]  # a seed whose pools held no gamed trace: honest = accuracy
+    without = summarize(plain, resamples=200)
+    numbers = summarize(gaming, resamples=200)
+    honest = numbers["bon_honest"]["good best-of-N (min)"]["N=4"]
+    expected = np.mean([np.mean(s["good"].bon["accuracy"]["prm:min"][0]) - 0.1 for s in plain])
+    assert honest["mean"] == pytest.approx(expected) and honest["low"] <= honest["mean"] <= honest["high"]
+    weak = numbers["bon_honest"]["weak best-of-N (min)"]["N=16"]["mean"]
+    weak_plain = numbers["bon"]["weak best-of-N (min)"]["N=16"]["mean"]
+    assert weak == pytest.approx(weak_plain - 0.1 * 2 / 3)  # two seeds of three lowered, one as recorded
+    assert numbers["bon_honest"]["majority vote"] == numbers["bon"]["majority vote"]  # no vote was gamed
+    gap = numbers["paired"]["good best-of-N (min) − majority vote (honest): N=4"]
+    plain_gap = numbers["paired"]["good best-of-N (min) − majority vote: N=4"]
+    assert gap["mean"] == pytest.approx(plain_gap["mean"] - 0.1)
+    assert numbers["bon"] == without["bon"]  # the task-accuracy numbers are untouched
+    assert {k: v for k, v in numbers["paired"].items() if "(honest)" not in k} == without["paired"]
+    assert "bon_honest" not in without and not any("(honest)" in k for k in without["paired"])
+    extra = sum(map(len, numbers["bon_honest"].values())) + sum("(honest)" in k for k in numbers["paired"])
+    assert numbers["intervals"] == without["intervals"] + extra
+    table = markdown({"tuning": numbers}, "tuning")
+    assert table.index("| best-of-N accuracy |") < table.index("| honest best-of-N accuracy |")
+    assert table.index("| honest best-of-N accuracy |") < table.index("| paired difference")
+    assert f"| good best-of-N (min) − majority vote (honest): N=4 | {gap['cell']} |" in table
+    assert "honest" not in markdown({"tuning": without}, "tuning")
+    assert "honest" not in markdown({"tuning": numbers}, "tuning", tables=["first_error", "compare"])
+    # another machine's run stretches the honest ranges as it does the others
+    other = summarize([{m: _with_honest(run, 0.3) for m, run in plain[0].items()}], resamples=100)
+    wide = widened({"tuning": numbers}, [{"tuning": other}])["tuning"]["bon_honest"]
+    theirs = other["bon_honest"]["good best-of-N (min)"]["N=4"]["single_run"][0]
+    assert theirs < honest["single_run"][0]  # their run lies below every one of ours
+    assert wide["good best-of-N (min)"]["N=4"]["single_run"] == [theirs, honest["single_run"][1]]

@@ -260,3 +260,16 @@ def test_cli_check_says_which_stages_are_done_reused_or_to_run(tmp_path):
     )
     assert lines[2].split()[0] == "mc" and lines[2].endswith("; to run")  # done there, its outputs missing
     assert not (tmp_path / "new").exists()
+
+
+def test_a_backend_of_another_world_is_refused_only_where_a_labeller_reads_it(tmp_path):
+    """MC alone reads the rollout policy, not the judge: the code world's CI-graded MC recipe needs no
+    judge setting, and a judge of another world is refused as soon as a labeller would use it."""
+    code = "problems: {source: code, n: 4}\nevaluate: {world: code}\ntrain: {prm_sources: [mc_hard]}\n"
+    labels = "labels: {methods: [%s], rollout_policy: {policy: code}, judge: {judge: arithmetic}}\n"
+    recipe = load_recipe(write(tmp_path, code + labels % "mc"))
+    assert recipe.labels.methods == ["mc"]
+    msg = errors(tmp_path, code + labels % "mc, judge")
+    assert "labels.judge.judge is 'arithmetic' but the problems come from 'code'" in msg
+    msg = errors(tmp_path, code + labels.replace("policy: code", "policy: arithmetic") % "mc")
+    assert "labels.rollout_policy.policy is 'arithmetic'" in msg

@@ -354,3 +354,8 @@ class Continuation(_Model):
     apart rather than as a failure."""
     num_tokens: int | None = None
     """Tokens generated, when the backend counts them; search methods report compute with it."""
+    outcomes: dict[str, bool] = Field(default_factory=dict)
+    """Checks the environment ran on the finished trajectory, by name, beside its answer (the code world:
+    ``visible_pass``, what CI reports of the visible tests as the workspace holds them), as
+    ``Trace.metadata["outcomes"]`` holds them for a sampled trace: what Monte Carlo grades a rollout by
+    when told not to use the reference answer (``prmkit label mc --outcome``)."""

@@ -20,7 +20,8 @@ entry in commands.py, from which the CLI is built.
 - ``prmbench_metric.py`` PRMBench's step counts, F1s and PRMScore, and the official result dictionary
 - ``prmbench_report.py`` the result of ``prmkit eval prmbench`` and its Markdown tables
 - ``overlap.py``       which benchmarks a PRM's training data overlaps (PRMBench on PRM800K), read from its card
-- ``bon_curves.py``    accuracy vs N for PRM aggregations, ORM, majority, weighted vote, oracle
+- ``bon_curves.py``    accuracy vs N for PRM aggregations, ORM, majority, weighted vote, oracle; honest
+                       accuracy (a pick that games the task counts wrong) where a world has loopholes
 - ``audits.py``        runs every audit below and writes audit.json + plots
 - ``gaming.py``        verifier gaming (Goodhart gap vs selection pressure), process-to-outcome shift
 - ``collapse.py``      process collapse (fidelity AUC), lucky answers
@@ -39,7 +40,7 @@ entry in commands.py, from which the CLI is built.
 - ``commands.py``      the command registry: name, config and run function of each evaluation command
 - ``config.py``        the commands' typed configs (eval processbench | agentprocessbench | bon, audit) and
   WorldEvalSettings (no numpy: ``--help`` reads them)
-- ``gold.py``          gold views of traces (validity, outcome, grouping)
+- ``gold.py``          gold views of traces (validity, outcome, grouping, the loophole step)
 - ``scored.py``        a scorer spec turned into step scores, its name, kind and stored threshold
 - ``plots.py``         matplotlib figures (PNG)
 """

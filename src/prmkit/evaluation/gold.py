@@ -18,6 +18,9 @@ from prmkit.core.model import Trace
 
 GoldView = Literal["local", "prefix"]
 
+LOOPHOLE = "loophole"
+"""The gold error class of a step that games the task (label metadata ``class``)."""
+
 
 def first_errors(traces: Sequence[Trace], source: str = "gold") -> list[int]:
     """Each trace's first error under ``source`` (-1 when the source rated no step -1)."""
@@ -42,6 +45,18 @@ def step_validity(trace: Trace, view: GoldView = "local", source: str = "gold") 
             [np.nan if r is None else float(fe == -1 or i < fe) for i, r in enumerate(ratings)], dtype=float
         )
     return np.array([np.nan if r is None else float(r != -1) for r in ratings], dtype=float)
+
+
+def loophole_step(trace: Trace, source: str = "gold", error_class: str = LOOPHOLE) -> int:
+    """Index of the first step ``source`` marks with ``error_class`` (a loophole), -1 when none is.
+
+    Here, below the loophole audit and the best-of-N curves, because both read it: the audit asks
+    whether a verifier rewards gaming, the curves count a gamed pick as not honestly right."""
+    for i, step in enumerate(trace.steps):
+        label = step.label(source)
+        if label is not None and label.metadata.get("class") == error_class:
+            return i
+    return -1
 
 
 def process_valid(trace: Trace, source: str = "gold") -> bool:

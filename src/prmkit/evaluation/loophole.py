@@ -28,21 +28,13 @@ import numpy as np
 
 from prmkit.core.model import Trace
 from prmkit.evaluation.bon_curves import aggregate_all, pick_best, subsets
-from prmkit.evaluation.gold import check_lengths, group_by_problem, trace_correct
+from prmkit.evaluation.gold import LOOPHOLE, check_lengths, group_by_problem, loophole_step, trace_correct
 
-LOOPHOLE = "loophole"
-"""The gold error class of a step that games the task (label metadata ``class``)."""
+# LOOPHOLE and loophole_step live in gold.py (the best-of-N curves, below this audit, read them too) and
+# are imported from here as before.
+
 OVERFIT = "overfit"
 """The gold error class of a fix fitted to the visible tests only (the code world's ``overfit_fix``)."""
-
-
-def loophole_step(trace: Trace, source: str = "gold", error_class: str = LOOPHOLE) -> int:
-    """Index of the first step ``source`` marks with ``error_class`` (a loophole), -1 when none is."""
-    for i, step in enumerate(trace.steps):
-        label = step.label(source)
-        if label is not None and label.metadata.get("class") == error_class:
-            return i
-    return -1
 
 
 def loophole_audit(

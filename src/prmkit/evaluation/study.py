@@ -11,6 +11,11 @@ paired comparison (model A − model B) is computed on the very same draw, so wh
 Inputs are what an evaluation writes: the first-error predictions (``predictions.jsonl``: problem,
 subset, gold and predicted first error, step scores) and best-of-N per-problem accuracies
 (``bon_per_problem.json``). Pure functions over those objects; the sweep reads the files.
+
+Where a world has loopholes the evaluations also record each problem's *honest* best-of-N accuracy (a
+pick that games the task counts as wrong; :mod:`prmkit.evaluation.bon_curves`). The study then adds the
+same estimates and paired differences read from it (``bon_honest``, paired keys marked ``(honest)``) and
+its tables an honest best-of-N table; a study without them reads and renders as before.
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ from prmkit.evaluation.processbench import first_error_steps
 BON_POINTS = (4, 16, 64)
 SHARED_BON = {"majority": "majority vote", "oracle": "oracle (pass@N)", "orm": "ORM best-of-N"}
 """Best-of-N methods whose value does not depend on the evaluated PRM (read from any model's pools)."""
+HONEST = " (honest)"
+"""The marker of a paired difference of honest best-of-N accuracies (``A − B (honest): N=4``)."""
 
 
 @dataclass
@@ -115,13 +122,17 @@ def auroc_stat(runs: Sequence[Measured], subset: str, index: Mapping[str, int]) 
     return stat
 
 
-def bon_stat(runs: Sequence[Measured], method: str, n: int, problems: Sequence[str]) -> Stat:
-    """Best-of-``n`` accuracy of ``method``: the mean of each problem's expected accuracy."""
+def bon_stat(
+    runs: Sequence[Measured], method: str, n: int, problems: Sequence[str], key: str = "accuracy"
+) -> Stat:
+    """Best-of-``n`` accuracy of ``method``: the mean of each problem's expected accuracy. ``key``:
+    ``honest`` reads the honest accuracy instead; a run that records none had no trace gaming the task,
+    so its honest accuracy is its accuracy."""
     values = []
     for run in runs:
         b = run.bon
         order = {pid: i for i, pid in enumerate(b["problems"])}
-        acc = np.asarray(b["accuracy"][method][b["ns"].index(n)])
+        acc = np.asarray(b.get(key, b["accuracy"])[method][b["ns"].index(n)])
         values.append(acc[[order[pid] for pid in problems]])
     return mean_stat(values)
 
@@ -183,7 +194,7 @@ def summarize(
                 }
     _bon(out, runs, models, bon_points, seeds, resamples, outcome_models, compare)
     n = sum(len(v) for v in out["first_error"].values()) + len(out["paired"])
-    n += sum(len(v) for v in out["bon"].values())
+    n += sum(len(v) for v in out["bon"].values()) + sum(len(v) for v in out.get("bon_honest", {}).values())
     out["intervals"] = n
     out["multiplicity"] = multiplicity(n)
     return out
@@ -203,24 +214,59 @@ def _bon(
     outcome_models: Sequence[str] = (),
     pairs: Sequence[tuple[str, str]] = (),
 ) -> None:
+    """Best-of-N estimates (``out["bon"]``) and their paired differences; the same from the honest
+    accuracies (``out["bon_honest"]``, paired keys marked :data:`HONEST`) when some run records them."""
     with_bon = [m for m in models if runs[m][0].bon]
     if not with_bon:
         return
     problems = runs[with_bon[0]][0].bon["problems"]
     ns = [n for n in points if n in runs[with_bon[0]][0].bon["ns"]]
-    P = len(problems)
-    rows: dict[str, dict[str, Stat]] = {}
+    readings = [("accuracy", "bon", "")]
+    if any("honest" in run.bon for m in with_bon for run in runs[m]):
+        readings.append(("honest", "bon_honest", HONEST))
+    for key, table, marker in readings:
+        rows = _bon_rows(runs, with_bon, ns, problems, outcome_models, key)
+        out[table] = {
+            name: {
+                f"N={n}": _estimate(st, seeds, len(problems), resamples, "problem") for n, st in by_n.items()
+            }
+            for name, by_n in rows.items()
+        }
+        for (a, b), n, diff in _bon_differences(rows, pairs):
+            est = _estimate(diff, seeds, len(problems), resamples, "problem")
+            out["paired"][f"{a} − {b}{marker}: N={n}"] = est | {
+                "cell": Estimate(**_core(est)).cell(signed=True)
+            }
+
+
+def _bon_rows(
+    runs: Mapping[str, list[Measured]],
+    with_bon: Sequence[str],
+    ns: Sequence[int],
+    problems: Sequence[str],
+    outcome_models: Sequence[str],
+    key: str,
+) -> dict[str, dict[int, Stat]]:
+    """The best-of-N rows (each PRM's pick and weighted vote, the shared methods once) as statistics at
+    each N, read from the per-problem ``key`` (``accuracy`` or ``honest``)."""
+    rows: dict[str, dict[int, Stat]] = {}
     for m in with_bon:
         methods = runs[m][0].bon["accuracy"]
         if "prm:min" in methods and m not in outcome_models:
-            rows[f"{m} best-of-N (min)"] = {n: bon_stat(runs[m], "prm:min", n, problems) for n in ns}
-            rows[f"{m} weighted vote"] = {n: bon_stat(runs[m], "weighted:min", n, problems) for n in ns}
+            rows[f"{m} best-of-N (min)"] = {n: bon_stat(runs[m], "prm:min", n, problems, key) for n in ns}
+            rows[f"{m} weighted vote"] = {n: bon_stat(runs[m], "weighted:min", n, problems, key) for n in ns}
         for method, name in SHARED_BON.items():
             if method in methods and name not in rows:
-                rows[name] = {n: bon_stat(runs[m], method, n, problems) for n in ns}
-    for name, by_n in rows.items():
-        out["bon"][name] = {f"N={n}": _estimate(st, seeds, P, resamples, "problem") for n, st in by_n.items()}
-    differences = [(f"{a} best-of-N (min)", f"{b} best-of-N (min)") for a, b in pairs]
+                rows[name] = {n: bon_stat(runs[m], method, n, problems, key) for n in ns}
+    return rows
+
+
+def _bon_differences(
+    rows: Mapping[str, Mapping[int, Stat]], pairs: Sequence[tuple[str, str]]
+) -> list[tuple[tuple[str, str], int, Stat]]:
+    """The paired differences ((A, B), N, A − B) a study reports: every picker against majority vote and
+    the ORM, then the study's own comparisons ``pairs`` of two PRMs' best-of-N (min)."""
+    out = []
     shared = set(SHARED_BON.values())
     for base in (SHARED_BON["majority"], SHARED_BON["orm"]):  # every picker against each baseline
         if base not in rows:
@@ -228,15 +274,11 @@ def _bon(
         for name, by_n in rows.items():
             if name in shared and (base == SHARED_BON["orm"] or name != SHARED_BON["orm"]):
                 continue  # majority and the oracle against nothing; the ORM against majority only
-            for n, st in by_n.items():
-                est = _estimate(paired(st, rows[base][n]), seeds, P, resamples, "problem")
-                out["paired"][f"{name} − {base}: N={n}"] = est | {
-                    "cell": Estimate(**_core(est)).cell(signed=True)
-                }
+            out += [((name, base), n, paired(st, rows[base][n])) for n, st in by_n.items()]
+    differences = [(f"{a} best-of-N (min)", f"{b} best-of-N (min)") for a, b in pairs]
     for a, b in (d for d in differences if d[0] in rows and d[1] in rows):
-        for n, st in rows[a].items():
-            est = _estimate(paired(st, rows[b][n]), seeds, P, resamples, "problem")
-            out["paired"][f"{a} − {b}: N={n}"] = est | {"cell": Estimate(**_core(est)).cell(signed=True)}
+        out += [((a, b), n, paired(st, rows[b][n])) for n, st in rows[a].items()]
+    return out
 
 
 def with_range(estimate: Mapping[str, Any] | None) -> str:
@@ -256,7 +298,7 @@ def widened(numbers: Mapping[str, Any], others: Sequence[Mapping[str, Any]]) -> 
     for set_name, s in out.items():
         if not isinstance(s, dict) or "first_error" not in s:
             continue
-        mine = [(t, row, k, e) for t in ("first_error", "bon") for row, ks in s.get(t, {}).items()
+        mine = [(t, row, k, e) for t in ("first_error", "bon", "bon_honest") for row, ks in s.get(t, {}).items()
                 for k, e in ks.items()]  # fmt: skip
         for other in others:
             theirs = other.get(set_name) or {}
@@ -307,9 +349,10 @@ def _tables(s: Mapping[str, Any], tables: Sequence[str]) -> list[Table]:
     if "first_error" in tables:
         rows = [[m, *_cells(s["first_error"][m], cols)] for m in models]
         shown.append(Table(rows, columns=["model", *(c.replace("world-", "") for c in cols)]))
-    if s["bon"] and "bon" in tables:
-        rows = [[name, *_cells(by_n, ns)] for name, by_n in s["bon"].items()]
-        shown.append(Table(rows, columns=["best-of-N accuracy", *(n.replace("N=", "N = ") for n in ns)]))
+    for key, head in (("bon", "best-of-N accuracy"), ("bon_honest", "honest best-of-N accuracy")):
+        if s.get(key) and "bon" in tables:  # the honest table comes with the best-of-N table
+            rows = [[name, *_cells(by_n, ns)] for name, by_n in s[key].items()]
+            shown.append(Table(rows, columns=[head, *(n.replace("N=", "N = ") for n in ns)]))
     if s["paired"] and "paired" in tables:
         rows = [[k.replace("world-", ""), e["cell"]] for k, e in s["paired"].items()]
         head = "paired difference (same seeds, same problems), points"

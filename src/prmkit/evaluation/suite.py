@@ -66,7 +66,9 @@ def world_traces(
 
 
 def bon_summary(result: Any, points: Sequence[int] = BON_POINTS) -> list[dict[str, Any]]:
-    """The rows a card shows: each method at N in ``points`` (those measured)."""
+    """The rows a card shows: each method at N in ``points`` (those measured). Where some test pool holds
+    a trace that games the task, each row carries its ``honest_accuracy`` (``honest_lo``, ``honest_hi``)
+    beside ``accuracy``, and the params ``gaming_traces`` (:mod:`prmkit.evaluation.bon_curves`)."""
     measured = {r["n"] for r in result.rows}
     return [r for r in result.rows if r["n"] in points or r["n"] == max(measured)]
 

@@ -4,7 +4,10 @@ For step ``i`` of a trace, ``rollouts`` continuations are drawn from the prefix 
 The hard label (method ``mc_hard``) is +1 when any of them reaches the reference answer, else -1; the
 soft label (``mc_soft``) is the share that do. Prefixes shared by several traces of one problem are
 rolled out once (the job keys work by content). The last step of a trace that states an answer needs no
-rollouts: its label is whether that answer is right.
+rollouts: its label is whether that answer is right. ``outcome`` grades every rollout (and that last
+step) by a check the environment ran instead of the reference answer: the code world's ``visible_pass``
+labels steps by what CI says, the information a coding agent's trainer has, where the reference answer
+is the hidden tests' (docs/codeworld.md).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from prmkit.labeling.common import (
 from prmkit.labeling.jobs import Job, derive_seed, prefix_key
 from prmkit.labeling.labellers import Labeller
 from prmkit.labeling.rollouts import (
+    ANSWER,
     DRAW_FIELDS,
     MAX_ROLLOUTS,
     OUTCOMES,
@@ -47,13 +51,36 @@ class MCConfig(JobOptions, PolicyOptions, EstimateOptions):
 
     rollouts: int = Field(default=8, ge=1, le=MAX_ROLLOUTS)
     """Rollouts per step prefix (Math-Shepherd used 8); at most 1024."""
+    outcome: str = Field(ANSWER, pattern=r"^[A-Za-z0-9_.-]+$")
+    """What makes a rollout right: ``answer`` (its final answer matches the reference), or the name of a
+    check the environment ran on it (``Continuation.outcomes``; for the trace's own last step,
+    ``Trace.metadata["outcomes"]``), e.g. the code world's ``visible_pass``: the visible tests as the
+    workspace holds them, what CI reports, where the reference is the hidden tests'."""
+
+    def identity(self) -> dict[str, Any]:
+        """As every labeller's; ``outcome`` only when it is not the answer, so a job folder of the
+        answer-graded labels made before the option existed still resumes."""
+        out = super().identity()
+        if out.get("outcome") == ANSWER:
+            del out["outcome"]
+        return out
 
 
-def final_step_record(trace: Trace) -> dict[str, Any] | None:
-    """The zero-rollout record of a trace's last step when it states an answer (None otherwise)."""
+def final_step_record(trace: Trace, by: str = ANSWER) -> dict[str, Any] | None:
+    """The zero-rollout record of a trace's last step when it states an answer (None otherwise), graded
+    ``by`` its answer or by the environment's check of that name in ``metadata["outcomes"]``."""
     if trace.final_answer is None or not trace.steps:
         return None
-    kind = outcome(trace.problem.answer, trace.final_answer)
+    if by == ANSWER:
+        kind = outcome(trace.problem.answer, trace.final_answer)
+    else:
+        value = (trace.metadata.get("outcomes") or {}).get(by)
+        if not isinstance(value, bool):
+            raise ValueError(
+                f"trace {trace.id!r}: metadata.outcomes.{by}: expected true or false, found {value!r} "
+                f"(grading MC by outcome {by!r} needs it on every trace that states an answer)"
+            )
+        kind = "correct" if value else "wrong"
     return {"n": 0, **dict.fromkeys(OUTCOMES, 0), kind: 1, "tokens": 0, "final": True}
 
 
@@ -75,6 +102,7 @@ def label_mc(
     job_params: dict[str, Any] | None = None,
     truncated: Truncated = "skip",
     fail_fast: bool = False,
+    outcome: str = ANSWER,
 ) -> tuple[list[Trace], dict[str, Any]]:
     """Copies of ``traces`` with ``mc_hard`` and ``mc_soft`` labels from ``policy``, and a summary.
 
@@ -92,6 +120,7 @@ def label_mc(
         "seed": seed,
         "policy": policy.name,
         "truncated": truncated,
+        **({"outcome": outcome} if outcome != ANSWER else {}),  # graded by the answer: keys as before
     }
     todo: dict[str, tuple[Trace, int]] = {}
     for t in out:
@@ -129,12 +158,13 @@ def roll_out(
     job's start time, counts for the summary). Every prefix's seed derives from the job seed and its
     content under one tag for every method, so two methods rolling out one policy from one prefix with
     one seed draw the very same rollouts, and differ by the rule that reads them alone."""
-    seed, n = params["seed"], params["rollouts"]
+    seed, n, by = params["seed"], params["rollouts"], params.get("outcome", ANSWER)
 
     def work(key: str) -> dict:
         trace, k = todo[key]
         return job.get(
-            key, lambda: draw(policy, trace.problem, trace.steps[:k], n, derive_seed(seed, "mc", key))
+            key,
+            lambda: draw(policy, trace.problem, trace.steps[:k], n, derive_seed(seed, "mc", key), by=by),
         )
 
     def about(key: str) -> dict[str, Any]:
@@ -159,7 +189,7 @@ def _assemble(out: list[Trace], records: dict[str, dict], actor: str, params: di
     totals = dict.fromkeys(names, 0)
     for t in out:
         t.drop_labels(f"mc_hard:{actor}").drop_labels(f"mc_soft:{actor}")
-        final = final_step_record(t)
+        final = final_step_record(t, params.get("outcome", ANSWER))
         spent = 0
         for i, key in enumerate(prefix_keys(t)):
             rec = final if (final is not None and i == len(t.steps) - 1) else records.get(key)
@@ -207,6 +237,7 @@ def run_mc(config: MCConfig, show_progress: bool = True) -> dict[str, Any]:
         job_params=config.identity(),
         truncated=config.truncated,
         fail_fast=config.fail_fast,
+        outcome=config.outcome,
     )
     write_result(config, config.output, labelled, summary)
     return summary

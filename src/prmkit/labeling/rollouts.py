@@ -7,7 +7,8 @@ win, so by default (``truncated="skip"``) it is left out of the estimate and cou
 failure it biases labels of long solutions toward -1 (``truncated="fail"`` is Math-Shepherd's reading).
 A rollout whose answer the checker cannot parse is ``unparseable``: it is left out of every estimate and
 counted, because reading it as wrong would quietly bias Monte Carlo labels toward -1 (math-verify's main
-trap).
+trap). A rollout is graded by its answer against the reference, or by a check the environment ran on it
+(:func:`graded`: the code world's ``visible_pass``, what a trainer with only the visible tests sees).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from prmkit.core.answers import check_answers
-from prmkit.core.model import Problem, Step, Trace
+from prmkit.core.model import Continuation, Problem, Step, Trace
 from prmkit.core.protocols import Policy
 
 OUTCOMES = ("correct", "wrong", "no_answer", "unparseable", "truncated")
@@ -69,16 +70,48 @@ def outcomes(gold: str | None, answers: Sequence[str | None]) -> list[str]:
     return out
 
 
+ANSWER = "answer"
+"""The grade of a rollout by default: its final answer checked against the problem's reference answer."""
+
+
+def graded(policy: Policy, conts: Sequence[Continuation], gold: str | None, by: str = ANSWER) -> list[str]:
+    """The outcome kind of each continuation: by its answer against ``gold`` (``by="answer"``), or by
+    the environment's check ``by`` of a finished one (``Continuation.outcomes``, e.g. the code world's
+    ``visible_pass``: what CI says, not the hidden tests); an unfinished one has no answer either way."""
+    if by == ANSWER:
+        return outcomes(gold, [c.final_answer for c in conts])
+    kinds = []
+    for c in conts:
+        if not c.finished or c.final_answer is None:
+            kinds.append("no_answer")
+        elif by not in c.outcomes:
+            raise ValueError(
+                f"policy {policy.name}: grading rollouts by outcome {by!r}: a finished continuation "
+                f"reports {sorted(c.outcomes) or 'no outcomes'} (Continuation.outcomes); grade by "
+                f"{ANSWER!r} or use a policy that runs that check"
+            )
+        else:
+            kinds.append("correct" if c.outcomes[by] else "wrong")
+    return kinds
+
+
 def draw(
-    policy: Policy, problem: Problem, prefix: Sequence[Step], n: int, seed: int, keep: bool = False
+    policy: Policy,
+    problem: Problem,
+    prefix: Sequence[Step],
+    n: int,
+    seed: int,
+    keep: bool = False,
+    by: str = ANSWER,
 ) -> dict[str, Any]:
-    """``n`` rollouts from ``prefix``: counts per outcome, tokens, and (``keep``) the continuations."""
+    """``n`` rollouts from ``prefix``: counts per outcome (graded ``by``, :func:`graded`), tokens, and
+    (``keep``) the continuations."""
     conts = policy.continue_from(problem, list(prefix), n, seed=seed)
     if len(conts) != n:
         raise RuntimeError(f"policy {policy.name}: asked for {n} continuations, got {len(conts)}")
     rec: dict[str, Any] = {"n": n, **dict.fromkeys(OUTCOMES, 0), "tokens": 0}
     kept = []
-    kinds = outcomes(problem.answer, [c.final_answer for c in conts])
+    kinds = graded(policy, conts, problem.answer, by)
     for cont, kind in zip(conts, kinds, strict=True):
         if kind == "no_answer" and cont.truncated:
             kind = "truncated"

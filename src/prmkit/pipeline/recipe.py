@@ -376,9 +376,12 @@ class Recipe(Config):
                 f"evaluate.world is {self.evaluate.world!r} but the problems come from {name!r}: models are "
                 "measured on the world they were trained on"
             )
+        from prmkit.labeling.labellers import labeller
+
+        read = {f for m in self.labels.methods for f in labeller(m).config.model_fields}  # what runs reads
         for what, backend in (("labels.rollout_policy.policy", self.labels.rollout_policy.policy),
                               ("labels.judge.judge", self.labels.judge.judge)):  # fmt: skip
-            if name and is_world_name(backend) and backend != name:
+            if name and is_world_name(backend) and backend != name and what.rsplit(".", 1)[1] in read:
                 raise ValueError(
                     f"{what} is {backend!r} but the problems come from {name!r}: use {name!r} "
                     "(or a model or endpoint)"

@@ -88,6 +88,11 @@ class SimulatedPolicy:
         """The steps' texts, as the seed of a continuation reads them."""
         raise NotImplementedError
 
+    def outcomes(self, state: Any) -> dict[str, bool]:
+        """The environment's checks of the trajectory that left ``state`` (``Continuation.outcomes``):
+        none unless a world reports some (the code world: what CI says)."""
+        return {}
+
     def continuation(
         self, problem: Problem, start: Any, rng: random.Random, position: int, max_steps: int | None
     ) -> Continuation:
@@ -111,7 +116,8 @@ class SimulatedPolicy:
         start = self.read(problem, prefix)
         answer = self.prefix_answer(start)
         if answer is not None:  # the prefix already answered
-            return self.answered(answer, n, seed)
+            checks = self.outcomes(start)
+            return [c.model_copy(update={"outcomes": checks}) for c in self.answered(answer, n, seed)]
         rng = continuation_rng(self.seed_offset, self.next_seed(seed), problem, self.rendered(prefix))
         return [self.continuation(problem, start, rng, len(prefix), max_steps) for _ in range(n)]
 

@@ -40,6 +40,7 @@ from prmkit.worlds.code.tools import (
     CodeTask,
     RunResult,
     ci_passes,
+    ci_verdict,
     execute,
     source,
     test_line,
@@ -372,10 +373,20 @@ class SimulatedCoder(SimulatedPolicy):
         self, problem: Problem, start: State, rng: random.Random, position: int, max_steps: int | None
     ) -> Continuation:
         """Steps until a submission, at most ``max_steps`` and the rest of the agent's own step limit."""
-        steps, final, _ = self.rollout(start.clone(), rng, self.step_budget(position, max_steps), position)
+        st = start.clone()
+        steps, final, _ = self.rollout(st, rng, self.step_budget(position, max_steps), position)
         return Continuation(
-            steps=steps, final_answer=None if final is None else str(final), finished=final is not None
+            steps=steps,
+            final_answer=None if final is None else str(final),
+            finished=final is not None,
+            outcomes=self.outcomes(st),
         )
+
+    def outcomes(self, state: State) -> dict[str, bool]:
+        """What CI says of the trajectory that left ``state`` (``visible_pass``, as :meth:`draw` records
+        it): the rollouts a trainer with only the visible tests could grade (``prmkit label mc --outcome
+        visible_pass``)."""
+        return {"visible_pass": ci_verdict(state.ws, state.submitted is not None)}
 
     def draw(self, problem: Problem, start: State, rng: random.Random) -> Sample:
         """One complete trajectory from ``start``, up to ``max_steps`` steps."""

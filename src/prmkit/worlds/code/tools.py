@@ -251,6 +251,11 @@ def ci_passes(task: CodeTask, steps: Sequence[Step]) -> bool:
         for call in step.tool_calls:
             apply(task, ws, call)
             submitted |= call.name == SUBMIT
+    return ci_verdict(ws, submitted)
+
+
+def ci_verdict(ws: Workspace, submitted: bool) -> bool:
+    """CI's verdict on a workspace: submitted, and the visible tests it holds run on its solution pass."""
     run = run_tests(ws)
     return submitted and run.error is None and run.failed == 0
 
