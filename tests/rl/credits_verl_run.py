@@ -3,7 +3,10 @@ estimators through verl's own ``ray_trainer.compute_advantage``, on ``rm_scores`
 reward manager's own ``assemble_rm_scores`` (verl's ``RewardManagerBase`` underneath).
 
 Not a test module (the main environment has no verl). Input (JSON on stdin): ``{"rewards", "ends",
-"lengths", "outcomes", "uids", "width", "estimators": [...], "out"}``. Each response's scores are what
+"lengths", "outcomes", "uids", "width", "estimators": [...], "params"?: {name: {keyword: value}}, "out"}``;
+an estimator named in ``params`` gets its keywords as verl's ``algorithm.prmkit`` section, in the
+``algorithm`` config composed from ``ppo_trainer.yaml`` with hydra's ``+algorithm.prmkit.KEY=VALUE``
+overrides, as ``main_ppo`` would hand it. Each response's scores are what
 the manager's ``run_single`` returns: a ``DenseScore`` (steps; the outcome where the estimator reads it)
 or, for ``dense: false``, a plain float carrying the outcome. Output: ``{"advantages": {name: rows},
 "aggregate": {credit: rows}, "refused": {name: bool}}`` (refused: the outcome estimators on rows written
@@ -25,6 +28,7 @@ def main() -> None:
 
     from prmkit.rl import verl_advantages as va
     from prmkit.rl import verl_client as vc
+    from prmkit.rl.verl_check import compose
 
     request = json.load(sys.stdin)
     manager = vc.register()  # the manager class, and the estimators in verl's registry
@@ -54,11 +58,23 @@ def main() -> None:
         return manager.assemble_rm_scores(batch, scores)
 
     config = OmegaConf.create({"use_kl_in_reward": False, "norm_adv_by_std_in_grpo": True})
+    params = request.get("params", {})
+
+    def algorithm(name: str):
+        """verl's ``algorithm`` section with ``name``'s keywords, composed by hydra as ``main_ppo`` is."""
+        if name not in params:
+            return config
+        overrides = [f"algorithm.adv_estimator={name}", "algorithm.use_kl_in_reward=False"]
+        return compose(
+            [*overrides, *(f"+algorithm.prmkit.{k}={v}" for k, v in params[name].items())]
+        ).algorithm
 
     def advantages(name: str, rm_scores: torch.Tensor) -> list[list[float]]:
         data = DataProto.from_dict(tensors={"token_level_rewards": rm_scores.clone(), "response_mask": mask})
         data.non_tensor_batch["uid"] = np.array(request["uids"], dtype=object)
-        return compute_advantage(data, adv_estimator=name, config=config).batch["advantages"].tolist()
+        return (
+            compute_advantage(data, adv_estimator=name, config=algorithm(name)).batch["advantages"].tolist()
+        )
 
     out: dict = {"advantages": {}, "aggregate": {}, "refused": {}}
     for name in request["estimators"]:

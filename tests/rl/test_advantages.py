@@ -16,6 +16,8 @@ from prmkit.rl.advantages import (
     step_advantages,
     to_tensor,
 )
+from prmkit.rl.config import RlConfig
+from prmkit.rl.credits import Rollouts, credit_advantages
 
 R3 = math.sqrt(3)
 
@@ -121,8 +123,36 @@ def test_default_credit_cannot_be_raised_by_padding_with_correct_steps() -> None
     assert by_sum[2] > by_sum[0] and by_sum[1] > by_sum[0]
     by_min = outcome_advantages([min(short), min(padded), min(wrong)], 3)
     assert by_min[1] == by_min[0] > by_min[2]
-    first = [row[0] for row in step_advantages([short, padded, wrong], 3)]  # the default: min
+    first = [row[0] for row in step_advantages([short, padded, wrong], 3)]  # the legacy min (issue 36)
     assert first[1] == pytest.approx(first[0]) and first[2] < first[0]
+    # the default credit since issue 60, PURE's: every step 3 tokens (the third its end), one final token
+    default = RlConfig.model_fields["credit"].default
+    assert default == "pure"
+    first = [row[0] for row in credit_advantages(default, _padded_group([short, padded, wrong]))]
+    assert first[1] == pytest.approx(first[0]) and first[2] < first[0]
+
+
+def _padded_group(rows: list[list[float]]) -> Rollouts:
+    """One group, each step 3 tokens long (its end the third), one token after the last step."""
+    ends = [[3 * k + 2 for k in range(len(r))] for r in rows]
+    return Rollouts(rows, ends, [3 * len(r) + 1 for r in rows], [list(range(len(rows)))])
+
+
+@pytest.mark.parametrize("baseline", ["token", "step"])
+def test_pure_credit_pays_padding_as_the_rest_of_its_group_is_paid(baseline: str) -> None:
+    """PURE's leave-one-out baseline is per token (``token``) or per step (``step``), so padding with
+    correct steps moves a completion's first-token advantage by the extra tokens (steps) times the rest
+    of the group's pay per token (step): lowered where the others are paid above 0 on PURE's signed scale
+    (their worst step above 0.5), raised where they are paid below 0. Issue 36's group sits at 0 under
+    ``token`` (the others' pay 1 and -1 cancel), which is why the default passes the test above."""
+    short, padded = [1.0] * 3, [1.0] * 7
+
+    def gain(others: list[list[float]]) -> float:
+        rows = credit_advantages("pure", _padded_group([short, padded, *others]), baseline=baseline)
+        return rows[1][0] - rows[0][0]
+
+    assert gain([[1.0, 1.0]]) < 0  # the others paid above 0: padding costs
+    assert gain([[0.9, 0.1], [0.2]]) > 0  # the others paid below 0: padding pays
 
 
 def test_an_unpaid_completion_is_capped_at_the_worst_finished_one() -> None:

@@ -15,7 +15,16 @@ from pydantic import ValidationError
 
 from prmkit.rl.advantages import min_form
 from prmkit.rl.config import CREDIT_FIELDS, CREDIT_PARAMS, RlConfig
-from prmkit.rl.credits import CREDITS, Rollouts, anchor, check_params, credit_advantages, credit_names, pure
+from prmkit.rl.credits import (
+    CREDITS,
+    Rollouts,
+    anchor,
+    check_params,
+    credit_advantages,
+    credit_names,
+    pure,
+    verified_groups,
+)
 from prmkit.rl.monitors import PaidForm
 from prmkit.rl.train import paid_form
 from tests.rl.test_train import _config, tiny_lm  # noqa: F401  (the module-scoped π0 fixture)
@@ -103,7 +112,8 @@ def test_the_monitors_are_told_what_each_form_pays() -> None:
     assert (
         paid_form(config(credit="prof")).reward == paid_form(config(credit="first_error")).reward == "outcome"
     )
-    assert [paid_form(config(credit=c)) for c in ("anchor", "papo", "prime")] == [None, None, None]
+    assert paid_form(config(credit="pure")) == PaidForm("dense", "min", "pure", 0.1, 1.0)
+    assert paid_form(config(credit="papo", papo_weight=0.5)).credit_params == {"process_weight": 0.5}
     # pure pays sum softmax(-r/T) r over r = 2s - 1: scores 0.9, 0.2 give r = 0.8, -0.6, nearly all weight
     # on -0.6 at T = 0.1 (1 / (1 + e^14) on 0.8); the monitors watch it on the PRM's scale, (pay + 1) / 2
     scores, signed = [0.9, 0.2], [0.8, -0.6]
@@ -140,3 +150,67 @@ def test_train_policy_hands_the_form_and_its_parameters_to_the_trainer(
     assert summary["steps"] == 1
     card = json.loads((tmp_path / "policy_card.json").read_text())
     assert card["reward"]["credit"] == "first_error" and card["config"]["first_error_threshold"] == 0.9
+
+
+def test_the_monitors_state_what_anchor_papo_and_prime_pay() -> None:
+    """On hand-computed inputs: scores 0.9, 0.2 give PURE's signed pay -0.6 (nearly all weight on the
+    worst step, above), 0.2 on the PRM's scale; scores 0.9, 0.5 have mean 0.7 and sum 1.4."""
+    worst, key = [0.9, 0.2], "any prompt"
+    every = paid_form(config(credit="anchor", anchor_share=1.0, anchor_coef=2.0))
+    assert every.of(1.0, worst, 0.0, key=key) == pytest.approx(0.2, abs=1e-5)  # right: PURE's pay alone
+    assert every.of(0.0, worst, 0.0, key=key) == pytest.approx(
+        0.2 - 2.0 / 2, abs=1e-5
+    )  # wrong: coef (0 - 1) / 2
+    assert every.of(1.0, None, 0.0, key=key) == pytest.approx(0.0 - 2.0 / 2)  # unfinished: a step of 0, wrong
+    none = paid_form(config(credit="anchor", anchor_share=0.0))
+    assert none.of(0.0, worst, 0.0, key=key) == pytest.approx(0.2, abs=1e-5)  # no verifiable reward
+    with pytest.raises(ValueError, match="pass key"):
+        none.of(0.0, worst, 0.0)
+    # at the default 10 %, the prompt's hash decides, as in training (credits.verified_groups)
+    keys = [f"prompt {i}" for i in range(40)]
+    chosen = verified_groups(keys, 0.1)
+    assert 0 < sum(chosen) < len(keys)
+    anchor_pay = paid_form(config(credit="anchor"))
+    for k, verified in zip(keys, chosen, strict=True):
+        want = 0.2 - 0.5 if verified else 0.2
+        assert anchor_pay.of(0.0, worst, 0.0, key=k) == pytest.approx(want, abs=1e-5), k
+    papo_pay = paid_form(config(credit="papo", papo_weight=0.5))
+    assert papo_pay.of(1.0, [0.9, 0.5], 0.0) == pytest.approx(1.0 + 0.5 * 0.7)
+    assert papo_pay.of(0.0, [0.9, 0.5], 0.0) == 0.0  # a wrong answer: the outcome alone
+    assert paid_form(config(credit="papo")).of(1.0, [0.9, 0.5], 0.0) == pytest.approx(1.7)  # weight 1
+    prime_pay = paid_form(config(credit="prime"))  # 5 * process sum + 5 * outcome
+    assert prime_pay.of(1.0, [0.9, 0.5], 0.0) == pytest.approx(5 * 1.4 + 5)
+    assert prime_pay.of(0.0, [0.9, 0.5], 0.0) == pytest.approx(5 * 1.4)
+    assert prime_pay.of(1.0, None, -0.5) == pytest.approx(5 * -0.5)  # unfinished: one step of -0.5, wrong
+    weighted = paid_form(config(credit="prime", prime_process_coef=2.0, prime_outcome_coef=1.0))
+    assert weighted.of(1.0, [0.9, 0.5], 0.0) == pytest.approx(2 * 1.4 + 1)
+
+
+def test_the_monitors_hash_the_prompt_training_hashes_for_anchor() -> None:
+    """A monitor point under ``anchor`` pays the verifiable reward on the held-out prompts whose text (the
+    prompt TRL is handed: ``StepFormat().prompt(problem, [])``) falls in the share: per problem, the pay
+    is ``pure``'s, less 0.5 exactly for the chosen prompts' wrong answers."""
+    from prmkit.core.answers import check_answer
+    from prmkit.core.steps import StepFormat, parse_completion
+    from prmkit.rl.monitors import PER_PROBLEM, Monitor
+    from prmkit.worlds.arithmetic import generate_problems, sample_traces
+    from tests.rl.test_monitors import ArithmeticPRM
+
+    traces = sample_traces(generate_problems(60, seed=11, split="test"), 1, seed=3)
+    samples = [(t.problem, "\n".join(s.text for s in t.steps)) for t in traces]
+
+    def paid(form: PaidForm) -> dict[str, float]:
+        monitor = Monitor([], samples=1, temperature=1.0, max_new_tokens=1, prm=ArithmeticPRM(), paid=form)
+        table = monitor.measure_samples(samples, 0)[PER_PROBLEM]
+        column = table["columns"].index("paid_reward")
+        return {pid: row[column] for pid, row in table["problems"].items()}
+
+    anchored, pure_pay = paid(paid_form(config(credit="anchor", anchor_share=0.5))), paid(paid_form(config()))
+    chosen = verified_groups([StepFormat().prompt(p, []) for p, _ in samples], 0.5)
+    wrong = [
+        not (c.finished and check_answer(p.answer, c.answer))
+        for p, c in ((p, parse_completion(text)) for p, text in samples)
+    ]
+    assert sum(c and w for c, w in zip(chosen, wrong, strict=True)) > 0 and sum(chosen) < len(chosen)
+    for (p, _), c, w in zip(samples, chosen, wrong, strict=True):
+        assert anchored[p.id] == pytest.approx(pure_pay[p.id] - 0.5 * (c and w), abs=2e-4), p.id

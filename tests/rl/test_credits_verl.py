@@ -43,11 +43,22 @@ GROUPS = [[0, 2, 3, 5], [1, 4]]
 CONFIG = {"use_kl_in_reward": False, "norm_adv_by_std_in_grpo": True}
 
 
-def library(credit: str) -> list[list[float]]:
+PARAMS = {
+    "prmkit_pure": {"temperature": 0.5, "baseline": "step"},
+    "prmkit_min": {"temperature": 0.5},
+    "prmkit_anchor": {"share": 1.0, "verifiable_coef": 2.0},
+    "prmkit_papo": {"process_weight": 0.5},
+    "prmkit_prime": {"process_coef": 1.0, "outcome_coef": 3.0},
+}
+"""Non-default keywords per estimator, passed as verl's ``algorithm.prmkit`` section."""
+
+
+def library(credit: str, params: dict | None = None) -> list[list[float]]:
     """The credit form on the test's batch: the outcomes only for a form that reads them (``pure`` given
     outcomes adds PURE's verifiable reward, which the step-only estimator does not receive)."""
     outcome = OUTCOMES if credit in va.OUTCOME_CREDITS else None
-    return credit_advantages(credit, Rollouts(REWARDS, ENDS, LENGTHS, GROUPS, outcome, keys=KEYS))
+    rollouts = Rollouts(REWARDS, ENDS, LENGTHS, GROUPS, outcome, keys=KEYS)
+    return credit_advantages(credit, rollouts, **(params or {}))
 
 
 def manager_rows(channel: bool) -> torch.Tensor:
@@ -116,6 +127,44 @@ def test_estimator_reads_the_managers_outcomes(credit: str) -> None:
     assert pickled.prmkit_outcome == (1.0,) and va.read_outcome(float(pickled)) == (-0.0, 1.0)
 
 
+@pytest.mark.parametrize("name", PARAMS)
+def test_estimators_take_the_forms_keywords_from_algorithm_prmkit(name: str) -> None:
+    """``algorithm.prmkit`` (the section verl hands the estimator as ``config``) reaches the form: the
+    estimator equals the library function with the same non-default keywords, not its defaults."""
+    credit = va.credit_of(name)
+    mask = torch.tensor([[1] * n + [0] * (WIDTH - n) for n in LENGTHS])
+    config = {**CONFIG, "prmkit": PARAMS[name]}
+    adv, _ = va.ESTIMATOR_FNS[name](
+        manager_rows(credit in va.OUTCOME_CREDITS), mask, index=np.array(UIDS, dtype=object), config=config
+    )
+    want, default = library(credit, PARAMS[name]), library(credit)
+    assert any(w != pytest.approx(d, abs=1e-3) for w, d in zip(want, default, strict=True))  # a change
+    for i, row in enumerate(want):
+        assert adv[i, : len(row)].tolist() == pytest.approx(row, abs=1e-5), i
+    assert va.credit_params(config) == PARAMS[name]
+
+
+def test_a_keyword_the_form_does_not_take_is_refused_before_the_first_step() -> None:
+    """The manager checks verl's ``algorithm`` section at construction (``dense_placement``), so a
+    misspelt keyword, or keywords for an estimator that is not prmkit's, stop a run before its first step;
+    the estimator checks again."""
+    misspelt = {"adv_estimator": "prmkit_pure", "prmkit": {"temprature": 0.5}}
+    with pytest.raises(ValueError, match=r"algorithm\.prmkit of algorithm\.adv_estimator=prmkit_pure: "
+                       r"credit 'pure' takes .*not 'temprature'; did you mean 'temperature'"):  # fmt: skip
+        va.dense_placement(None, misspelt)
+    with pytest.raises(ValueError, match="credit 'pure' takes"):
+        va.ESTIMATOR_FNS["prmkit_pure"](
+            manager_rows(False), torch.ones(len(REWARDS), WIDTH), index=np.array(UIDS, dtype=object),
+            config={**CONFIG, "prmkit": {"share": 1.0}},  # anchor's keyword, not pure's
+        )  # fmt: skip
+    with pytest.raises(ValueError, match=r"algorithm\.adv_estimator=grpo is not prmkit's and would ignore"):
+        va.check_algorithm({"adv_estimator": "grpo", "prmkit": {"temperature": 0.5}})
+    with pytest.raises(ValueError, match="holds the credit form's keywords"):
+        va.check_algorithm({"adv_estimator": "prmkit_pure", "prmkit": 0.5})
+    va.check_algorithm({"adv_estimator": "prmkit_anchor", "prmkit": {"share": 1.0, "baseline": "step"}})
+    assert va.credit_params({"adv_estimator": "prmkit_pure"}) == {}
+
+
 def test_pay_grades_the_answer_against_the_ground_truth() -> None:
     problem = "Tom has 3 apples. He gets 4 more."
     settings = lambda url: vc.settings_from({"url": url})  # noqa: E731
@@ -180,3 +229,25 @@ def test_verl_estimators_equal_the_library(tmp_path: Path) -> None:
     assert got["refused"] == {
         name: True for name in va.ESTIMATOR_FNS if va.credit_of(name) in va.OUTCOME_CREDITS
     }
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not VERL_PYTHON.exists(), reason="no verl environment: `make verl-env`")
+def test_verl_estimators_take_non_default_keywords(tmp_path: Path) -> None:
+    """``+algorithm.prmkit.KEY=VALUE`` overrides, composed by hydra into verl's ``algorithm`` section as
+    ``main_ppo`` composes it, reach each estimator through verl's own ``compute_advantage``: the library
+    function with the same keywords."""
+    out = tmp_path / "out.json"
+    request = {"rewards": REWARDS, "ends": ENDS, "lengths": LENGTHS, "outcomes": OUTCOMES, "uids": UIDS,
+               "width": WIDTH, "estimators": list(PARAMS), "params": PARAMS, "out": str(out)}  # fmt: skip
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PRMKIT_"))}
+    proc = subprocess.run(
+        [str(VERL_PYTHON), str(SCRIPT)], input=json.dumps(request), capture_output=True, text=True,
+        timeout=300, env=clean, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    got = json.loads(out.read_text())["advantages"]
+    for name, params in PARAMS.items():
+        for i, row in enumerate(library(va.credit_of(name), params)):
+            assert got[name][i][: len(row)] == pytest.approx(row, abs=1e-5), (name, i)
+            assert got[name][i][len(row) :] == [0.0] * (WIDTH - len(row))

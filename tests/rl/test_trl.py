@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from prmkit.core.steps import StepSplit, make_trace, parse_completion, problem_text
-from prmkit.rl.advantages import mixed_advantages, outcome_advantages, process_advantages
+from prmkit.rl.advantages import mixed_advantages, outcome_advantages
+from prmkit.rl.credits import Rollouts, credit_advantages
 from prmkit.rl.emitters import step_token_ends
 from prmkit.rl.rewards import ProcessReward
 from tests.serving.conftest import HashScorer
@@ -87,7 +88,9 @@ def _expected(batch: dict[str, Any], tokenizer: Any) -> Any:
     expected = torch.zeros_like(batch["advantages"])
     order: list[int] = []
     outcome_all: list[float] = []
-    process_all: list[list[float]] = []
+    rewards_all: list[list[float]] = []
+    ends_all: list[list[int]] = []
+    lengths_all: list[int] = []
     for prompt_ids, members in rows.items():
         assert len(members) == GROUP  # whole groups reach the loss together
         problem = problem_text(tokenizer.decode(list(prompt_ids), skip_special_tokens=True), StepSplit())
@@ -96,10 +99,14 @@ def _expected(batch: dict[str, Any], tokenizer: Any) -> Any:
         parsed = [parse_completion(t) for t in texts]
         rewards = [HashScorer().score([make_trace(problem, p.steps)])[0] if p.steps else [] for p in parsed]
         ends = [step_token_ends(i, tokenizer, p.char_ends) for i, p in zip(ids, parsed, strict=True)]
-        process = process_advantages(rewards, ends, [len(i) for i in ids], GROUP)  # min credit, the default
         order += members
         outcome_all += outcome_advantages(length_reward(texts), GROUP)
-        process_all += process
+        rewards_all += rewards
+        ends_all += ends
+        lengths_all += [len(i) for i in ids]
+    # PURE's credit, the default: its whitening spans the batch, so the groups go in together
+    groups = [list(range(g, g + GROUP)) for g in range(0, len(order), GROUP)]
+    process_all = credit_advantages("pure", Rollouts(rewards_all, ends_all, lengths_all, groups))
     # the process part is put on outcome's scale with one factor for the whole batch
     for i, row in zip(order, mixed_advantages(outcome_all, process_all, 0.5, scale=True), strict=True):
         expected[i, : len(row)] = torch.tensor(row)

@@ -90,7 +90,8 @@ def _gathered(records: list[dict[str, Any]], step: int) -> list[Row]:
 def _expected(rows: list[Row], tokenizer: Any, mode: str, capped: bool = True) -> list[list[float]]:
     """The advantages prmkit's functions give a global batch, from its token ids alone: completions
     decoded and paid by HashScorer, the process part with the unfinished flags (``capped``) and min
-    credit (the trainer's default), mixed with outcome GRPO on the length reward."""
+    credit (set by trl_dist_run.py: the step-level path, where the unfinished cap applies), mixed with
+    outcome GRPO on the length reward."""
     prompts = [tokenizer.decode(p, skip_special_tokens=True) for p, _, _ in rows]
     texts = tokenizer.batch_decode([c for _, c, _ in rows], skip_special_tokens=True)
     paid = ProcessReward(HashScorer(), unfinished_reward=UNFINISHED[mode]).score(prompts, texts)

@@ -101,7 +101,7 @@ def _trainer(model_dir: Path, out: Path, mode: str, processes: int, record: dict
         model=policy, reward_funcs=[length_reward], args=args, train_dataset=dataset,
         processing_class=tokenizer, rollout_func=rollout if mode == "rollout" else None,
         process_reward=ProcessReward(HashScorer(), unfinished_reward=UNFINISHED[mode]),
-        process_weight=PROCESS_WEIGHT,
+        process_weight=PROCESS_WEIGHT, credit="min",  # step-level credit: the unfinished cap binds
     )  # fmt: skip
 
 

@@ -102,13 +102,15 @@ class RlConfig(Config):
     progress_alpha: float = Field(1.0, ge=0.0, le=100.0)
     """``progress`` reward or ``pav`` credit: the weight ``alpha`` of a step's progress ``A`` beside its
     value ``Q``."""
-    credit: str = "min"
+    credit: str = "pure"
     """Dense credit: the credit form of :mod:`prmkit.rl.credits` (docs/rl.md, "Credit forms") that turns
-    step rewards into token advantages; its parameters are the fields named after it below. ``min``
-    (prmkit's earlier min credit: group-normalised step rewards reweighted toward the worst step, so a
-    completion's advantage is near its worst step's and cannot be raised by adding correct-looking steps;
-    not centred, issue 60), ``sum`` (DeepSeekMath: a token's advantage sums its step's and every later
-    step's normalised reward, which pays padding), ``pure`` (PURE's code: the PRM alone), ``pav`` (PAV:
+    step rewards into token advantages; its parameters are the fields named after it below. ``pure``
+    (the default: PURE's code, the PRM alone: each completion paid its steps' scores reweighted toward
+    the worst, less a leave-one-out baseline of its group, whitened over the batch), ``min`` (prmkit's
+    earlier min credit, the default until issue 60, kept for past runs: group-normalised step rewards
+    reweighted toward the worst step; not centred, so whole groups can be pushed negative), ``sum``
+    (DeepSeekMath: a token's advantage sums its step's and every later step's normalised reward, which
+    pays padding), ``pav`` (PAV:
     each step paid ``Q + progress_alpha * A``, sum credit; not with ``reward: progress``, which pays that
     already), and the forms that also read each completion's outcome, its answer checked (not with
     ``reward: mixed``: they mix it themselves): ``anchor`` (``pure`` plus the verifiable reward on a share

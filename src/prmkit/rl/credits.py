@@ -41,7 +41,15 @@ from prmkit.rl.advantages import EPS, min_form, outcome_advantages, process_adva
 from prmkit.rl.rewards import progress_rewards
 from prmkit.rl.steps import step_of_tokens
 
-__all__ = ["CREDITS", "CreditForm", "Rollouts", "check_params", "credit_advantages", "credit_names"]
+__all__ = [
+    "CREDITS",
+    "CreditForm",
+    "Rollouts",
+    "check_params",
+    "credit_advantages",
+    "credit_names",
+    "form_defaults",
+]
 
 
 @dataclass(frozen=True)
@@ -109,11 +117,30 @@ def _keywords(fn: Form) -> list[str] | None:
     return [p.name for p in params]
 
 
+def _signature(fn: Form) -> dict[str, inspect.Parameter]:
+    """The keywords ``fn`` takes after the rollouts (``anchor``: its ``share`` and every keyword of
+    :func:`pure`, which it passes on)."""
+    params = dict(list(inspect.signature(fn).parameters.items())[1:])
+    if fn is anchor:
+        params = {"share": params["share"], **dict(list(inspect.signature(pure).parameters.items())[1:])}
+    return params
+
+
+def form_defaults(name: str) -> dict[str, Any]:
+    """The keywords of the form ``name`` and their defaults: what a run that sets none of them computes
+    (:class:`~prmkit.rl.monitors.PaidForm` reads a form's parameters here where a run leaves them out)."""
+    return {
+        k: p.default
+        for k, p in _signature(CREDITS.get(name).fn).items()
+        if p.kind is not p.VAR_KEYWORD and p.default is not p.empty
+    }
+
+
 def check_params(name: str, params: Mapping[str, Any]) -> None:
     """Refuse a keyword the form ``name`` does not take, before any batch is computed: a misspelt
     parameter would otherwise stop a run at its first step (``TypeError``)."""
     fn = CREDITS.get(name).fn
-    taken = ["share", *(_keywords(pure) or [])] if fn is anchor else _keywords(fn)
+    taken = list(_signature(fn)) if fn is anchor else _keywords(fn)
     if taken is None:
         return
     for key in params:

@@ -22,7 +22,7 @@ from typing import Any
 
 from prmkit.rl.card import POLICY_CARD, policy_card, uses_gold, write_policy_card
 from prmkit.rl.config import RlConfig
-from prmkit.rl.monitors import Monitor, MonitorCallback, PaidForm
+from prmkit.rl.monitors import OUTCOME_FORMS, Monitor, MonitorCallback, PaidForm
 from prmkit.rl.rewards import ProcessReward, outcome_reward, scorer_for, trl_reward
 from prmkit.rl.rollout import WorldGold, fast_rollout, load_prompts
 from prmkit.scoring.forms import oracle_world
@@ -124,27 +124,25 @@ def _grpo_args(config: RlConfig, output_dir: Path) -> Any:
 def paid_form(config: RlConfig) -> PaidForm | None:
     """What ``config``'s reward pays a completion, for the monitors (``mixed``: its process weight); None
     under a credit form whose pay :class:`~prmkit.rl.monitors.PaidForm` cannot state (the monitors then
-    watch the PRM's ``min`` alone).
+    watch the PRM's ``min`` alone): a plugin's form.
 
     ``pav`` pays what the ``progress`` reward pays under ``sum``; ``prof`` and ``first_error`` pay the
-    outcome (the PRM filters or spreads it); ``pure`` pays ``sum softmax(-r/T) r`` over ``r = 2s - 1``,
-    which is ``2 m - 1`` with ``m`` the min-form sum of the scores ``s`` at ``T / 2``: ``m`` is watched, the
-    pay on the PRM's 0-1 scale. ``anchor`` (``pure`` plus the outcome on a share of prompts), ``papo`` and
-    ``prime`` (group-relative mixes) have no such number."""
+    outcome (the PRM filters or spreads it); ``sum``, ``min``, ``pure``, ``anchor``, ``papo`` and ``prime``
+    are stated by :class:`~prmkit.rl.monitors.PaidForm` itself (``credit_params``: their keywords)."""
     weight = config.process_weight if config.reward == "mixed" else 1.0
-    reward, credit, temperature = config.reward, config.credit, config.credit_temperature
-    if config.dense() and credit not in ("sum", "min"):
+    reward, credit = config.reward, config.credit
+    if config.dense() and credit not in ("sum", "min", "pure", *OUTCOME_FORMS):
         if credit == "pav":
             reward, credit = "progress", "sum"
         elif credit in ("prof", "first_error"):
             reward = "outcome"
-        elif credit == "pure":
-            credit, temperature = "min", temperature / 2
         else:
             return None
+    params = config.credit_params() if credit in OUTCOME_FORMS else {}
     return PaidForm(
-        reward, config.aggregation, credit, temperature, weight, progress_alpha=config.progress_alpha
-    )
+        reward, config.aggregation, credit, config.credit_temperature, weight,
+        progress_alpha=config.progress_alpha, credit_params=params,
+    )  # fmt: skip
 
 
 def _trainer(

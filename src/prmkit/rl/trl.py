@@ -67,23 +67,29 @@ class DenseGRPOTrainer(GRPOTrainer):
     - ``process_weight``: ``w`` in ``advantage = (1 - w) * outcome + w * process``; the outcome part is
       TRL's own advantage from ``reward_funcs`` (e.g. :func:`prmkit.rl.rewards.outcome_reward`). 1.0
       (default) trains on step rewards alone (``reward_funcs`` are then only logged).
-    - ``credit``: a credit form of :mod:`prmkit.rl.credits`: ``"min"`` (default: prmkit's earlier
-      min credit, ``temperature`` 0.1; a completion's advantage is near its worst step's, so padding with
-      correct-looking steps cannot raise it), ``"sum"`` (DeepSeekMath's process supervision, which pays
-      such padding), ``"pure"`` (PURE's code), ``"pav"``, or one that also reads the outcome
+    - ``credit``: a credit form of :mod:`prmkit.rl.credits`: ``"pure"`` (default: PURE's code,
+      ``temperature`` 0.1; a completion is paid near its worst step, less a leave-one-out baseline of its
+      group), ``"min"`` (prmkit's earlier min credit, the default until issue 60: not centred, so it can
+      push whole groups negative; kept for past runs), ``"sum"`` (DeepSeekMath's process supervision,
+      which pays padding with correct-looking steps), ``"pav"``, or one that also reads the outcome
       (``"anchor"``, ``"first_error"``, ``"papo"``, ``"prof"``, ``"prime"``): TRL's rewards of
       ``reward_funcs``, weighted and summed, 1.0 read as correct (use
       :func:`prmkit.rl.rewards.outcome_reward`; ``process_weight`` 1.0, since the form mixes them itself).
       Only those forms see the outcome: ``"pure"`` is PURE's PRM-only setting, as verl's ``prmkit_pure``
       (PURE's verifiable reward on every prompt is ``"anchor"`` with ``{"share": 1.0}``).
-    - ``credit_params``: the form's keywords (e.g. ``{"baseline": "step"}`` for ``pure``; ``temperature``
-      for ``min`` overrides ``temperature``), checked against the form's signature at construction.
+    - ``credit_params``: the form's keywords (e.g. ``{"baseline": "step"}`` for ``pure``; a
+      ``temperature`` among them overrides ``temperature``), checked against the form's signature at
+      construction.
+    - ``temperature``: ``T`` of PURE's weights under ``min`` (and of ``process/paid`` under ``min``,
+      ``pure`` and ``anchor``) where ``credit_params`` names none.
 
-    A completion paid the unfinished rule (``StepRewards.unpaid``) is capped at the worst finished one
-    of its group (:func:`~prmkit.rl.advantages.cap_unpaid`). Logged beside TRL's metrics, over the
+    Under ``sum``, ``min`` and ``pav`` a completion paid the unfinished rule (``StepRewards.unpaid``) is
+    capped at the worst finished one of its group (:func:`~prmkit.rl.advantages.cap_unpaid`; PURE's code,
+    ``pure``, has no such cap). Logged beside TRL's metrics, over the
     whole batch of every process: ``process/paid`` (the mean of what a completion is paid before group
-    normalisation: the sum of its step rewards under ``sum``, their min-form sum under ``min``; the
-    quantity its first token's advantage comes from, as the monitors' ``paid_reward``),
+    normalisation from its step rewards, :meth:`~prmkit.rl.monitors.PaidForm.process`: their sum under
+    ``sum``, their min-form sum under ``min``, PURE's pay on the PRM's 0-1 scale under ``pure``; the
+    process part of the monitors' ``paid_reward``),
     ``process/step_reward`` (mean paid step reward), ``process/steps_per_completion``,
     ``process/unfinished`` (share with no final answer) and ``process/overlong``.
     """
@@ -93,7 +99,7 @@ class DenseGRPOTrainer(GRPOTrainer):
         *args: Any,
         process_reward: ProcessReward,
         process_weight: float = 1.0,
-        credit: str = "min",
+        credit: str = "pure",
         temperature: float = 0.1,
         credit_params: dict[str, Any] | None = None,
         **kwargs: Any,

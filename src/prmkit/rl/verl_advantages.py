@@ -13,7 +13,9 @@ sign bit set, and every other token is +0.0. Sums (what ``grpo`` and verl's logs
   ``prmkit_min`` (prmkit's earlier min credit: not raised by adding steps, but not centred; issue 60),
   ``prmkit_pure`` (PURE's code) and ``prmkit_pav`` read step rewards alone; ``prmkit_anchor``,
   ``prmkit_first_error``, ``prmkit_papo``, ``prmkit_prof`` and ``prmkit_prime`` also each response's
-  outcome, read from the **outcome channel** below. Each runs its form with the form's defaults.
+  outcome, read from the **outcome channel** below. Each runs its form with the keywords of verl's
+  ``algorithm.prmkit`` section (:func:`credit_params`; e.g. ``+algorithm.prmkit.temperature=0.5`` for
+  ``prmkit_pure``), the form's defaults for those left out.
 - :data:`OLD_NAMES`: earlier names (``prmkit_process_grpo``, ``prmkit_credit_<name>``), registered too.
   ``prmkit_pure`` named prmkit's earlier min credit until issue 60; that form is ``prmkit_min`` now.
 - :func:`dense_placement`: whether the reward manager writes step rewards at all, from verl's config
@@ -94,16 +96,61 @@ def credit_of(name: str) -> str | None:
     return ESTIMATORS.get(OLD_NAMES.get(name, name))
 
 
+PARAMS_KEY = "prmkit"
+"""The section of verl's ``algorithm`` config that holds the credit form's keywords (``algorithm.prmkit``)."""
+
+
+def credit_params(algorithm: Any) -> dict[str, Any]:
+    """The keywords of the credit form for the estimator, from verl's ``algorithm.prmkit`` section.
+
+    verl 0.9.1 hands a registered estimator ``config=config.algorithm`` (``ray_trainer.compute_advantage``
+    and the v1 trainer's ``_compute_advantage``), the ``algorithm`` section as composed (a DictConfig; its
+    ``_target_`` ``AlgoConfig`` is never instantiated by the trainers), so a key added there reaches the
+    estimator: ``+algorithm.prmkit.temperature=0.5`` on ``main_ppo``'s command line (``+``: a key
+    ``ppo_trainer.yaml`` does not define). The keywords are the form's function's
+    (:mod:`prmkit.rl.credits`; ``DenseGRPOTrainer``'s ``credit_params``), e.g. ``temperature`` and
+    ``baseline`` (``prmkit_pure``), ``share`` and ``verifiable_coef`` (``prmkit_anchor``),
+    ``process_weight`` (``prmkit_papo``); :func:`check_algorithm` refuses any other."""
+    section = _get(algorithm, PARAMS_KEY)
+    if section is None:
+        return {}
+    if not hasattr(section, "items"):
+        raise ValueError(
+            f"algorithm.{PARAMS_KEY} holds the credit form's keywords (e.g. "
+            f"+algorithm.{PARAMS_KEY}.temperature=0.5), found {section!r}"
+        )
+    return {str(key): value for key, value in section.items()}
+
+
 def check_algorithm(algorithm: Any) -> None:
-    """Refuse verl settings under which a prmkit estimator would not see the step rewards as written.
+    """Refuse verl settings under which a prmkit estimator would not see the step rewards as written,
+    or would be given a keyword its credit form does not take.
 
     ``use_kl_in_reward`` subtracts a per-token KL penalty from every token's reward before the estimator
     runs, so every token becomes a "step end" and the step rewards are no longer recoverable;
-    ``norm_adv_by_std_in_grpo=false`` (Dr. GRPO) asks for a scaling ``process_advantages`` does not do.
+    ``norm_adv_by_std_in_grpo=false`` (Dr. GRPO) asks for a scaling ``process_advantages`` does not do;
+    a keyword of ``algorithm.prmkit`` the form does not take (:func:`prmkit.rl.credits.check_params`,
+    "did you mean") would otherwise stop the run at its first advantage, or be ignored by another
+    estimator: refused with any estimator that is not prmkit's too.
     """
     name = estimator_name(algorithm)
-    if credit_of(name) is None:
+    credit = credit_of(name)
+    params = credit_params(algorithm)
+    if credit is None:
+        if params:
+            raise ValueError(
+                f"algorithm.{PARAMS_KEY} holds a prmkit credit form's keywords; algorithm.adv_estimator="
+                f"{name} is not prmkit's and would ignore them: set a prmkit_<credit form> estimator, or "
+                f"remove algorithm.{PARAMS_KEY}"
+            )
         return
+    if params:
+        from prmkit.rl.credits import check_params
+
+        try:
+            check_params(credit, params)
+        except ValueError as err:
+            raise ValueError(f"algorithm.{PARAMS_KEY} of algorithm.adv_estimator={name}: {err}") from None
     if _get(algorithm, "use_kl_in_reward", False):
         raise ValueError(
             f"algorithm.adv_estimator={name} reads each step's reward at its end token; "
@@ -202,8 +249,15 @@ def groups_of(index: Sequence[Any]) -> list[list[int]]:
     return list(groups.values())
 
 
-def token_advantages(token_level_rewards: Any, response_mask: Any, index: Sequence[Any], credit: str) -> Any:
-    """``(B, T)`` advantages: the batch through the credit form, groups by uid, masked as verl masks."""
+def token_advantages(
+    token_level_rewards: Any,
+    response_mask: Any,
+    index: Sequence[Any],
+    credit: str,
+    params: Mapping[str, Any] | None = None,
+) -> Any:
+    """``(B, T)`` advantages: the batch through the credit form (``params``: its keywords), groups by uid,
+    masked as verl masks."""
     from prmkit.rl.credits import Rollouts, credit_advantages
 
     rewards, ends, lengths, outcomes = read_steps(
@@ -211,7 +265,8 @@ def token_advantages(token_level_rewards: Any, response_mask: Any, index: Sequen
     )
     groups = groups_of(index)
     keys = [str(index[rows[0]]) for rows in groups]
-    values = credit_advantages(credit, Rollouts(rewards, ends, lengths, groups, outcomes, keys=keys))
+    rollouts = Rollouts(rewards, ends, lengths, groups, outcomes, keys=keys)
+    values = credit_advantages(credit, rollouts, **(params or {}))
     out = token_level_rewards.new_zeros(token_level_rewards.shape)
     for i, row in enumerate(values):
         if row:
@@ -231,13 +286,15 @@ def _estimator(name: str):
     ) -> tuple[Any, Any]:
         if index is None:
             raise ValueError(f"{name}: verl passed no index (the batch has no 'uid'): groups are unknown")
-        check_algorithm({"adv_estimator": name, **_algorithm_flags(config)})
-        advantages = token_advantages(token_level_rewards, response_mask, index, credit)
+        params = credit_params(config)
+        check_algorithm({"adv_estimator": name, **_algorithm_flags(config), PARAMS_KEY: params})
+        advantages = token_advantages(token_level_rewards, response_mask, index, credit, params)
         return advantages, advantages
 
     estimate.__name__ = estimate.__qualname__ = f"compute_{name}_advantage"
     estimate.__doc__ = (
-        f"verl's ``algorithm.adv_estimator={name}``: the credit form {credit!r}, groups by uid."
+        f"verl's ``algorithm.adv_estimator={name}``: the credit form {credit!r} with the keywords of "
+        f"``algorithm.{PARAMS_KEY}``, groups by uid."
     )
     return estimate
 
