@@ -15,7 +15,8 @@ to a trainer.
                      one update step, its step rewards for the ``prime`` credit
 - ``rewards.py``     ``outcome_reward``, ``trl_reward`` (PRM aggregate), ``ProcessReward`` (dense)
 - ``emitters.py``    verl's ``(batch, response_length)`` reward tensor, per-turn step reward lists
-- ``trl.py``         ``DenseGRPOTrainer``: TRL's GRPOTrainer with ``(batch, tokens)`` advantages
+- ``trl.py``         ``DenseGRPOTrainer``: TRL's GRPOTrainer with ``(batch, tokens)`` advantages;
+                     ``PrimeGRPOTrainer``: the same, paid by an implicit PRM it updates online (PRIME)
 - ``verl.py``        ``compute_score`` and ``PrmkitRewardManager`` for verl
 - ``verl_rows.py``   what a verl dataset row tells the manager: the problem, the reference answer
 - ``verl_client.py`` the same for a verl environment, scoring through ``prmkit serve`` with prmkit's own

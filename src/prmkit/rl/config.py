@@ -32,6 +32,9 @@ CREDIT_FIELDS = tuple(
     dict.fromkeys(f for fields in CREDIT_PARAMS.values() for f in fields if f != "progress_alpha")
 )
 """The fields that only credit forms read (``progress_alpha`` is also the ``progress`` reward's)."""
+PRIME_FIELDS = ("prime_lr", "prime_beta")
+"""The fields of ``prime``'s online implicit PRM (:mod:`prmkit.rl.prime`): read by the trainer, not
+keywords of the credit form's function."""
 
 
 class PromptSet(Config):
@@ -97,7 +100,8 @@ class RlConfig(Config):
     reward is the ``min`` in every run."""
     process_weight: float = Field(0.5, ge=0.0, le=1.0)
     """``mixed`` only: the process part's weight ``w`` in the token advantages."""
-    QUIET = ("progress_alpha", *CREDIT_FIELDS)  # added after recipes' RL stages were keyed (core.config)
+    # added after recipes' RL stages were keyed (core.config)
+    QUIET = ("progress_alpha", *CREDIT_FIELDS, *PRIME_FIELDS)
 
     progress_alpha: float = Field(1.0, ge=0.0, le=100.0)
     """``progress`` reward or ``pav`` credit: the weight ``alpha`` of a step's progress ``A`` beside its
@@ -115,8 +119,10 @@ class RlConfig(Config):
     already), and the forms that also read each completion's outcome, its answer checked (not with
     ``reward: mixed``: they mix it themselves): ``anchor`` (``pure`` plus the verifiable reward on a share
     of the prompts), ``first_error`` (VPPO), ``papo`` (PAPO), ``prof`` (PROF: the PRM filters, the outcome
-    pays) and ``prime`` (PRIME's advantage over the PRM's step scores; ``prmkit rl`` does not update the
-    PRM online)."""
+    pays) and ``prime`` (PRIME: ``prmkit rl`` trains an implicit PRM online, a causal LM read against π0
+    and updated every step from the outcome labels of the policy's own samples, and pays its token
+    rewards with PRIME's advantage; ``reward: dense``, ``prm`` a causal-LM folder or none, a copy of π0;
+    ``prime_lr``, ``prime_beta``; docs/rl.md, "Credit forms")."""
     credit_temperature: float = Field(0.1, gt=0.0, le=100.0)
     """``min``, ``pure``, ``anchor``: ``T`` of PURE's weights ``softmax(-r / T) * r`` (smaller: nearer the
     worst step)."""
@@ -145,6 +151,14 @@ class RlConfig(Config):
     """``prime``: the weight of the leave-one-out process rewards (PRIME's default 5)."""
     prime_outcome_coef: float = Field(5.0, ge=0.0, le=100.0)
     """``prime``: the weight of the leave-one-out outcome (PRIME's default 5)."""
+    prime_lr: float = Field(1e-6, gt=0.0, le=1.0)
+    """``prime``: the implicit PRM's learning rate (AdamW, constant, gradients clipped at norm 10). The
+    default is PRIME's recipe for its 7B model (``reward_model.prime_model.optim``); AdamW moves a weight
+    by about the learning rate a step, so the embedded worlds' small LMs, whose policy trains at ``lr``
+    3e-4, want a PRM rate of that order too (set it beside ``lr``)."""
+    prime_beta: float = Field(0.05, gt=0.0, le=100.0)
+    """``prime``: ``beta`` of the implicit PRM, a token's reward ``beta * (log pi_prm - log pi_0)``, in
+    its loss and in the rewards it pays (PRIME's ``beta_train``, 0.05)."""
     unfinished_reward: float | None = 0.0
     """What a completion without a final answer earns (None: its steps are scored like any other's, the
     hackable setting)."""
@@ -182,7 +196,8 @@ class RlConfig(Config):
 
     @model_validator(mode="after")
     def _needs(self) -> RlConfig:
-        if self.reward in REWARDS_NEEDING_PRM and not self.prm:
+        # credit prime trains its own PRM, by default a copy of π0
+        if self.reward in REWARDS_NEEDING_PRM and not self.prm and self.credit != "prime":
             raise ValueError(f"reward {self.reward!r} needs a PRM: set prm (a checkpoint, a server URL)")
         if self.reward == "gold_process" and not is_world_name(self.prompts.source):
             raise ValueError(
@@ -212,6 +227,10 @@ class RlConfig(Config):
                 f"credit {self.credit!r} mixes in the outcome itself; reward 'mixed' would add it again: "
                 "use reward dense"
             )
+        for name in PRIME_FIELDS:
+            if self.credit != "prime" and getattr(self, name) != type(self).model_fields[name].default:
+                raise ValueError(f"{name} is a setting of credit prime's implicit PRM; this run's credit is "
+                                 f"{self.credit!r}: set credit, or leave {name} out")  # fmt: skip
         if self.prof_keep is not None and self.prof_keep > self.group_size:
             raise ValueError(f"prof_keep {self.prof_keep}: at most group_size ({self.group_size})")
 

@@ -6,12 +6,15 @@ is updated from outcome labels on the policy's own samples, so its process rewar
 - :func:`implicit_prm_loss`: PRIME-RL's ``compute_ce_dpo_loss_rm``: the cross-entropy of
   ``sigmoid(beta * sum_t r_t)`` against each sample's outcome (1 correct, 0 wrong).
 - :func:`update_implicit_prm`: one optimiser step of that loss on a batch of policy samples.
+- :func:`label_accuracy`: the share of samples whose ``sigmoid(beta * sum_t r_t)`` lies on their label's
+  side of 0.5 (what a run logs, before each update, to show the PRM learning).
 - :func:`step_rewards`: ``beta`` times the token rewards, one per token, for the ``prime`` credit form
   (:func:`prmkit.rl.credits.prime`, every token a step).
 
-A trainer calls, per RL step: score the batch (:func:`implicit_token_rewards` under ``no_grad``), compute
-advantages (``credit="prime"``), then :func:`update_implicit_prm` on the same samples and labels (PRIME
-updates the PRM before or after computing advantages; its default scores first).
+:class:`prmkit.rl.trl.PrimeGRPOTrainer` (``prmkit rl`` with ``credit: prime``) calls, per RL step: score
+the batch (:func:`implicit_token_rewards` under ``no_grad``), compute advantages (``credit="prime"``),
+then :func:`update_implicit_prm` on the same samples and labels (PRIME updates the PRM before or after
+computing advantages; its default scores first).
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from prmkit.scoring.conventions import causal_reads
+
+PRIME_DIR = "implicit_prm"
+"""Where a run's folder (and each of its checkpoints) keeps the implicit PRM: an ordinary HF folder."""
 
 
 def implicit_token_rewards(pair: Any, input_ids: Any, attention_mask: Any, response_mask: Any) -> Any:
@@ -41,17 +47,40 @@ def implicit_prm_loss(token_rewards: Any, labels: Any, beta: float) -> Any:
 
 
 def update_implicit_prm(
-    pair: Any, optimizer: Any, input_ids: Any, attention_mask: Any, response_mask: Any, labels: Any
+    pair: Any,
+    optimizer: Any,
+    input_ids: Any,
+    attention_mask: Any,
+    response_mask: Any,
+    labels: Any,
+    max_grad_norm: float | None = None,
 ) -> float:
-    """One step of :func:`implicit_prm_loss` on policy samples and their outcome labels; the loss before it."""
+    """One step of :func:`implicit_prm_loss` on policy samples and their outcome labels, the gradient's norm
+    clipped at ``max_grad_norm`` (PRIME's recipe: 10); the loss before it."""
+    import torch
+
     pair.policy.train()
     optimizer.zero_grad()
     loss = implicit_prm_loss(
         implicit_token_rewards(pair, input_ids, attention_mask, response_mask), labels, pair.beta
     )
     loss.backward()
+    if max_grad_norm is not None:
+        torch.nn.utils.clip_grad_norm_(pair.policy.parameters(), max_grad_norm)
     optimizer.step()
     return float(loss.detach())
+
+
+def label_accuracy(token_rewards: Any, labels: Any, beta: float) -> float:
+    """The share of samples the PRM classifies as their outcome labels do: ``sigmoid(beta * sum_t r_t)``
+    above 0.5 for a correct one, below for a wrong one; a score of exactly 0.5 (the PRM still its
+    reference, or indifferent) counts half, a coin's guess."""
+    scores = token_rewards.detach().sum(dim=1) * beta
+    right = [
+        0.5 if s == 0 else float((s > 0) == (y >= 0.5))
+        for s, y in zip(scores.tolist(), labels.tolist(), strict=True)
+    ]
+    return sum(right) / len(right) if right else 0.0
 
 
 def step_rewards(

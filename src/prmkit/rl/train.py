@@ -3,13 +3,16 @@ PRM or the world's gold checker, with hacking monitors, resumable after a kill, 
 
 Reads top to bottom: the prompts and rewards a config names, the trainer (TRL's ``GRPOTrainer`` for one
 reward per completion, :class:`~prmkit.rl.trl.DenseGRPOTrainer` for ``dense`` / ``mixed`` /
-``gold_process``), rollouts through prmkit's KV-cached sampler (:func:`~prmkit.rl.rollout.fast_rollout`),
+``gold_process``, :class:`~prmkit.rl.trl.PrimeGRPOTrainer` for ``credit: prime``, which trains PRIME's
+implicit PRM online), rollouts through prmkit's KV-cached sampler (:func:`~prmkit.rl.rollout.fast_rollout`),
 monitors every ``monitor_every`` steps, then an ordinary HF folder with ``policy_card.json``.
 
 Output folder: ``config.json`` + weights + tokenizer (load with ``AutoModelForCausalLM``), ``rl_config.json``
 (the resolved config), ``monitors.jsonl`` / ``monitors.png``, ``train_log.jsonl`` (TRL's metrics per
-step), ``policy_card.json`` / ``README.md``; ``trainer/checkpoint-*`` while it runs (a rerun resumes from
-the last; removed when the run ends). A folder whose card shows the run finished is returned as is.
+step), ``policy_card.json`` / ``README.md``; under ``credit: prime``, ``implicit_prm/`` (the implicit PRM
+as it ended, an HF causal-LM folder read against π0); ``trainer/checkpoint-*`` while it runs (a rerun
+resumes from the last; removed when the run ends). A folder whose card shows the run finished is returned
+as is.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 from prmkit.rl.card import POLICY_CARD, policy_card, uses_gold, write_policy_card
 from prmkit.rl.config import RlConfig
 from prmkit.rl.monitors import OUTCOME_FORMS, Monitor, MonitorCallback, PaidForm
+from prmkit.rl.prime import PRIME_DIR
 from prmkit.rl.rewards import ProcessReward, outcome_reward, scorer_for, trl_reward
 from prmkit.rl.rollout import WorldGold, fast_rollout, load_prompts
 from prmkit.scoring.forms import oracle_world
@@ -68,6 +72,72 @@ def _check_folder(out: Path, config: RlConfig) -> dict[str, Any] | None:
     return None
 
 
+def _check_inputs(config: RlConfig) -> None:
+    """Refuse, before any model loads and all at once, a policy that is not a causal-LM folder and, under
+    ``credit: prime``, what its implicit PRM cannot be trained from (:func:`_prime_issues`)."""
+    from prmkit.core.errors import InputError, Issue
+
+    issues = []
+    if not Path(config.policy, "config.json").is_file():
+        expected = "a causal-LM folder (config.json, weights, tokenizer)"
+        found = "no such folder" if not Path(config.policy).is_dir() else "a folder without config.json"
+        fix = "pretrain one: prmkit pretrain TRACES -o DIR"
+        issues.append(Issue(config.policy, None, "policy", expected, found, "config", fix))
+    if config.credit == "prime":
+        issues += _prime_issues(config)
+    if issues:
+        raise InputError(issues, skippable=False)
+
+
+def _prime_issues(config: RlConfig) -> list[Any]:
+    """``credit: prime`` trains an implicit PRM on the policy's tokens: it needs ``reward: dense`` (its
+    token rewards are what is paid), and ``prm`` either unset (a copy of π0) or a causal-LM folder over
+    π0's vocabulary; no ``prm_convention`` (the PRM is read against π0, PRIME's way)."""
+    from transformers import AutoConfig
+
+    from prmkit.core.errors import Issue
+
+    fix = "set credit to another form, or"
+    issues = []
+    if config.reward != "dense":
+        expected = "dense (credit prime pays its implicit PRM's token rewards)"
+        issues.append(Issue("rl config", None, "reward", expected, repr(config.reward), "config",
+                            f"{fix} reward: dense"))  # fmt: skip
+    if config.prm_convention is not None:
+        expected = "none (credit prime reads its PRM against π0)"
+        issues.append(Issue("rl config", None, "prm_convention", expected, repr(config.prm_convention),
+                            "config", f"{fix} leave prm_convention out"))  # fmt: skip
+    if config.prm is None:
+        return issues
+    expected = "a causal-LM folder over π0's vocabulary (the implicit PRM's start), or none (a copy of π0)"
+    found = None
+    if oracle_world(config.prm) is not None or "://" in config.prm:
+        found = "a scorer (the world's checker, a server), not a causal LM it can train"
+    elif not Path(config.prm, "config.json").is_file():
+        found = "no such folder" if not Path(config.prm).is_dir() else "a folder without config.json"
+    else:
+        prm = AutoConfig.from_pretrained(config.prm)
+        if not any(a.endswith("ForCausalLM") for a in prm.architectures or []):
+            found = f"a {', '.join(prm.architectures or ['model'])}, not a causal LM"
+        elif Path(config.policy, "config.json").is_file():
+            vocab = AutoConfig.from_pretrained(config.policy).vocab_size
+            found = f"a vocabulary of {prm.vocab_size}, π0's {vocab}" if prm.vocab_size != vocab else None
+    if found is not None:
+        issues.append(Issue(config.prm, None, "prm", expected, found, "config", f"{fix} leave prm out"))
+    return issues
+
+
+def _implicit_prm(config: RlConfig) -> Any:
+    """PRIME's pair: the PRM (``prm``, or π0's weights) trained, π0 its frozen reference, ``prime_beta``."""
+    from transformers import AutoModelForCausalLM
+
+    from prmkit.modeling.released import ImplicitPair
+
+    reference = AutoModelForCausalLM.from_pretrained(config.policy).eval().requires_grad_(False)
+    prm = AutoModelForCausalLM.from_pretrained(config.prm or config.policy)
+    return ImplicitPair(prm, reference, beta=config.prime_beta)
+
+
 def _summary(card: dict[str, Any], output_dir: Path) -> dict[str, Any]:
     return {
         "output_dir": str(output_dir),
@@ -80,11 +150,14 @@ def _summary(card: dict[str, Any], output_dir: Path) -> dict[str, Any]:
     }
 
 
-def _rewards(config: RlConfig, gold: Any) -> tuple[list[Any], list[float], ProcessReward | None]:
-    """TRL reward functions with their weights, and the dense process reward (None: one per completion).
-    The outcome is always among the functions (weight 0 where it is not paid), so TRL logs accuracy."""
+def _rewards(
+    config: RlConfig, gold: Any, prime: bool = False
+) -> tuple[list[Any], list[float], ProcessReward | None]:
+    """TRL reward functions with their weights, and the dense process reward (None: one per completion,
+    or ``prime``, whose implicit PRM pays). The outcome is always among the functions (weight 0 where it is
+    not paid), so TRL logs accuracy."""
     outcome = outcome_reward("answer", unfinished_reward=config.unfinished_reward)
-    if config.reward == "outcome":
+    if config.reward == "outcome" or prime:
         return [outcome], [1.0], None
     paid_by = gold or (scorer_for(config.prm, convention=config.prm_convention) if config.prm else None)
     if config.reward == "prm_aggregate":
@@ -96,6 +169,17 @@ def _rewards(config: RlConfig, gold: Any) -> tuple[list[Any], list[float], Proce
         [1.0],
         ProcessReward(paid_by, unfinished_reward=config.unfinished_reward, progress_alpha=alpha),
     )
+
+
+def _proxy(config: RlConfig, problems: list[Any]) -> Any:
+    """The monitors' PRM: the world's checker where it pays (no gold to monitor then), the run's PRM, or
+    none: without a PRM, and under ``prime``, whose PRM changes every step (the monitors' gold still
+    measures the policy; ``train_log.jsonl`` follows the PRM)."""
+    if oracle_world(config.prm) is not None or config.reward == "gold_process":
+        return WorldGold(problems)
+    if config.prm and config.credit != "prime":
+        return scorer_for(config.prm, convention=config.prm_convention)
+    return None
 
 
 def _device_args() -> dict[str, Any]:
@@ -151,15 +235,21 @@ def _trainer(
     from trl import GRPOTrainer
 
     from prmkit.core.steps import StepFormat
-    from prmkit.rl.trl import DenseGRPOTrainer
+    from prmkit.rl.trl import DenseGRPOTrainer, PrimeGRPOTrainer
 
-    funcs, weights, process = _rewards(config, gold if uses_gold(config) else None)
+    prime = config.credit == "prime"  # the implicit PRM pays: the outcome is its labels and the form's
+    funcs, weights, process = _rewards(config, gold if uses_gold(config) else None, prime)
     args = _grpo_args(config, output_dir)
     args.reward_weights = weights
     common = {
         "model": policy, "processing_class": tokenizer, "train_dataset": dataset, "reward_funcs": funcs,
         "args": args, "callbacks": [callback], "rollout_func": fast_rollout(StepFormat()),
     }  # fmt: skip
+    if prime:
+        return PrimeGRPOTrainer(
+            **common, implicit_prm=_implicit_prm(config), prm_lr=config.prime_lr,
+            credit_params=config.credit_params(),
+        )  # fmt: skip
     if process is None:
         return GRPOTrainer(**common)
     weight = config.process_weight if config.reward == "mixed" else 1.0
@@ -180,13 +270,7 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     from prmkit.core.steps import StepFormat
 
     out = Path(output_dir)
-    if not Path(config.policy, "config.json").is_file():
-        from prmkit.core.errors import InputError, Issue
-
-        issue = Issue(config.policy, None, "policy", "a causal-LM folder (config.json, weights, tokenizer)",
-                      "no such folder" if not Path(config.policy).is_dir() else "a folder without config.json",
-                      "config", "pretrain one: prmkit pretrain TRACES -o DIR")  # fmt: skip
-        raise InputError([issue], skippable=False)
+    _check_inputs(config)
     finished = _check_folder(out, config)
     if finished is not None:
         return _summary(finished, out)
@@ -204,14 +288,7 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     dataset = Dataset.from_dict(
         {"prompt": [fmt.prompt(p, []) for p in train], "answer": [p.answer for p in train]}
     )
-    checker = oracle_world(config.prm) is not None or config.reward == "gold_process"  # no gold to monitor
-    proxy = (
-        WorldGold(train + held)
-        if checker
-        else scorer_for(config.prm, convention=config.prm_convention)
-        if config.prm
-        else None
-    )
+    proxy = _proxy(config, train + held)
     monitor = Monitor(
         held, samples=config.prompts.monitor_samples, temperature=config.temperature,
         max_new_tokens=config.max_completion_length, prm=proxy, aggregation=PROXY_AGGREGATION,
@@ -225,6 +302,8 @@ def train_policy(config: RlConfig, output_dir: str | Path) -> dict[str, Any]:
     policy.config.use_cache = True
     policy.save_pretrained(str(out), safe_serialization=True)
     tokenizer.save_pretrained(str(out))
+    if config.credit == "prime":
+        trainer.save_implicit_prm(out / PRIME_DIR, tokenizer)
     with open(out / "train_log.jsonl", "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(h) + "\n" for h in trainer.state.log_history)
     gold_steps = gold.steps if gold is not None else 0

@@ -16,12 +16,17 @@ other (``num_generations`` at a time) in the gathered batch, each process holdin
 ``(B, T)``; ``self._metrics[mode]`` for extra metrics. Generation through vLLM (``use_vllm``, server or
 colocate) and a ``rollout_func`` hand their completions to the same method as token ids, so the override
 does not depend on how completions were made.
+
+:class:`PrimeGRPOTrainer` overrides the same method for PRIME: its process rewards come from an implicit
+PRM that it updates online on the same batch (:mod:`prmkit.rl.prime`); it adds the PRM to TRL's
+checkpoints (``_save_checkpoint``, ``_load_optimizer_and_scheduler``, as TRL's own adaptive-entropy state).
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from trl import GRPOTrainer
@@ -30,6 +35,13 @@ from prmkit.rl.advantages import mixed_advantages, spread, standardized, step_ad
 from prmkit.rl.credits import CREDITS, Rollouts, check_params, credit_advantages
 from prmkit.rl.emitters import step_token_ends
 from prmkit.rl.monitors import PaidForm
+from prmkit.rl.prime import (
+    PRIME_DIR,
+    implicit_token_rewards,
+    label_accuracy,
+    step_rewards,
+    update_implicit_prm,
+)
 from prmkit.rl.rewards import ProcessReward
 
 TRL_VERSION = "1.16.0"
@@ -197,3 +209,134 @@ class DenseGRPOTrainer(GRPOTrainer):
         metrics["process/steps_per_completion"].append(sum(b.steps for b in batch) / n)
         metrics["process/unfinished"].append(sum(not b.finished for b in batch) / n)
         metrics["process/overlong"].append(sum(b.overlong for b in batch) / n)
+
+
+PRIME_GRAD_CLIP = 10.0
+"""The norm PRIME's recipe clips the implicit PRM's gradient at
+(``reward_model.prime_model.optim.grad_clip``)."""
+
+
+def joined(output: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """Prompt and completion of TRL's batch as one sequence: token ids, attention mask, and the mask of
+    the completion's tokens (the response the implicit PRM's rewards are read at)."""
+    import torch
+
+    ids = torch.cat([output["prompt_ids"], output["completion_ids"]], dim=1)
+    attention = torch.cat([output["prompt_mask"], output["completion_mask"]], dim=1)
+    response = torch.cat([torch.zeros_like(output["prompt_mask"]), output["completion_mask"]], dim=1)
+    return ids, attention, response
+
+
+class PrimeGRPOTrainer(DenseGRPOTrainer):
+    """:class:`DenseGRPOTrainer` under PRIME (Cui et al. 2025, arXiv 2502.01456): the process rewards are
+    an online implicit PRM's, which learns from the outcome labels of the policy's own samples.
+
+    Takes every ``GRPOTrainer`` argument (``reward_funcs``: the outcome, 1.0 read as correct, as for the
+    other forms that read it), plus:
+
+    - ``implicit_prm``: a :class:`~prmkit.modeling.released.ImplicitPair`, the PRM (a causal LM, trained)
+      and its reference (frozen), and ``beta``;
+    - ``prm_lr``: the PRM's AdamW learning rate (constant; gradients clipped at :data:`PRIME_GRAD_CLIP`);
+    - ``credit_params``: the ``prime`` form's keywords (``process_coef``, ``outcome_coef``).
+
+    Each generation round, in this order (PRIME's default, scoring before updating): the PRM's token
+    rewards ``beta * (log pi_prm - log pi_ref)`` of every completion token (under ``no_grad``,
+    :func:`~prmkit.rl.prime.implicit_token_rewards`), every token a step; the advantages of the ``prime``
+    credit form over them and the outcome (:func:`prmkit.rl.credits.prime`); then one
+    :func:`~prmkit.rl.prime.update_implicit_prm` step on the same samples, labelled 1 where the outcome is
+    at least 0.5. Logged beside TRL's metrics: ``prime/accuracy`` (:func:`~prmkit.rl.prime.label_accuracy`
+    of the scores that paid the round, before the PRM saw its labels), ``prime/loss`` (the PRM's loss on
+    the round, before its update) and ``process/step_reward`` (the mean token reward). A checkpoint holds
+    the PRM (``implicit_prm/``) and its optimiser's state, and a resumed run reads both back.
+
+    One process only: the PRM is updated where it scores, and copies in several processes would part.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        implicit_prm: Any,
+        prm_lr: float,
+        credit_params: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ):
+        import torch
+
+        # the implicit PRM pays instead of a ProcessReward: dense_advantages, the only reader, is overridden
+        super().__init__(
+            *args,
+            process_reward=None,  # type: ignore[arg-type]
+            credit="prime",
+            credit_params=credit_params,
+            **kwargs,
+        )
+        if self.accelerator.num_processes > 1:
+            raise ValueError(
+                "PrimeGRPOTrainer updates its implicit PRM in one process; found "
+                f"{self.accelerator.num_processes}: run it in one"
+            )
+        self.implicit_prm = implicit_prm.to(self.accelerator.device)
+        self.implicit_prm.reference.eval().requires_grad_(False)
+        self.prm_optimizer = torch.optim.AdamW(self.implicit_prm.policy.parameters(), lr=prm_lr)
+
+    def dense_advantages(self, inputs: list[dict[str, Any]], output: dict[str, Any]) -> Any:
+        """Score with the implicit PRM, the ``prime`` form's ``(B, T)`` advantages, then (training) update
+        the PRM on the same samples (the class docstring)."""
+        import torch
+
+        mode = "train" if self.model.training else "eval"
+        group = self.num_generations if mode == "train" else self.num_generations_eval
+        pair, metrics = self.implicit_prm, self._metrics[mode]
+        ids, attention, response = joined(output)
+        pair.policy.eval()
+        with torch.no_grad():
+            tokens = implicit_token_rewards(pair, ids, attention, response)
+        rewards, ends = step_rewards(tokens, response, pair.beta)
+        outcome = list(self._outcome) if self._outcome is not None else [0.0] * len(rewards)
+        rollouts = Rollouts.consecutive(rewards, ends, [len(e) for e in ends], group, outcome=outcome)
+        rows = credit_advantages("prime", rollouts, **self.credit_params)
+        labels = torch.tensor([float(o >= 0.5) for o in outcome], device=ids.device)
+        metrics["prime/accuracy"].append(label_accuracy(tokens, labels, pair.beta))
+        if mode == "train":
+            loss = update_implicit_prm(
+                pair, self.prm_optimizer, ids, attention, response, labels, PRIME_GRAD_CLIP
+            )
+            metrics["prime/loss"].append(loss)
+        flat = [r for row in rewards for r in row]
+        metrics["process/step_reward"].append(sum(flat) / len(flat) if flat else 0.0)
+        return to_tensor(rows, output["completion_ids"].shape[1]).to(output["advantages"].device)
+
+    def save_implicit_prm(self, folder: str | Path, tokenizer: Any = None) -> None:
+        """The PRM as an ordinary HF folder (safetensors weights, ``config.json``, the tokenizer if given)."""
+        self.implicit_prm.policy.save_pretrained(str(folder), safe_serialization=True)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(str(folder))
+
+    def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        """TRL's checkpoint, plus the implicit PRM (``implicit_prm/``) and its optimiser's state
+        (``implicit_prm/optimizer.pt``, as TRL keeps its own ``optimizer.pt``): a resumed run goes on with
+        the PRM it had, not a fresh copy of π0."""
+        import torch
+        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+        super()._save_checkpoint(model, trial)
+        if self.args.should_save:
+            checkpoint = Path(
+                self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+            )
+            self.save_implicit_prm(checkpoint / PRIME_DIR)
+            torch.save(self.prm_optimizer.state_dict(), checkpoint / PRIME_DIR / "optimizer.pt")
+
+    def _load_optimizer_and_scheduler(self, checkpoint: str | None) -> None:
+        """TRL's, then the implicit PRM and its optimiser's state where the checkpoint holds them."""
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        super()._load_optimizer_and_scheduler(checkpoint)
+        folder = Path(checkpoint, PRIME_DIR) if checkpoint is not None else None
+        if folder is None or not folder.is_dir():
+            return
+        saved = AutoModelForCausalLM.from_pretrained(str(folder))
+        self.implicit_prm.policy.load_state_dict(saved.state_dict())
+        state = torch.load(folder / "optimizer.pt", map_location=self.accelerator.device, weights_only=True)
+        self.prm_optimizer.load_state_dict(state)
