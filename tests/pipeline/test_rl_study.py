@@ -13,19 +13,23 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from prmkit import __version__
 from prmkit.cli import app
 from prmkit.cli.run import parse_sets
 from prmkit.core.errors import InputError
 from prmkit.pipeline import load_recipe
+from prmkit.pipeline.cache import stage_key
 from prmkit.pipeline.recipe import Recipe
 from prmkit.pipeline.rl_recipe import PRMS, RlStudy
 from prmkit.pipeline.rl_stages import majority_answers, plan
 from prmkit.pipeline.runner import stage_index
 from prmkit.rl.config import RlConfig
+from prmkit.rl.study import verdict
 from tests.pipeline.test_run import numbers
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "rl.yaml"
+GRID = REPO / "recipes" / "rl-grid.yaml"
 
 
 def _study(**overrides) -> RlStudy:
@@ -34,10 +38,19 @@ def _study(**overrides) -> RlStudy:
     return study
 
 
+def keys(study: RlStudy) -> dict[str, str]:
+    """Every stage's cache key, as ``prmkit run`` computes it (its name, settings and inputs' keys)."""
+    found: dict[str, str] = {}
+    for st in plan(study):
+        found[st.name] = stage_key(st.name, st.settings, {d: found[d] for d in st.deps}, __version__)
+    return found
+
+
 def test_every_cell_of_the_recipe_is_a_valid_rl_config() -> None:
     study, raw = _study(), yaml.safe_load(RECIPE.read_text())
     cells, experiment = study.cells(), raw["experiment"]
-    main = len(experiment["rewards"]) * len(experiment["seeds"]) * len(experiment.get("draws", [0]))
+    names = len(experiment["rewards"]) + len(experiment["credits"])
+    main = names * len(experiment["seeds"]) * len(experiment["draws"] + experiment["claims_draws"])
     assert len(cells) == main + sum(len(spec.get("seeds", [0])) for spec in experiment["extra"].values())
     assert {spec.get("prm") for spec in experiment["extra"].values()} - {None} <= set(PRMS)
     for cell in cells:
@@ -163,7 +176,119 @@ def test_set_mistakes_are_named_at_their_set_item() -> None:
 def test_the_recipe_passes_its_check_and_lists_its_stages() -> None:
     result = CliRunner().invoke(app, ["run", str(RECIPE), "--check"])
     assert result.exit_code == 0, result.output
-    assert re.search(r"runs/rl: 43 stages, \d+ to run", result.output) and "rl-dense-2-d0" in result.output
+    assert re.search(r"runs/rl: 45 stages, \d+ to run", result.output) and "rl-dense-2-d0" in result.output
+
+
+def test_a_credit_axis_adds_dense_cells_and_changes_no_other_stage_key() -> None:
+    """``experiment.credits``: one ``dense-<credit>`` grid cell per form, on every seed and draw, the
+    ``dense`` reward under that credit; an empty list is the recipe as it was (every stage key the same),
+    and a form added changes no existing cell's key (only the report's, which reads one more cell)."""
+    before = keys(_study())
+    assert keys(_study(**{"experiment.credits": []})) == before
+    study = _study(**{"experiment.credits": ["pure", "first_error"], "experiment.draws": [0, 1]})
+    after = keys(study)
+    grown = {n: k for n, k in before.items() if n != "report"}
+    drawn = keys(_study(**{"experiment.draws": [0, 1]}))
+    assert {n: after[n] for n in drawn if n != "report"} == {n: k for n, k in drawn.items() if n != "report"}
+    assert grown.items() <= after.items()
+    new = {c.stage: c for c in study.cells() if c.stage not in drawn}
+    assert sorted(new) == sorted(f"rl-dense-{c}-{s}-d{d}" for c in ("pure", "first_error") for s in (0, 1, 2)
+                                 for d in (0, 1))  # fmt: skip
+    config = new["rl-dense-pure-1-d1"].config("pi0", "prm")
+    assert (config.reward, config.credit, config.seed, config.prompts.seed) == ("dense", "pure", 1, 1)
+    assert config.process_weight == study.rl["process_weight"]  # every other key the rl section's
+    cut = _study(
+        **{"experiment.credits": ["pure", "first_error"], "experiment.only": ["outcome", "dense-pure"]}
+    )
+    assert {c.name for c in cut.cells()} == {"outcome", "dense-pure"}
+    assert plan(cut)[-1].settings["rewards"] == ["outcome", "dense-pure"]
+
+
+def test_credits_and_claims_draws_are_refused_at_their_place() -> None:
+    for given, *said in (
+        ("experiment.credits=[pure, prmie]", "experiment.credits.1: ", "did you mean 'prime'"),
+        ("experiment.credits=[pure, pure]", "experiment.credits: ", "each credit form once"),
+        ("experiment.claims_draws=[0]", "claims_draws [0] are also in draws"),
+        ("experiment.claims_draws=[-1]", "experiment.claims_draws: ", "distinct integers >= 0"),
+        ("experiment.only=[dense-pur]", "no cell named ['dense-pur']"),
+    ):
+        checked = _check("experiment.credits=[pure]" if "only" in given else "measure=false", given)
+        assert checked.exit_code == 2 and all(part in checked.output for part in said), checked.output
+    with pytest.raises(InputError, match=r"credit_keys names \['papo'\], not among credits"):
+        load_recipe(
+            RECIPE, {"experiment.credits": ["sum"], "experiment.credit_keys": {"papo": {"papo_weight": 2}}}
+        )
+    with pytest.raises(InputError, match=r"cell rl-dense-sum-0-d0: .*papo_weight is a parameter"):
+        load_recipe(
+            RECIPE, {"experiment.credits": ["sum"], "experiment.credit_keys": {"sum": {"papo_weight": 2}}}
+        )
+    with pytest.raises(InputError, match=r"extra cells \['dense-sum'\] take a grid cell's name"):
+        load_recipe(
+            RECIPE, {"experiment.credits": ["sum"], "experiment.extra.dense-sum": {"reward": "dense"}}
+        )
+    # a credit whose parameters the rl section sets for another form: refused at the cell, before any work
+    with pytest.raises(InputError, match=r"cell rl-dense-sum-0-d0: .*credit_temperature is a parameter"):
+        load_recipe(
+            RECIPE, {"experiment.credits": ["sum"], "rl.credit": "pure", "rl.credit_temperature": 0.5}
+        )
+
+
+def test_claims_draws_run_the_grid_and_build_their_own_pi0_and_prm() -> None:
+    study = _study(**{"experiment.draws": [0, 1], "experiment.claims_draws": [2]})
+    cells = study.cells()
+    grid = study.experiment
+    assert {(c.draw, c.seed) for c in cells if c.name == "outcome"} == {
+        (d, s) for d in (0, 1, 2) for s in grid.seeds
+    }
+    assert {c.draw for c in cells if c.name in grid.extra} == {0}
+    stages = {s.name: s for s in plan(study)}
+    assert stages["prm-d2"].deps == ["pi0-d2", "mc-d2"] and stages["pi0-d2"].settings["seed"] == 2
+    assert stages["report"].settings["claims_draws"] == [2]
+    assert "claims_draws" not in plan(_study())[-1].settings  # no claims draws: the report's key as before
+
+
+def test_the_grid_recipe_is_credit_forms_against_outcome_on_the_gates_setting() -> None:
+    """recipes/rl-grid.yaml: outcome, the checker's reward and every credit form prmkit's trainer runs as a
+    cell, 5 seeds x 2 tuning draws + 1 claims draw, 200 monitor problems; the same π0, PRM and ``rl``
+    section as recipes/rl.yaml, so its draws' π0 and PRM and the gates' cells are the same stages (the
+    keys agree, and ``reuse`` takes them); its comment's cell count is the recipe's."""
+    grid = load_recipe(GRID)
+    assert isinstance(grid, RlStudy)
+    cells, experiment = grid.cells(), grid.experiment
+    assert experiment.rewards == ["outcome", "gold_process"]
+    assert set(experiment.credits) == {"pure", "sum", "first_error", "papo", "prof", "pav", "anchor", "prime"}
+    assert (experiment.draws, experiment.claims_draws, experiment.seeds) == ([0, 1], [2], [0, 1, 2, 3, 4])
+    assert len(cells) == 10 * 5 * 3 and {c.rl["prompts"]["monitor_n"] for c in cells} == {200}
+    # prime's implicit PRM learns at the policy's rate; every other form at its defaults
+    assert {c.config("pi0", "prm").prime_lr for c in cells if c.name == "dense-prime"} == {grid.rl["lr"]}
+    assert all("prime_lr" not in c.rl for c in cells if c.name != "dense-prime")
+    assert f"= {len(cells)} cells" in GRID.read_text()
+    assert grid.rl == _study().rl and grid.pi0 == _study().pi0 and grid.prm == _study().prm
+    mine, measured = keys(grid), keys(_study(measure=True))
+    gates = keys(load_recipe(REPO / "recipes" / "rl-gates.yaml"))
+    shared = [f"{s}-d{d}" for s in ("problems", "pi0", "mc", "prm") for d in (0, 1)]
+    assert {n: mine[n] for n in shared} == {n: measured[n] for n in shared}
+    assert {n: k for n, k in gates.items() if n.startswith("rl-")}.items() <= mine.items()
+    assert grid.reuse == [Path("runs/rl"), Path("runs/rl-gates")]
+    checked = CliRunner().invoke(
+        app, ["run", str(GRID), "--check"]
+    )  # 3 draws' 4 stages, the cells, the report
+    assert checked.exit_code == 0 and f"runs/rl-grid: {3 * 4 + len(cells) + 1} stages" in checked.output, (
+        checked.output
+    )
+
+
+def test_the_pure_failure_cells_are_prm_only_rl_with_and_without_the_anchor() -> None:
+    """Issue 60's PURE cells: the dense reward alone (step scores only) from the draw's learned PRM, 300
+    steps, PURE's credit and, beside it, PURE's anchor (the verifiable reward on 10 % of prompts)."""
+    cells = {c.name: c for c in _study().cells() if c.name.startswith("pure_")}
+    assert set(cells) == {"pure_only", "pure_anchor"}
+    for name, credit in (("pure_only", "pure"), ("pure_anchor", "anchor")):
+        cell = cells[name]
+        config = cell.config("pi0", cell.prm)
+        assert (cell.prm, cell.draw, config.reward, config.credit) == ("prm", 0, "dense", credit)
+        assert config.steps == 300 and config.process_weight == 1.0 and config.monitor_every < config.steps
+    assert cells["pure_anchor"].config("pi0", "prm").anchor_share == 0.1
 
 
 def test_majority_answers_count_votes_per_problem(tmp_path: Path) -> None:
@@ -219,3 +344,43 @@ def test_a_tiny_study_runs_stage_by_stage_caches_and_reports(tmp_path: Path) -> 
     )
     changed = CliRunner().invoke(app, ["run", str(recipe)])
     assert changed.output.count(": cached") == 12 and "report: done" in changed.output, changed.output
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings(r"ignore:`(is_)?gradient_checkpointing\w*` is deprecated:FutureWarning")
+@pytest.mark.filterwarnings(r"ignore:You are using 'rollout_func'")
+def test_a_tiny_credit_grid_with_a_claims_draw_runs_and_reports_both_sides(tmp_path: Path) -> None:
+    """Issue 60's grid cut to seconds: outcome and two credit forms on tuning draw 0 and claims draw 1;
+    results.json holds the tuning and the claims side apart, each credit cell's verdict against outcome
+    and its steps to outcome's final answer accuracy, and ``--check`` lists every cell, done."""
+    experiment = {"rewards": ["outcome"], "credits": ["sum", "pure"], "seeds": [0], "draws": [0],
+                  "claims_draws": [1], "resamples": 50}  # fmt: skip
+    recipe, out = tmp_path / "grid.yaml", tmp_path / "out"
+    recipe.write_text(yaml.safe_dump(TINY | {"output_dir": str(out), "experiment": experiment}))
+    ran = CliRunner().invoke(app, ["run", str(recipe)])
+    assert ran.exit_code == 0, ran.output
+    done = {p.name.rsplit("-", 1)[0]: p for p in (out / "stages").iterdir()}
+    cells = {f"rl-{n}-0-d{d}" for n in ("outcome", "dense-sum", "dense-pure") for d in (0, 1)}
+    assert cells <= set(done) and {"pi0-d1", "prm-d1", "report"} <= set(done)
+    card = json.loads((done["rl-dense-pure-0-d1"] / "policy" / "policy_card.json").read_text())
+    assert card["reward"]["kind"] == "dense" and card["reward"]["prm"] == str(done["prm-d1"] / "model")
+    config = json.loads((done["rl-dense-pure-0-d1"] / "policy" / "rl_config.json").read_text())
+    assert config["credit"] == "pure" and config["reward"] == "dense"
+    results = json.loads((done["report"] / "results.json").read_text())
+    sides = results["sides"]
+    assert [(s["side"], s["draws"]) for s in sides.values()] == [("tuning", [0]), ("claims", [1])]
+    for side in sides.values():
+        assert set(side["verdicts"]) == {"dense-sum − outcome", "dense-pure − outcome"}
+        for pair, verdicts in side["verdicts"].items():
+            assert set(verdicts) == {"process_correct", "lucky", "answer_accuracy"}
+            for metric, said in verdicts.items():
+                assert said == verdict(side["paired"][pair][metric])
+    assert set(results["sample_efficiency"]["steps"]) == {"outcome", "dense-sum", "dense-pure"}
+    assert set(results["sample_efficiency"]["target"]) == {"0-0", "1-0"}
+    report = (done["report"] / "report.md").read_text()
+    assert "## Tuning and claims sides" in report and "| claims | 1 | dense-pure − outcome |" in report
+    assert "Claims side (draw(s) 1): difference from outcome's Δ" in (out / "report.md").read_text()
+    checked = CliRunner().invoke(app, ["run", str(recipe), "--check"])
+    assert checked.exit_code == 0, checked.output
+    listed = dict(re.findall(r"^  (rl-\S+)\s.*; (\S+(?: \S+)?)$", checked.output, re.M))
+    assert set(listed) == cells and set(listed.values()) == {"done"}, checked.output

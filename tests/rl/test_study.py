@@ -11,7 +11,17 @@ import pytest
 from prmkit.core.results import MARKER, render_blocks
 from prmkit.rl.monitors import COLUMNS as MONITOR_COLUMNS
 from prmkit.rl.monitors import PER_PROBLEM_FILE
-from prmkit.rl.study import CellRecord, final_kl, gains_table, read_cell, runs_of, steps_to_gain
+from prmkit.rl.study import (
+    CellRecord,
+    efficiency_table,
+    final_kl,
+    gains_table,
+    read_cell,
+    runs_of,
+    steps_to_gain,
+    steps_to_reach,
+    verdict,
+)
 from prmkit.rl.study_block import render_measure_block
 from prmkit.rl.study_report import measure, write_study
 
@@ -286,3 +296,88 @@ def test_the_rl_docs_block_is_what_the_committed_measurement_gives() -> None:
     assert parts["pi0_prm_draws"] >= 2 and len(parts["rl_seeds"]) >= 5
     assert min(parts["monitor_problems_per_draw"].values()) >= 200
     assert set(results["per_draw"]) == {"0", "1"} and "dense − outcome" in results["paired"]
+
+
+def test_sample_efficiency_is_the_first_point_at_outcomes_final_answer_accuracy_on_the_same_run() -> None:
+    """Issue 60's sample efficiency: a run's first monitored step (step 0 too) whose answer accuracy
+    reaches the one outcome ended at on the same draw and seed; None where it never does."""
+
+    def acc(*values: float) -> list[dict]:
+        return [{"step": 50 * i, "answer_accuracy": v} for i, v in enumerate(values)]
+
+    outcome = {(0, 0): acc(0.30, 0.40, 0.50), (0, 1): acc(0.35, 0.30, 0.35)}
+    records = [CellRecord("outcome", d, s, pts, {}) for (d, s), pts in outcome.items()]
+    records += [CellRecord("dense-pure", 0, 0, acc(0.30, 0.55, 0.20), {}),
+                CellRecord("dense-pure", 0, 1, acc(0.20, 0.25, 0.30), {}),
+                CellRecord("dense-sum", 0, 1, acc(0.40, 0.10, 0.10), {}),
+                CellRecord("dense-sum", 1, 0, acc(0.40, 0.10, 0.10), {})]  # fmt: skip
+    found = efficiency_table(runs_of(records), ["outcome", "dense-pure", "dense-sum"])
+    assert found["target"] == {"0-0": 0.50, "0-1": 0.35}
+    assert found["steps"] == {
+        "outcome": {"0-0": 100, "0-1": 0},  # outcome's own: seed 1 never rose above its start
+        "dense-pure": {"0-0": 50, "0-1": None},  # a later fall does not undo the step reached
+        "dense-sum": {"0-1": 0},  # no outcome run on draw 1: nothing to reach there
+    }
+    assert steps_to_reach(acc(0.1, 0.2), 0.2) == 50 and steps_to_reach([], 0.1) is None
+    assert efficiency_table(runs_of(records[2:]), ["dense-pure"]) == {}  # no outcome runs
+
+
+def test_a_verdict_is_where_the_interval_lies() -> None:
+    assert (
+        verdict({"low": 0.01, "high": 0.2}) == "above 0"
+        and verdict({"low": -0.2, "high": -1e-9}) == "below 0"
+    )
+    assert (
+        verdict({"low": -0.1, "high": 0.1}) == "contains 0"
+        and verdict({"low": 0.0, "high": 0.0}) == "contains 0"
+    )
+    assert verdict({"low": float("nan"), "high": 0.1}) == "n/a"
+
+
+def test_claims_draws_are_a_side_of_their_own_with_verdicts_in_the_results_report_and_block(
+    tmp_path: Path,
+) -> None:
+    """Draw 1 as the claims draw: the tuning side is draw 0 alone and the claims side draw 1 alone, each
+    the same numbers as that draw alone (one draw a side here), with a verdict per metric; the report and
+    the docs block show the claims verdict column."""
+    records = _fabricate(2)
+    text = write_study(tmp_path, records, REWARDS, resamples=200, claims=[1])
+    results = json.loads((tmp_path / "results.json").read_text())
+    tuning, claims = results["sides"]["tuning"], results["sides"]["claims"]
+    assert (tuning["side"], tuning["draws"], claims["side"], claims["draws"]) == (
+        "tuning",
+        [0],
+        "claims",
+        [1],
+    )
+    for side, draw in ((tuning, "0"), (claims, "1")):
+        assert side["paired"] == results["per_draw"][draw]["paired"]
+        assert side["rewards"] == results["per_draw"][draw]["rewards"]
+    pair = claims["paired"]["dense − outcome"]
+    # dense gains one right sample more than outcome wherever a problem has room: above 0 on process-correct
+    # and answer accuracy (each right answer here is process-correct); no lucky answer anywhere
+    assert pair["process_correct"]["low"] > 0 and pair["lucky"]["low"] == pair["lucky"]["high"] == 0
+    assert claims["verdicts"]["dense − outcome"] == {
+        "process_correct": "above 0", "lucky": "contains 0", "answer_accuracy": "above 0",
+    }  # fmt: skip
+    assert "Tuning side: draw(s) 0; claims side: draw(s) 1" in results["draws"]
+    # every interval counted: the pooled ones and each draw alone as before, and the two sides
+    assert results["intervals"] == 2 * 3 * 6 + 2 + 3 + 2 * (2 * (2 * 6 + 3))
+    assert "## Tuning and claims sides" in text
+    assert "| claims | 1 | dense − outcome | " in text and "process-correct above 0; lucky contains 0" in text
+    assert "## Sample efficiency" in text and set(results["sample_efficiency"]["steps"]) == set(REWARDS)
+    block = render_measure_block(results)
+    assert "| claims verdict (the difference's interval against 0) |" in block
+    cells = " | ".join(pair[m]["cell"] for m in ("process_correct", "lucky", "answer_accuracy"))
+    verdicts = "process-correct above 0; lucky contains 0; answer accuracy above 0"
+    assert f"| dense − outcome | claims: draw(s) 1 | {cells} | {verdicts} |" in block
+    assert block.count(verdicts) == 1  # the claims row alone carries a verdict
+    tuned = " | ".join(
+        tuning["paired"]["dense − outcome"][m]["cell"]
+        for m in ("process_correct", "lucky", "answer_accuracy")
+    )
+    assert f"| dense − outcome | tuning: draw(s) 0 | {tuned} |  |" in block and "fresh: claims" not in block
+    assert "| 100, 100, 100, 100, 100, 100 |" in block  # outcome and dense both reach it at the last point
+    # without claims draws the results have no sides and the block is as before
+    plain = measure(records, REWARDS, resamples=200)
+    assert "sides" not in plain and "claims verdict" not in render_measure_block(plain, tuned=["0"])

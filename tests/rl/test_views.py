@@ -166,3 +166,21 @@ def test_an_rl_block_refuses_an_attribute_its_view_does_not_read() -> None:
     page = "<!-- results: docs/results/rl-faithfulness.json view=rl-faithfulness column=all -->\n<!-- /results -->\n"
     with pytest.raises(BlockError, match=r"unknown attributes \['column'\] of a rl-faithfulness block"):
         render_blocks(page, ROOT)
+
+
+def test_a_claims_block_shows_only_its_files_numbers_and_the_claims_verdicts() -> None:
+    """A study with a claims draw (issue 60): every interval the block shows is one of its file's, the
+    claims rows carry the file's verdicts, and the tuning rows none."""
+    from prmkit.rl.study_report import measure
+    from tests.rl.test_study import REWARDS, _fabricate
+
+    result = json.loads(json.dumps(measure(_fabricate(1), REWARDS, resamples=100, claims=[1])))
+    body = render_measure_block(result)
+    shown_cells = re.findall(r"[+-]?\d+\.\d+ \[[^\]]+\]", body)
+    assert len(shown_cells) >= 20 and all(c in _cells(result) for c in shown_cells)
+    claims = result["sides"]["claims"]
+    for pair, verdicts in claims["verdicts"].items():
+        said = "; ".join(f"{name} {verdicts[m]}" for m, name in
+                         (("process_correct", "process-correct"), ("lucky", "lucky"), ("answer_accuracy", "answer accuracy")))  # fmt: skip
+        assert re.search(rf"^\| {pair} \| claims: draw\(s\) 1 \| .* \| {said} \|$", body, re.M)
+        assert re.search(rf"^\| {pair} \| tuning: draw\(s\) 0 \| .* \|  \|$", body, re.M)

@@ -3,13 +3,17 @@ cell, one report; read and checked whole before any work starts.
 
 Sections: ``pi0`` (problems, samples and pretraining: the world's LM on the simulated policy's own,
 unfiltered samples, no gold), ``prm`` (``prmkit label mc`` on those samples, ``prmkit train prm`` from
-π0; the majority PRM and the ORM that extra cells may name), ``experiment`` (which cells: rewards x RL
-seeds x draws, plus named ``extra`` cells) and ``rl`` (``prmkit rl``'s config, what every cell starts
-from; ``prmkit rl --config recipes/rl.yaml`` reads it alone, with its ``policy`` and ``prm``, which the
-study sets per cell: its draw's π0 and the PRM it names).
+π0; the majority PRM and the ORM that extra cells may name), ``experiment`` (which cells: rewards and
+credit forms x RL seeds x draws and claims draws, plus named ``extra`` cells) and ``rl`` (``prmkit rl``'s
+config, what every cell starts from; ``prmkit rl --config recipes/rl.yaml`` reads it alone, with its
+``policy`` and ``prm``, which the study sets per cell: its draw's π0 and the PRM it names).
 
 Draws (issue 37): ``experiment.draws`` lists independent (π0, PRM) draws; draw d builds its own π0 and
 PRM from every seed shifted by d (:meth:`RlStudy.for_draw`); the extra cells run on draw 0 only.
+``experiment.claims_draws`` (issue 60) are draws no development run read: the grid runs on them too, and
+the report states them apart (the claims side) from ``draws`` (the tuning side). ``experiment.credits``
+(issue 60) adds a cell of the ``dense`` reward per credit form, named ``dense-<credit>``
+(:func:`credit_cell`), to the grid.
 ``measure: true`` runs ``experiment.measure``'s keys in place of ``experiment``'s (issue 37's
 measurement); ``experiment.only`` names the cells to run of either. Any key can be set from the
 command line: ``prmkit run recipes/rl.yaml --set measure=true --set experiment.only=[outcome,dense]``.
@@ -20,14 +24,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 from prmkit.core.config import Config, Seed
+from prmkit.core.registry import UnknownNameError
 from prmkit.core.yamlconf import validate_at
 from prmkit.pipeline.recipe import MAX_LIST
 from prmkit.rl.config import Reward, RlConfig
+from prmkit.rl.credits import CREDITS
 from prmkit.training.config import OrmConfig, PretrainConfig, PrmConfig
 from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, is_world_name, world
 
@@ -40,6 +46,29 @@ PRMS = {
 """The PRMs a cell may name as ``prm`` (the first is every cell's unless it names another)."""
 FILES = ("input", "output", "work_dir")
 """The MC labeller's file fields, which the study sets."""
+
+
+CREDIT_REWARD: Reward = "dense"
+"""The reward a credit form's grid cells are paid (the PRM's step scores, through the form)."""
+
+
+def credit_cell(credit: str) -> str:
+    """The grid cell name of credit form ``credit``: ``dense-<credit>`` (a hyphen, so that no name of an
+    extra cell, which are written with underscores, e.g. ``dense_sum``, is taken)."""
+    return f"{CREDIT_REWARD}-{credit}"
+
+
+def _registered_credit(value: str) -> str:
+    """A credit form's name as :data:`~prmkit.rl.credits.CREDITS` holds it (an alias read as its name);
+    an unknown one refused with the closest names."""
+    try:
+        CREDITS.get(value)
+    except UnknownNameError as err:  # "Did you mean ...?", read as the list item's error
+        raise ValueError(str(err)) from None
+    return CREDITS.canonical(value)
+
+
+CreditName = Annotated[str, AfterValidator(_registered_credit)]
 
 
 class Pi0Section(Config):
@@ -105,8 +134,20 @@ class ExperimentSection(Config):
     """The grid's rewards: one cell per reward, RL seed and draw (``outcome`` is every pair's base)."""
     seeds: list[Seed] = Field(default_factory=lambda: [0], max_length=100)
     """The grid's RL seeds."""
+    credits: list[CreditName] = Field(default_factory=list, max_length=MAX_LIST)
+    """Credit forms (:mod:`prmkit.rl.credits`; docs/rl.md, "Credit forms"), each one more grid cell: the
+    ``dense`` reward under that form (its parameters at their defaults, every other key the ``rl``
+    section's; ``dense`` pays the step rewards alone, ``process_weight`` being ``mixed``'s), named
+    ``dense-<credit>``, on every draw and RL seed, paired with outcome as the rewards are."""
+    credit_keys: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """``rl`` keys over one credit form's cells (a form's name in ``credits`` -> its keys), e.g. ``{prime:
+    {prime_lr: 2.0e-4}}``; a form not named here runs at its defaults."""
     draws: list[int] = Field(default_factory=lambda: [0], max_length=MAX_LIST)
     """Independent (π0, PRM) draws: 0 is the recipe's own seeds, d adds d to each of them."""
+    claims_draws: list[int] = Field(default_factory=list, max_length=MAX_LIST)
+    """Draws no development run read (none of ``draws``): the grid runs on them too, and the report gives
+    the tuning side (over ``draws``) and the claims side (over these) apart, with each credit form's
+    verdict against outcome on the claims side."""
     rl: dict[str, Any] = Field(default_factory=dict)
     """``rl`` keys over the ``rl`` section for the grid's cells only (``prompts`` merged key by key)."""
     extra: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -115,9 +156,9 @@ class ExperimentSection(Config):
     measure: dict[str, Any] | None = None
     """Keys replacing this section's when the recipe says ``measure: true``."""
     only: list[str] = Field(default_factory=list, max_length=MAX_LIST)
-    """The cells of these names alone (grid rewards or extra cells; empty: every cell): a part of the
-    experiment, e.g. ``--set experiment.only=[outcome,dense]``; cells already run stay cached, the
-    report covers these."""
+    """The cells of these names alone (grid rewards, credit cells ``dense-<credit>`` or extra cells; empty:
+    every cell): a part of the experiment, e.g. ``--set experiment.only=[outcome,dense-pure]``; cells
+    already run stay cached, the report covers these."""
     resamples: int = Field(2000, ge=10, le=100_000)
     """Bootstrap resamples of every interval of the report."""
 
@@ -128,14 +169,62 @@ class ExperimentSection(Config):
             raise ValueError("distinct integers >= 0 (0 is the recipe's own)")
         return value
 
+    @field_validator("claims_draws")
+    @classmethod
+    def _distinct_claims(cls, value: list[int]) -> list[int]:
+        if len(set(value)) != len(value) or any(d < 0 for d in value):
+            raise ValueError("distinct integers >= 0, none of them in draws")
+        return value
+
+    @field_validator("credits")
+    @classmethod
+    def _distinct_credits(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"each credit form once: {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _sides_and_names_apart(self) -> ExperimentSection:
+        """A claims draw is no tuning draw, and an extra cell takes no grid cell's name."""
+        both = sorted(set(self.draws) & set(self.claims_draws))
+        if both:
+            raise ValueError(
+                f"claims_draws {both} are also in draws: a claims draw is one no tuning run read"
+            )
+        taken = sorted(set(self.extra) & set(self.grid_names()))
+        if taken:
+            raise ValueError(f"extra cells {taken} take a grid cell's name: rename them")
+        stray = sorted(set(self.credit_keys) - set(self.credits))
+        if stray:
+            raise ValueError(f"credit_keys names {stray}, not among credits {self.credits}")
+        return self
+
+    def grid_names(self) -> list[str]:
+        """The grid's cell names: its rewards, then a ``dense-<credit>`` per credit form."""
+        return [*self.rewards, *map(credit_cell, self.credits)]
+
+    def grid_cells(self) -> list[tuple[str, dict[str, Any]]]:
+        """Each grid cell's name and the ``rl`` keys it sets over the section's (:meth:`grid_names`'
+        order)."""
+        credits = [
+            (credit_cell(c), {**self.credit_keys.get(c, {}), "reward": CREDIT_REWARD, "credit": c})
+            for c in self.credits
+        ]
+        return [(r, {"reward": r}) for r in self.rewards] + credits
+
+    def all_draws(self) -> list[int]:
+        """The draws the grid runs on: the tuning ``draws``, then the ``claims_draws``."""
+        return [*self.draws, *self.claims_draws]
+
     def chosen(self) -> ExperimentSection:
         """This section cut to its ``only`` cells (itself when ``only`` is empty; the study checks the
         names against the experiment it runs)."""
         if not self.only:
             return self
         rewards = [r for r in self.rewards if r in self.only]
+        credits = [c for c in self.credits if credit_cell(c) in self.only]
         extra = {name: spec for name, spec in self.extra.items() if name in self.only}
-        return self.model_copy(update={"rewards": rewards, "extra": extra})
+        return self.model_copy(update={"rewards": rewards, "credits": credits, "extra": extra})
 
     @field_validator("extra")
     @classmethod
@@ -233,11 +322,12 @@ class RlStudy(Config):
         except ValidationError as err:
             raise ValueError(f"experiment.measure: {err}") from None
         whole = self.grid(cut=False)
-        unknown = sorted(set(whole.only) - set(whole.rewards) - set(whole.extra))
+        unknown = sorted(set(whole.only) - set(whole.grid_names()) - set(whole.extra))
         if unknown:
+            credits = f", credit cells {list(map(credit_cell, whole.credits))}" if whole.credits else ""
             raise ValueError(
                 f"experiment.only: no cell named {unknown} in the experiment this recipe runs (rewards "
-                f"{whole.rewards}, extra cells {list(whole.extra)})"
+                f"{whole.rewards}{credits}, extra cells {list(whole.extra)})"
             )
         for grid in variants:
             for cell in cells_of(self, grid):
@@ -283,15 +373,15 @@ class RlStudy(Config):
 
 
 def cells_of(study: RlStudy, grid: ExperimentSection) -> list[Cell]:
-    """Every cell: the grid (``rewards`` x ``seeds``) in every draw of ``grid.draws``, its ``rl`` section
-    with ``grid.rl``'s keys over it (``prompts`` merged key by key: e.g. more monitor problems for the
-    grid's cells only), then the extra cells, on draw 0."""
+    """Every cell: the grid (``rewards`` and ``credits`` x ``seeds``) in every draw of ``grid.draws`` and
+    then of ``grid.claims_draws``, its ``rl`` section with ``grid.rl``'s keys over it (``prompts`` merged
+    key by key: e.g. more monitor problems for the grid's cells only), then the extra cells, on draw 0."""
     out = []
     over = grid.rl
-    for draw in grid.draws:
+    for draw in grid.all_draws():
         base = study.for_draw(draw).rl
         base = {**base, **over, "prompts": {**(base.get("prompts") or {}), **(over.get("prompts") or {})}}
-        out += [Cell(r, s, draw, {**base, "reward": r}) for s in grid.seeds for r in grid.rewards]
+        out += [Cell(name, s, draw, {**base, **keys}) for s in grid.seeds for name, keys in grid.grid_cells()]
     for name, spec in grid.extra.items():
         spec = dict(spec)
         seeds = spec.pop("seeds", [0])

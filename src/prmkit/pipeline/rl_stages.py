@@ -192,7 +192,8 @@ def _report(r: RlStudy, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
 
     grid = r.grid()
     records = [read_cell(deps[c.stage] / POLICY, c.name, c.draw, c.seed) for c in r.cells()]
-    write_study(out, records, grid.rewards, grid.extra, grid.resamples, f"prmkit run: {r.name}")
+    write_study(out, records, grid.grid_names(), grid.extra, grid.resamples, f"prmkit run: {r.name}",
+                claims=grid.claims_draws)  # fmt: skip
     results = json.loads((out / RESULTS).read_text())
     return {"draws": results["draws"], "intervals": results["intervals"], "cells": len(records)}
 
@@ -209,7 +210,14 @@ def plan(r: RlStudy) -> list[Stage]:
         settings = cell.config("pi0", cell.prm).model_dump(mode="json")
         stages.append(Stage(cell.stage, reads, settings, _cell(cell), "rl", {"cell": cell.name}, (POLICY,)))
     grid = r.grid()
-    settings = {"recipe": r.name, "rewards": grid.rewards, "extra": grid.extra, "resamples": grid.resamples}
+    settings = {
+        "recipe": r.name,
+        "rewards": grid.grid_names(),
+        "extra": grid.extra,
+        "resamples": grid.resamples,
+    }
+    if grid.claims_draws:  # only then: a study without claims draws keeps its report's key
+        settings["claims_draws"] = grid.claims_draws
     stages.append(Stage("report", [c.stage for c in cells], settings, _report, "report",
                         outputs=("results.json", "report.md")))  # fmt: skip
     return stages
@@ -217,7 +225,8 @@ def plan(r: RlStudy) -> list[Stage]:
 
 def study_report(r: RlStudy, results: dict[str, dict[str, Any]], out: Path, source: str | None) -> Report:
     """The run's report: the study's headline (each reward's change from π0 and its difference from
-    outcome, over every draw), where its full report and curves are, the stages' times, the command."""
+    outcome, over every draw; with claims draws, the claims side's differences and verdicts), where its
+    full report and curves are, the stages' times, the command."""
     folder = Path(results["report"]["dir"])
     numbers = json.loads((folder / "results.json").read_text())
     report = Report(f"prmkit run: {r.name}")
@@ -234,6 +243,14 @@ def study_report(r: RlStudy, results: dict[str, dict[str, Any]], out: Path, sour
              for p, row in numbers["paired"].items()]  # fmt: skip
     if pairs:
         head.tables.append(Table(pairs, "Paired differences (same draw, seed and problems), %"))
+    claims = numbers.get("sides", {}).get("claims")
+    if claims:  # what a claim is read off: the draws no development run read
+        from prmkit.rl.study import verdict_cell
+
+        rows = [{"comparison": p, **{k: row.get(m, {}).get("cell", "–") for k, m in keys.items()},
+                 "verdict": verdict_cell(claims["verdicts"][p])} for p, row in claims["paired"].items()]  # fmt: skip
+        drawn = ", ".join(map(str, claims["draws"]))
+        head.tables.append(Table(rows, f"Claims side (draw(s) {drawn}): difference from outcome's Δ, %"))
     head.text.append(
         f"Every table, each draw alone, the extra cells and the monitors' warnings: "
         f"{relpath(folder / 'report.md', out)}; the numbers: {relpath(folder / 'results.json', out)}."

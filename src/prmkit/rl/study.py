@@ -12,7 +12,11 @@ problem resample shared by all the cells of a draw, so a change from π0 and a d
 stay paired; cells from before those counts get t-intervals over seeds (:func:`interval`). The results
 state how many draws of each component went in and how many intervals they hold, and give each draw
 alone beside the pooled numbers (:func:`per_draw`): a draw whose monitor problems were read while the
-settings were tuned sits beside one whose π0, PRM, prompts and problems are all fresh.
+settings were tuned sits beside one whose π0, PRM, prompts and problems are all fresh. Where the study
+names claims draws (issue 60: draws no development run read), :func:`sides` gives the tuning side (the
+other draws) and the claims side apart, each difference from outcome with its :func:`verdict` (its
+interval above 0, below 0 or containing 0); :func:`efficiency_table` gives each run's steps to outcome's
+final answer accuracy (sample efficiency).
 
 ``study_report.py`` makes the results file from these (``measure``: ``results.json``, committed as
 ``docs/results/rl-measure.json``), the report and the curves; ``study_block.py`` the docs block.
@@ -21,6 +25,7 @@ settings were tuned sits beside one whose π0, PRM, prompts and problems are all
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,6 +130,38 @@ def steps_to_gain(points: Sequence[dict[str, Any]], gain: float, key: str = "pro
         if (v := value(point, key)) is not None and v - base >= gain - 1e-12:
             return int(point["step"])
     return None
+
+
+def steps_to_reach(
+    points: Sequence[dict[str, Any]], target: float, key: str = "answer_accuracy"
+) -> int | None:
+    """The first monitored step (step 0 included) at which ``key`` is at least ``target``, or None (not
+    reached by the last point): a run's sample efficiency, at the monitors' resolution."""
+    for point in points:
+        if (v := value(point, key)) is not None and v >= target - 1e-12:
+            return int(point["step"])
+    return None
+
+
+def efficiency_table(runs: Runs, rewards: Sequence[str]) -> dict[str, Any]:
+    """Sample efficiency (issue 60): per grid cell and run (``"draw-seed"``), the steps it took to reach
+    the answer accuracy outcome ended at on the same draw and seed (:func:`steps_to_reach`; None: not
+    reached); ``target``: those final accuracies. Empty where outcome has no runs."""
+    targets = {
+        run: v for run, points in sorted(runs.get(BASE, {}).items())
+        if points and (v := value(points[-1], "answer_accuracy")) is not None
+    }  # fmt: skip
+    if not targets:
+        return {}
+    steps = {}
+    for name in (n for n in rewards if n in runs):
+        mine = sorted((run, points) for run, points in runs[name].items() if run in targets)
+        steps[name] = {run_key(*run): steps_to_reach(points, targets[run]) for run, points in mine}
+    return {
+        "metric": "answer_accuracy",
+        "target": {run_key(*r): v for r, v in targets.items()},
+        "steps": steps,
+    }
 
 
 def run_key(draw: int, seed: int) -> str:
@@ -347,4 +384,57 @@ def per_draw(
         both = estimates(mine, {d: problems[d]}, {}, rewards, resamples, points=("delta",))
         rows = {name: {"delta": row["delta"]} for name, row in both["rewards"].items()}
         found[str(d)] = {"rewards": rows, "paired": both["paired"]}
+    return found
+
+
+SIDES = ("tuning", "claims")
+"""The two sides of a study with claims draws: the draws the settings were developed on, and the ones no
+development run read."""
+
+
+def verdict(estimate: Mapping[str, Any]) -> str:
+    """Where a paired difference's interval lies: ``above 0``, ``below 0`` or ``contains 0`` (``n/a``
+    where it is undefined)."""
+    low, high = estimate["low"], estimate["high"]
+    if math.isnan(low) or math.isnan(high):
+        return "n/a"
+    return "above 0" if low > 0 else "below 0" if high < 0 else "contains 0"
+
+
+def verdict_cell(verdicts: Mapping[str, str]) -> str:
+    """A difference's verdicts in one table cell, in :data:`PAIRED`'s order: ``process-correct above 0;
+    lucky contains 0; answer accuracy below 0``."""
+    return "; ".join(f"{PAIRED[m]} {verdicts[m]}" for m in PAIRED if m in verdicts)
+
+
+def sides(
+    tables: dict[Run, dict[str, Rates]],
+    problems: dict[int, list[str]],
+    rewards: Sequence[str],
+    resamples: int,
+    claims: Sequence[int],
+) -> dict[str, dict[str, Any]]:
+    """The tuning side (every draw not in ``claims``) and the claims side (``claims``), each pooled over its
+    own draws as :func:`estimates` pools (RL seeds crossed with each draw's monitor problems): each cell's
+    Δ from π0, its difference from outcome's Δ and that difference's :func:`verdict` per metric. A claim
+    is read off the claims side alone; the tuning side says what the settings were chosen on. A side
+    without finished runs is left out."""
+    found: dict[str, dict[str, Any]] = {}
+    drawn = sorted({d for _, d, _ in tables})
+    for side, draws in zip(SIDES, ([d for d in drawn if d not in claims], [d for d in drawn if d in claims]),
+                           strict=True):  # fmt: skip
+        if not draws:
+            continue
+        mine = {k: v for k, v in tables.items() if k[1] in draws}
+        ids = {d: problems[d] for d in draws} if problems else {}
+        both = estimates(mine, ids, {}, rewards, resamples, points=("delta",))
+        found[side] = {
+            "side": side,
+            "draws": draws,
+            "rewards": {name: {"delta": row["delta"]} for name, row in both["rewards"].items()},
+            "paired": both["paired"],
+            "verdicts": {
+                pair: {m: verdict(e) for m, e in row.items()} for pair, row in both["paired"].items()
+            },
+        }
     return found

@@ -2,8 +2,10 @@
 ``curves.png`` in one folder, from the finished cells' records (the statistics: :mod:`prmkit.rl.study`).
 
 The report gives, per reward, every monitor's value at π0 and at the last point and the change from π0
-paired by run, the KL to π0, the steps each run took to a process-correct gain, the paired differences
-between rewards, each draw alone, each extra cell with its hacking warnings, and the curves.
+paired by run, the KL to π0, the steps each run took to a process-correct gain and to outcome's final
+answer accuracy, the paired differences between rewards, each draw alone, the tuning and claims sides
+with each cell's verdict against outcome (where the study has claims draws), each extra cell with its
+hacking warnings, and the curves.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from prmkit.rl.study import (
     KL_LAST,
     METRICS,
     PAIRED,
+    SIDES,
     CellRecord,
     Points,
     Rates,
     Run,
     Runs,
+    efficiency_table,
     estimates,
     extra_estimates,
     gains_table,
@@ -35,7 +39,9 @@ from prmkit.rl.study import (
     run_key,
     runs_of,
     scale_of,
+    sides,
     value,
+    verdict_cell,
 )
 
 RESULTS = "results.json"
@@ -44,9 +50,14 @@ CURVES = "curves.png"
 
 
 def draws_line(
-    tables: dict[Run, dict[str, Rates]], problems: dict[int, list[str]], samples: int | None, resamples: int
+    tables: dict[Run, dict[str, Rates]],
+    problems: dict[int, list[str]],
+    samples: int | None,
+    resamples: int,
+    claims: Sequence[int] = (),
 ) -> str:
-    """What went into the intervals: how many independent draws of each random component."""
+    """What went into the intervals: how many independent draws of each random component, and which draws
+    are the claims side (``claims``)."""
     draws = sorted({d for _, d, _ in tables})
     seeds = sorted({s for _, _, s in tables})
     runs = Counter(n for n, _, _ in tables).values()
@@ -73,6 +84,15 @@ def draws_line(
         )
     if len(draws) == 1:
         line += " One π0/PRM draw: the intervals leave out what another π0 or PRM would change."
+    if claims:
+        tuning, claimed = [d for d in draws if d not in claims], [d for d in draws if d in claims]
+        line += (
+            f" Tuning side: draw(s) {', '.join(map(str, tuning)) or 'none'}; claims side: draw(s) "
+            f"{', '.join(map(str, claimed)) or 'none finished'} (no development run read them), each pooled "
+            "on its own."
+        )
+        if 1 in (len(tuning), len(claimed)):
+            line += " A side of one draw: its intervals leave out what another π0 or PRM would change."
     return line
 
 
@@ -89,13 +109,16 @@ def components(
     }
 
 
-def _count(numbers: dict[str, Any], alone: dict[str, Any], extra: dict[str, Any] | None) -> int:
+def _count(
+    numbers: dict[str, Any], alone: dict[str, Any], extra: dict[str, Any] | None, split: dict[str, Any]
+) -> int:
     """How many intervals the results hold (the multiplicity the report states)."""
     rows = list(numbers["rewards"].values())
     count = sum(len(row[which]) for row in rows for which in ("first", "last", "delta"))
     count += sum("kl_last" in row for row in rows) + sum(len(v) for v in numbers["paired"].values())
-    count += sum(len(row["delta"]) for one in alone.values() for row in one["rewards"].values())
-    count += sum(len(v) for one in alone.values() for v in one["paired"].values())
+    for sets in (alone, split):  # each draw alone; the tuning and claims sides
+        count += sum(len(row["delta"]) for one in sets.values() for row in one["rewards"].values())
+        count += sum(len(v) for one in sets.values() for v in one["paired"].values())
     if extra:
         count += sum(len(row["delta"]) + ("kl_last" in row) for row in extra["rewards"].values())
         count += sum(len(v) for v in extra["paired"].values())
@@ -121,12 +144,16 @@ def measure(
     rewards: Sequence[str],
     extra: Mapping[str, str] | None = None,
     resamples: int = 2000,
+    claims: Sequence[int] = (),
 ) -> dict[str, Any]:
-    """The study's results file from its finished cells: ``records`` (the grid's rewards and the extra
-    cells, in the recipe's order), ``rewards`` (the grid's), ``extra`` (extra cell -> the reward it
-    changes). Its keys: ``draws`` (what went in), ``components``, ``intervals`` (how many), ``rewards`` and
-    ``paired`` (:func:`estimates`), ``per_draw``, ``steps_to_gain``, ``extra`` and ``cells`` (each run's
-    own points, warnings and KL)."""
+    """The study's results file from its finished cells: ``records`` (the grid's cells and the extra
+    cells, in the recipe's order), ``rewards`` (the grid's cell names: rewards and credit cells),
+    ``extra`` (extra cell -> the reward it changes), ``claims`` (the claims draws). Its keys: ``draws``
+    (what went in), ``components``, ``intervals`` (how many), ``rewards`` and ``paired`` (:func:`estimates`,
+    pooled over every draw), ``per_draw``, ``steps_to_gain``, ``sample_efficiency``
+    (:func:`~prmkit.rl.study.efficiency_table`), ``extra``, ``cells`` (each run's own points, warnings and
+    KL) and, with claims draws, ``sides``: the tuning and the claims side apart, with verdicts
+    (:func:`~prmkit.rl.study.sides`)."""
     extra = dict(extra or {})
     runs = runs_of(records)
     grid = [r for r in records if r.name in rewards]
@@ -135,18 +162,21 @@ def measure(
     numbers = estimates(tables, problems, kls, rewards, resamples)
     extras = extra_estimates(grid, [r for r in records if r.name in extra and r.points], extra, resamples)
     alone = per_draw(tables, problems, rewards, resamples)
-    count = _count(numbers, alone, extras)
+    split = sides(tables, problems, rewards, resamples, claims) if claims else {}
+    count = _count(numbers, alone, extras, split)
     per_problem = next(iter(tables.values()))["first"]["answer_accuracy"][1] if problems else None
     samples = round(float(per_problem.mean())) if per_problem is not None else None  # samples per problem
     return {
-        "draws": draws_line(tables, problems, samples, resamples) if tables else "No finished cells.",
+        "draws": draws_line(tables, problems, samples, resamples, claims) if tables else "No finished cells.",
         "components": components(tables, problems, samples),
         "intervals": count,
         **numbers,
         "per_draw": alone,
         "steps_to_gain": gains_table(runs, rewards),
+        "sample_efficiency": efficiency_table(runs, rewards),
         "extra": extras,
         "cells": _raw(runs, records, extra),
+        **({"sides": split} if claims else {}),
     }
 
 
@@ -157,12 +187,15 @@ def write_study(
     extra: Mapping[str, dict[str, Any]] | None = None,
     resamples: int = 2000,
     command: str = "prmkit run recipes/rl.yaml",
+    claims: Sequence[int] = (),
 ) -> str:
     """``results.json``, ``report.md`` and ``curves.png`` in ``out`` from the finished cells ``records``
-    (the grid's ``rewards`` and the ``extra`` cells, each with the ``rl`` keys it changes, in the
-    recipe's order); ``command``: how they were made, for the header. Returns the report's text."""
+    (the grid's cells ``rewards`` and the ``extra`` cells, each with the ``rl`` keys it changes, in the
+    recipe's order; ``claims``: the claims draws); ``command``: how they were made, for the header.
+    Returns the report's text."""
     extra = dict(extra or {})
-    results = measure(records, rewards, {name: spec["reward"] for name, spec in extra.items()}, resamples)
+    bases = {name: spec["reward"] for name, spec in extra.items()}
+    results = measure(records, rewards, bases, resamples, claims)
     runs = runs_of(records)
     lines = [
         "# RL against the PRM: rewards compared at equal optimiser steps",
@@ -176,7 +209,9 @@ def write_study(
         "",
     ]
     lines += _tables(results, runs, rewards)
+    lines += _efficiency_table(results["sample_efficiency"])
     lines += _per_draw_table(results["per_draw"])
+    lines += _sides_table(results.get("sides", {}))
     lines += _extra_table(results["extra"])
     lines += _warnings_and_extras(runs, extra)
     out.mkdir(parents=True, exist_ok=True)
@@ -261,6 +296,50 @@ def _per_draw_table(alone: dict[str, dict[str, Any]]) -> list[str]:
             lines.append(f"| {d} | {name} | " + _cells(row["delta"], list(PAIRED)) + " |")
         for pair, row in one["paired"].items():
             lines.append(f"| {d} | {pair} | " + _cells(row, list(PAIRED)) + " |")
+    return lines
+
+
+def _efficiency_table(found: dict[str, Any]) -> list[str]:
+    if not found:
+        return []
+    lines = [
+        "",
+        "## Sample efficiency: steps to outcome's final answer accuracy (same draw and seed; per run)",
+        "",
+        "| cell | " + " | ".join(found["target"]) + " |",
+        "|---|" + "---|" * len(found["target"]),
+        "| outcome's final answer accuracy | "
+        + " | ".join(f"{100 * v:.1f}" for v in found["target"].values())
+        + " |",
+    ]
+    for name, per_run in found["steps"].items():
+        cells = ["" if run not in per_run else "not reached" if per_run[run] is None else str(per_run[run])
+                 for run in found["target"]]  # fmt: skip
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "(Runs as draw-seed; the first monitored step at or above that accuracy, step 0 included.)"]
+    return lines
+
+
+def _sides_table(split: dict[str, Any]) -> list[str]:
+    if not split:
+        return []
+    lines = [
+        "",
+        "## Tuning and claims sides (each pooled over its own draws; a claim is read off the claims side)",
+        "",
+        "| side | draws | comparison | " + " | ".join(f"Δ {v}" for v in PAIRED.values()) + " | verdict |",
+        "|---|---|---|" + "---|" * len(PAIRED) + "---|",
+    ]
+    for side in SIDES:
+        one = split.get(side)
+        if one is None:
+            continue
+        draws = ", ".join(map(str, one["draws"]))
+        for name, row in one["rewards"].items():
+            lines.append(f"| {side} | {draws} | {name} | " + _cells(row["delta"], list(PAIRED)) + " | |")
+        for pair, row in one["paired"].items():
+            verdict = verdict_cell(one["verdicts"][pair])
+            lines.append(f"| {side} | {draws} | {pair} | " + _cells(row, list(PAIRED)) + f" | {verdict} |")
     return lines
 
 
