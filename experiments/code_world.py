@@ -1,4 +1,4 @@
-"""The code world's own tables (issue 41), from a finished ``prmkit run recipes/code.yaml`` sweep.
+"""The code world's own tables (issue 41), from a finished ``prmkit run recipes/code.yaml`` (or ``code-visible.yaml``) sweep.
 
 - **Labels by class**: where automated labels land on the code world's error classes: per class of the
   gold first error, the share of training trajectories whose first error a label source puts on the same
@@ -14,7 +14,9 @@ Monte Carlo's labels too; progress and consensus have their own; consensus only 
 kept) with the gold labels the problems stage wrote. Intervals: a nested bootstrap over seeds, then
 problems within each seed (each seed draws its own training tasks). Gold is read only to evaluate.
 
-``python experiments/code_world.py runs/code --out docs/results/code-world.json`` prints the tables; docs
+``python experiments/code_world.py runs/code --out docs/results/code-world.json`` prints the tables
+(``"hidden tests=runs/code" "CI=runs/code-visible"``: the audits of both runs, rows labelled; the labels
+table of the first); docs
 show them in ``code-world-labels`` and ``code-world-audit`` results blocks (:mod:`prmkit.evaluation.views`,
 ``python experiments/render_results.py``).
 """
@@ -34,13 +36,14 @@ from prmkit.formats.inputs import read_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {
-    "mc_hard": "judge",
-    "mc_soft": "judge",
-    "progress_hard": "progress",
-    "judge": "judge",
-    "consensus": "consensus",
+    "mc_hard": ("judge", "mc"),
+    "mc_soft": ("judge", "mc"),
+    "progress_hard": ("progress",),
+    "judge": ("judge",),
+    "consensus": ("consensus",),
 }
-"""Label source -> the stage whose labels file holds it."""
+"""Label source -> the stages whose labels file holds it, the first the run has (MC's labels travel on in
+the judge's file; recipes/code-visible.yaml runs MC alone); a source no stage of the run holds is left out."""
 AUDITED = ("loophole", "overfit")
 """The gold classes audited: gaming the tests, and fixes fitted to weak visible tests."""
 SETS = {"claims": "claims", "tuning": "eval"}
@@ -68,10 +71,14 @@ def counts(traces: list[Any], source: str) -> dict[str, tuple[np.ndarray, np.nda
     return out
 
 
-def stage_file(seed_dir: Path, stage: str) -> Path:
-    """The labels file of a stage of one seed's run (its one cached folder)."""
-    (folder,) = sorted((seed_dir / "stages").glob(f"{stage}-*"))
-    return folder / "labels.jsonl"
+def stage_file(seed_dir: Path, stages: tuple[str, ...]) -> Path | None:
+    """The labels file of the first of ``stages`` one seed's run has (its one cached folder), or None."""
+    for stage in stages:
+        found = sorted((seed_dir / "stages").glob(f"{stage}-*"))
+        if found:
+            (folder,) = found
+            return folder / "labels.jsonl"
+    return None
 
 
 def audits(seeds: list[Path]) -> dict[str, Any]:
@@ -101,14 +108,16 @@ def collect(run: Path) -> dict[str, Any]:
     """Labels by class (per source and class: the estimate over seeds × problems and how many trajectories
     it rests on) and the loophole audit per evaluation set and model."""
     seeds = sorted(run.glob("seed-*"))
-    files: dict[tuple[Path, str], list[Any]] = {}
+    files: dict[Path, list[Any]] = {}
     per_source: dict[str, list[dict[str, tuple[np.ndarray, np.ndarray]]]] = {}
-    for source, stage in SOURCES.items():
+    for source, stages in SOURCES.items():
         for seed in seeds:
-            key = (seed, stage)
-            if key not in files:
-                files[key] = read_traces(stage_file(seed, stage))
-            per_source.setdefault(source, []).append(counts(files[key], source))
+            path = stage_file(seed, stages)
+            if path is None:
+                continue
+            if path not in files:
+                files[path] = read_traces(path)
+            per_source.setdefault(source, []).append(counts(files[path], source))
     out: dict[str, Any] = {"seeds": [s.name for s in seeds], "sources": {}, "audits": audits(seeds)}
     for source, runs in per_source.items():
         row = {}
@@ -129,12 +138,25 @@ def collect(run: Path) -> dict[str, Any]:
     return out
 
 
+def side(arg: str) -> tuple[str | None, Path]:
+    """``FOLDER`` or ``LABEL=FOLDER``: a run, and the label its models' audit rows carry (``orm (CI)``)."""
+    label, _, folder = arg.rpartition("=")
+    return (label or None), Path(folder)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path)
+    parser.add_argument("runs", nargs="+", type=side, metavar="[LABEL=]RUN")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "code-world.json")
     args = parser.parse_args()
-    result = collect(args.run)
+    (label, first), *others = args.runs
+    result = collect(first)
+    if label is not None or others:  # several runs side by side (issue 61's two sides): rows labelled
+        result["audits"] = {}
+        for name, run in args.runs:
+            for set_name, models in audits(sorted(run.glob("seed-*"))).items():
+                for model, row in models.items():
+                    result["audits"].setdefault(set_name, {})[f"{model} ({name})" if name else model] = row
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(code_labels_table(result))
     for set_name in SETS:

@@ -95,3 +95,40 @@ def test_the_monitors_view_names_each_behaviour_once_and_refuses_what_it_does_no
     page = f"<!-- results: {block.file} view=monitors {' '.join(f'{k}={v}' for k, v in block.attrs.items() if k != 'view')} sets=x -->\n<!-- /results -->\n"
     with pytest.raises(BlockError, match=r"unknown attributes \['sets'\] of a monitors block"):
         render_blocks(page, ROOT)
+
+
+def _side(prm_gap: float, honest_gap: float) -> dict[str, Any]:
+    """A study file of one side of the equal-information comparison, its claims set only."""
+
+    def est(v: float) -> dict[str, Any]:
+        return {"mean": v, "low": v - 0.05, "high": v + 0.05, "draws": {"seed": 3}, "method": "t"}
+
+    paired = {"prm-mc_hard − orm: F1 world-test": est(0.3), "prm-mc_hard − orm: AUROC world-test": est(0.1)}
+    for n in ("N=4", "N=16"):
+        paired[f"prm-mc_hard best-of-N (min) − ORM best-of-N: {n}"] = est(prm_gap)
+        paired[f"prm-mc_hard best-of-N (min) − ORM best-of-N (honest): {n}"] = est(honest_gap)
+    return {"claims": {"seeds": 3, "paired": paired}}
+
+
+def test_the_equal_information_rows_are_each_sides_prm_against_its_own_orm(tmp_path: Path) -> None:
+    """One row per side, every cell that side's paired PRM − ORM difference: the hidden-tests side from
+    the block's file, the CI side from ``visible``; a difference a file lacks shows as missing."""
+    (tmp_path / "hidden.json").write_text(json.dumps(_side(0.02, 0.03)))
+    visible = _side(-0.01, 0.04)
+    del visible["claims"]["paired"]["prm-mc_hard best-of-N (min) − ORM best-of-N (honest): N=16"]
+    (tmp_path / "visible.json").write_text(json.dumps(visible))
+    page = "<!-- results: hidden.json view=equal-information set=claims visible=visible.json -->\n<!-- /results -->\n"
+    body = render_blocks(page, tmp_path)
+    hidden_row = next(line for line in body.splitlines() if line.startswith("| hidden tests"))
+    ci_row = next(line for line in body.splitlines() if line.startswith("| CI (visible tests)"))
+    assert hidden_row.split(" | ")[1:] == [
+        "+30.0 [+25.0, +35.0]",
+        "+10.0 [+5.0, +15.0]",
+        "+2.0 [-3.0, +7.0]",
+        "+2.0 [-3.0, +7.0]",
+        "+3.0 [-2.0, +8.0]",
+        "+3.0 [-2.0, +8.0] |",
+    ]
+    assert ci_row.split(" | ")[3] == "-1.0 [-6.0, +4.0]" and ci_row.endswith("| – |")
+    with pytest.raises(BlockError, match="unknown attributes"):
+        render_blocks(page.replace("set=claims", "set=claims sets=x"), tmp_path)

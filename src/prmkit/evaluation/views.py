@@ -336,3 +336,42 @@ def unseen_misconceptions(block: Block) -> str:
     """The ``unseen-misconceptions`` view: :func:`unseen_misconceptions_table` of the block's file."""
     block.expect()
     return unseen_misconceptions_table(block.result)
+
+
+EQUAL_SIDES = (("hidden tests", None), ("CI (visible tests)", "visible"))
+"""The two sides of the code world's equal-information comparison (issue 61): the block's own file is
+the hidden-tests study (recipes/code.yaml), its ``visible`` attribute the CI one (recipes/code-visible.yaml)."""
+
+
+def equal_information_table(
+    sides: list[tuple[str, dict[str, Any]]], set_name: str, prm: str, ns: list[str]
+) -> str:
+    """One row per side: the PRM trained on that side's MC labels against the ORM paid by the same side's
+    outcome, on first-error F1 and AUROC (test tasks) and on best-of-N (min) and honest best-of-N at each
+    N, every cell a paired difference (same seeds, same tasks) in points."""
+    heads = ["F1 test", "AUROC test"]
+    heads += [f"best-of-{n.removeprefix('N=')}" for n in ns]
+    heads += [f"honest best-of-{n.removeprefix('N=')}" for n in ns]
+    rows = []
+    for side, study in sides:
+        s = study[set_name]
+        keys = [f"{prm} − orm: {m} world-test" for m in ("F1", "AUROC")]
+        keys += [f"{prm} best-of-N (min) − ORM best-of-N: {n}" for n in ns]
+        keys += [f"{prm} best-of-N (min) − ORM best-of-N (honest): {n}" for n in ns]
+        rows.append([side, *(estimate_cell(s["paired"].get(k), signed=True) for k in keys)])
+    draws = sides[0][1][set_name]
+    title = f"{draws['seeds']} seeds × each set's tasks; cell: mean [95 % interval], points"
+    return Table(rows, title, [f"{prm} − orm, paid and labelled by", *heads]).markdown() + "\n"
+
+
+@VIEWS.register("equal-information")
+def equal_information(block: Block) -> str:
+    """The ``equal-information`` view: :func:`equal_information_table` of the block's file (the hidden-tests
+    side) and its ``visible`` file, for ``set`` (claims or tuning); ``prm`` the PRM (default
+    ``prm-mc_hard``), ``ns`` the best-of-N points (default ``N=4,N=16``)."""
+    block.expect("set", "visible", "prm", "ns")
+    sides = [
+        (side, block.result if attr is None else block.read(block.attrs[attr])) for side, attr in EQUAL_SIDES
+    ]
+    ns = block.attrs.get("ns", "N=4,N=16").split(",")
+    return equal_information_table(sides, block.attrs["set"], block.attrs.get("prm", "prm-mc_hard"), ns)
