@@ -19,6 +19,7 @@ import pickle
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -201,19 +202,25 @@ def test_reference_answers_come_from_the_row_or_verls_data_files(tmp_path: Path)
     assert vc.row_answer({"raw_prompt": [{"role": "user", "content": "unknown"}]}, manager) is None
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not VERL_PYTHON.exists(), reason="no verl environment: `make verl-env`")
-def test_verl_estimators_equal_the_library(tmp_path: Path) -> None:
+def run_in_verl(tmp_path: Path, **request: Any) -> dict[str, Any]:
+    """The batch above through verl's own ``compute_advantage`` in the verl environment (SCRIPT), with
+    ``request``'s estimators (and ``params``): what the script wrote."""
     out = tmp_path / "out.json"
-    request = {"rewards": REWARDS, "ends": ENDS, "lengths": LENGTHS, "outcomes": OUTCOMES, "uids": UIDS,
-               "width": WIDTH, "estimators": list(va.ESTIMATOR_FNS), "out": str(out)}  # fmt: skip
+    batch = {"rewards": REWARDS, "ends": ENDS, "lengths": LENGTHS, "outcomes": OUTCOMES, "uids": UIDS,
+             "width": WIDTH, "out": str(out), **request}  # fmt: skip
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PRMKIT_"))}
     proc = subprocess.run(
-        [str(VERL_PYTHON), str(SCRIPT)], input=json.dumps(request), capture_output=True, text=True,
+        [str(VERL_PYTHON), str(SCRIPT)], input=json.dumps(batch), capture_output=True, text=True,
         timeout=300, env=clean, cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
-    got = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not VERL_PYTHON.exists(), reason="no verl environment: `make verl-env`")
+def test_verl_estimators_equal_the_library(tmp_path: Path) -> None:
+    got = run_in_verl(tmp_path, estimators=list(va.ESTIMATOR_FNS))
     assert set(got["advantages"]) == set(va.ESTIMATORS) | set(va.OLD_NAMES)
     for name in va.ESTIMATOR_FNS:
         for i, row in enumerate(library(va.credit_of(name))):
@@ -237,16 +244,7 @@ def test_verl_estimators_take_non_default_keywords(tmp_path: Path) -> None:
     """``+algorithm.prmkit.KEY=VALUE`` overrides, composed by hydra into verl's ``algorithm`` section as
     ``main_ppo`` composes it, reach each estimator through verl's own ``compute_advantage``: the library
     function with the same keywords."""
-    out = tmp_path / "out.json"
-    request = {"rewards": REWARDS, "ends": ENDS, "lengths": LENGTHS, "outcomes": OUTCOMES, "uids": UIDS,
-               "width": WIDTH, "estimators": list(PARAMS), "params": PARAMS, "out": str(out)}  # fmt: skip
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PRMKIT_"))}
-    proc = subprocess.run(
-        [str(VERL_PYTHON), str(SCRIPT)], input=json.dumps(request), capture_output=True, text=True,
-        timeout=300, env=clean, cwd=tmp_path,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    got = json.loads(out.read_text())["advantages"]
+    got = run_in_verl(tmp_path, estimators=list(PARAMS), params=PARAMS)["advantages"]
     for name, params in PARAMS.items():
         for i, row in enumerate(library(va.credit_of(name), params)):
             assert got[name][i][: len(row)] == pytest.approx(row, abs=1e-5), (name, i)
