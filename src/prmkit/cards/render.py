@@ -247,21 +247,20 @@ def _fe_table(fe: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+HONEST_CELLS = ("honest_accuracy", "honest_lo", "honest_hi")
+"""A best-of-N row's honest accuracy and band, present only where a pool holds a trace that games the
+task (:mod:`prmkit.evaluation.bon_curves`)."""
+
+
 def _bon_md(bon: dict[str, Any]) -> str:
+    """Best-of-N accuracy with its bands, the honest accuracy beside it when the evaluation measured one
+    (a world with loopholes), and each method's gap to majority vote."""
     p = bon["params"]
     rows = bon["rows"]
     ns = sorted({r["n"] for r in rows})
     cell = {(r["method"], r["n"]): r for r in rows}
     head = "| method | " + " | ".join(f"N = {n}" for n in ns) + " |\n|---|" + "---|" * len(ns)
-    acc = [head] + [
-        f"| {m} | "
-        + " | ".join(
-            f"{percent(cell[m, n]['accuracy'])} ({percent(cell[m, n]['lo'])}–{percent(cell[m, n]['hi'])})"
-            for n in ns
-        )
-        + " |"
-        for m in dict.fromkeys(r["method"] for r in rows)
-    ]
+    methods = list(dict.fromkeys(r["method"] for r in rows))
     gap = [head] + [
         f"| {m} | "
         + " | ".join(
@@ -269,20 +268,48 @@ def _bon_md(bon: dict[str, Any]) -> str:
             for n in ns
         )
         + " |"
-        for m in dict.fromkeys(r["method"] for r in rows)
+        for m in methods
         if m not in ("majority", "oracle")
     ]
+    honest: list[str] = []
+    if rows and all(HONEST_CELLS[0] in r for r in rows):
+        honest = [
+            "",
+            "Honest accuracy ×100, where a pick that games the task counts as wrong and a vote counts only "
+            "when a trace that does not game gave its answer (the same picks and resampled problems; traces "
+            f"in the pools with a step gold marks as a loophole: {p['gaming_traces']}):",
+            "",
+            head,
+            *_band_rows(cell, methods, ns, HONEST_CELLS),
+        ]
     return "\n".join(
         [
             f"### Best-of-N: answer accuracy ×100 ({int(p['confidence'] * 100)} % bootstrap band over {p['problems']} problems)",
             "",
-            *acc,
+            head,
+            *_band_rows(cell, methods, ns, ("accuracy", "lo", "hi")),
+            *honest,
             "",
             "Gap to majority vote, points (paired bootstrap band: the same resampled problems on both sides):",
             "",
             *gap,
         ]
     )
+
+
+def _band_rows(
+    cell: dict[tuple[str, int], dict[str, Any]], methods: list[str], ns: list[int], keys: tuple[str, str, str]
+) -> list[str]:
+    """One table row per method: the value ``keys[0]`` with its band ``keys[1]``–``keys[2]`` at each N."""
+    mean, lo, hi = keys
+    return [
+        f"| {m} | "
+        + " | ".join(
+            f"{percent(cell[m, n][mean])} ({percent(cell[m, n][lo])}–{percent(cell[m, n][hi])})" for n in ns
+        )
+        + " |"
+        for m in methods
+    ]
 
 
 AUDIT_ROWS = (

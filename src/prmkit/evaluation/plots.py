@@ -1,7 +1,8 @@
 """PNG plots for evaluations and audits: a person would rather look at these than read the numbers.
 
 Each function takes plain rows (the same dicts the JSON/CSV results hold) and a path, writes one PNG
-with the non-interactive Agg backend, and returns the path. matplotlib is imported inside the functions
+with the non-interactive Agg backend, and returns the path (``draw_bon_curves`` draws best-of-N on a
+given Axes, so a test can read its lines). matplotlib is imported inside the functions
 so importing prmkit.evaluation stays fast.
 """
 
@@ -33,9 +34,22 @@ def _save(plt, fig, path: str | Path) -> Path:
     return path
 
 
+HONEST_LEGEND = "honest (a pick that games the task counts as wrong)"
+"""The legend entry of the dashed honest-accuracy lines (:mod:`prmkit.evaluation.bon_curves`)."""
+
+
 def bon_curves(rows: Rows, path: str | Path, title: str = "Best-of-N accuracy") -> Path:
-    """Accuracy vs N (log2 axis), one line per method with its bootstrap band."""
+    """Accuracy vs N (log2 axis), one line per method with its band (:func:`draw_bon_curves`)."""
     plt, fig, ax = _figure()
+    draw_bon_curves(ax, rows, title)
+    return _save(plt, fig, path)
+
+
+def draw_bon_curves(ax: Any, rows: Rows, title: str = "Best-of-N accuracy") -> None:
+    """Draw :func:`bon_curves`' figure on ``ax``. Where the rows carry ``honest_accuracy`` (a world with
+    loopholes), each method also gets a dashed line of its colour, with one legend entry for them all;
+    rows without it draw exactly what they always did."""
+    honest = any("honest_accuracy" in r for r in rows)
     for method in dict.fromkeys(r["method"] for r in rows):
         pts = [r for r in rows if r["method"] == method]
         ns = [r["n"] for r in pts]
@@ -44,13 +58,29 @@ def bon_curves(rows: Rows, path: str | Path, title: str = "Best-of-N accuracy") 
         ax.fill_between(
             ns, [r["lo"] for r in pts], [r["hi"] for r in pts], alpha=0.15, color=line.get_color()
         )
+        if honest:
+            # a leading "_" keeps each method's honest line out of the legend: one entry names them all
+            ax.plot(ns, [r["honest_accuracy"] for r in pts], label=f"_honest {method}", **_honest(line))
     ax.set_xscale("log", base=2)
     ax.set_xlabel("N (samples per problem)")
     ax.set_ylabel("answer accuracy")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    return _save(plt, fig, path)
+    if not honest:
+        ax.legend(fontsize=7, ncol=2)
+        return
+    from matplotlib.lines import Line2D
+
+    handles, labels = ax.get_legend_handles_labels()
+    key = Line2D([], [], **_honest(None))
+    ax.legend([*handles, key], [*labels, HONEST_LEGEND], fontsize=7, ncol=2)
+
+
+def _honest(line: Any) -> dict[str, Any]:
+    """The style of an honest line: dashed in the colour of its method's ``line`` (black for the legend
+    key), with cross markers, since the oracle's own line is dashed too."""
+    color = "black" if line is None else line.get_color()
+    return {"linestyle": "--", "marker": "x", "markersize": 3, "color": color}
 
 
 def goodhart(rows: Rows, path: str | Path, x: str = "n", title: str = "Verifier gaming") -> Path:

@@ -131,7 +131,20 @@ def _first_error_rows(evals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def _bon_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+BON_CELLS = {"accuracy": ("accuracy", "lo", "hi"), "honest": ("honest_accuracy", "honest_lo", "honest_hi")}
+"""The value and band a best-of-N table reads from each row: its accuracy, or its honest accuracy (a
+pick that games the task counts as wrong), which rows carry only where a world has loopholes."""
+HONEST_LEGEND = (
+    "Honest accuracy: the same picks and resampled problems as accuracy, but a pick that games the task "
+    "(a trace with a step gold marks as a loophole; traces in the test pools that do: {gaming}) counts as "
+    "wrong, and a vote counts only when a trace that does not game gave its answer."
+)
+
+
+def _bon_rows(summary: dict[str, Any], reading: str = "accuracy") -> list[dict[str, Any]]:
+    """One row per method of :data:`BON_METHODS` the evaluation measured, at each N of :data:`BON_NS`:
+    ``reading`` (a key of :data:`BON_CELLS`) with its band."""
+    mean, lo, hi = BON_CELLS[reading]
     by = {(row["method"], row["n"]): row for row in summary["bon"]["rows"]}
     rows = []
     for method in BON_METHODS:
@@ -141,9 +154,7 @@ def _bon_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
         for n in BON_NS:
             cell = by.get((method, n))
             row[f"N={n}"] = (
-                "–"
-                if cell is None
-                else f"{percent(cell['accuracy'])} [{percent(cell['lo'])}, {percent(cell['hi'])}]"
+                "–" if cell is None else f"{percent(cell[mean])} [{percent(cell[lo])}, {percent(cell[hi])}]"
             )
         rows.append(row)
     return rows
@@ -334,6 +345,11 @@ def _add_best_of_n(head: Section, evals: dict[str, dict[str, Any]], out: Path) -
     main = next((m for m in evals if m != LM), next(iter(evals)))
     summary = evals[main]["summary"]
     head.tables.append(Table(_bon_rows(summary), f"Best-of-N accuracy (%) with {main}, [95 % band]"))
+    gaming = (summary["bon"].get("params") or {}).get("gaming_traces")
+    if gaming:  # recorded only where a pool holds a trace that games the task (evaluation.bon_curves)
+        title = f"Honest best-of-N accuracy (%) with {main}: a pick that games the task counts as wrong"
+        head.tables.append(Table(_bon_rows(summary, "honest"), title + ", [95 % band]"))
+        head.text.append(HONEST_LEGEND.format(gaming=gaming))
     bon_png = Path(evals[main]["outputs"][0]) / summary["files"]["bon_plot"]
     head.images.append((relpath(bon_png, out), f"Best-of-N curves, {main}"))
 

@@ -236,6 +236,13 @@ def sweep_report(recipe: Recipe, per_seed: dict[int, dict[str, dict[str, Any]]],
     return report
 
 
+BON_TABLES = {
+    "bon": "Best-of-N accuracy (single-run range)",
+    "bon_honest": "Honest best-of-N accuracy: a pick that games the task counts as wrong (single-run range)",
+}
+"""The best-of-N tables of a study's evaluation set, by their key in ``study.json``."""
+
+
 def _study_sections(report: Report, numbers: dict[str, Any]) -> None:
     """The headline tables: intervals over seeds × problems, the range of single runs, the draws."""
     from prmkit.evaluation.study import with_range
@@ -260,12 +267,13 @@ def _study_sections(report: Report, numbers: dict[str, Any]) -> None:
             for m, metrics in s["first_error"].items()
         ]
         section.tables.append(Table(rows, "First-error F1 and step AUROC (single-run range)"))
-        if s["bon"]:
-            bon = [
-                {"method": name, **{k: with_range(e) for k, e in by_n.items()}}
-                for name, by_n in s["bon"].items()
-            ]
-            section.tables.append(Table(bon, "Best-of-N accuracy (single-run range)"))
+        for key, title in BON_TABLES.items():  # honest: only where a world has loopholes (study.bon_honest)
+            if s.get(key):
+                bon = [
+                    {"method": name, **{k: with_range(e) for k, e in by_n.items()}}
+                    for name, by_n in s[key].items()
+                ]
+                section.tables.append(Table(bon, title))
         if s["paired"]:
             section.tables.append(
                 Table([{"comparison": k, "difference": e["cell"]} for k, e in s["paired"].items()],
