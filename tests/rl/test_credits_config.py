@@ -25,7 +25,7 @@ from prmkit.rl.credits import (
     pure,
     verified_groups,
 )
-from prmkit.rl.monitors import PaidForm
+from prmkit.rl.paid import PaidForm
 from prmkit.rl.train import paid_form
 from tests.rl.test_train import _config, tiny_lm  # noqa: F401  (the module-scoped π0 fixture)
 from tests.rl.test_train import pytestmark as train_marks

@@ -22,7 +22,6 @@ from prmkit.rl.monitors import (
     RATES,
     Monitor,
     MonitorCallback,
-    PaidForm,
     all_warnings,
     dependence_warning,
     keep_points_until,
@@ -30,6 +29,7 @@ from prmkit.rl.monitors import (
     read_per_problem,
     read_points,
 )
+from prmkit.rl.paid import PaidForm
 from prmkit.worlds.arithmetic import generate_problems, sample_traces
 from prmkit.worlds.registry import world
 

@@ -144,6 +144,7 @@ def test_a_prime_run_trains_its_implicit_prm_and_pays_the_prime_form(
     assert all(0.0 <= h["prime/accuracy"] <= 1.0 and math.isfinite(h["prime/loss"]) for h in steps)
     card = json.loads((tmp_path / "policy_card.json").read_text())
     assert card["reward"]["credit"] == "prime" and card["config"]["prime_lr"] == 1e-3
+    assert card["reward"]["prm"].startswith(f"implicit PRM (PRIME), initialised from π0 ({tiny_lm})")
 
 
 def test_the_trainer_pays_the_prime_form_on_outcomes_that_vary(

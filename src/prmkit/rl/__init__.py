@@ -33,6 +33,8 @@ to a trainer.
 - ``monitors.py``    hacking monitors on held-out samples (the proxy and the paid reward), the Goodhart,
                      length and collapse warnings, ``monitors.jsonl`` (and its per-problem counts,
                      ``monitors_per_problem.jsonl``, for the bootstrap over problems)
+- ``paid.py``        ``PaidForm``: what a run's reward and credit form pay one completion (the monitors'
+                     ``paid_reward``)
 - ``plot.py``        the monitors' curves and the Goodhart plot
 - ``series.py``      which series of the monitors' points is gold (read by the warnings and the plot)
 - ``card.py``        the policy card (reward, PRM, budget, seeds, monitors, gold use)

@@ -6,6 +6,11 @@ Goodhart warning, and every way gold reached the policy, as :class:`~prmkit.card
 records (the PRM cards' own): ``rl_reward`` for the ``gold_process`` reward (the world's checker
 paid every step), and the uses π0 and the PRM declare, inherited (``via``: ``backbone`` for π0,
 ``prm`` for the reward model). The monitors' gold is evaluation, not a use.
+
+Under ``credit: prime`` no checkpoint named before the run pays it: PRIME's implicit PRM does, initialised
+from ``prm`` (π0 where none is named), updated online from the outcome labels of the policy's own
+samples and saved in ``implicit_prm/``; the card's PRM says so (:func:`prm_role`), its process card is its
+initialisation's, and its inherited gold uses are counted once where it starts as π0.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 from prmkit.cards.process_card import CARD_FILE, GoldUse, inherited_gold_use
 from prmkit.core.files import atomic_write
 from prmkit.rl.config import RlConfig
+from prmkit.rl.prime import PRIME_DIR
 from prmkit.scoring.forms import oracle_world
 from prmkit.worlds.registry import oracle_name
 
@@ -32,6 +38,23 @@ def prm_card(prm: str | None) -> str | None:
     return None
 
 
+def _starts_as_pi0(config: RlConfig) -> bool:
+    """Whether ``prime``'s implicit PRM starts from π0's own weights (no ``prm``, or π0's folder)."""
+    return config.prm is None or Path(config.prm).resolve() == Path(config.policy).resolve()
+
+
+def prm_role(config: RlConfig) -> str | None:
+    """The PRM that paid the run, as the card names it: ``prime``'s implicit PRM (the module docstring),
+    the world's checker where gold pays, else the configured PRM (None: none)."""
+    if config.credit == "prime":
+        start = f"π0 ({config.policy})" if _starts_as_pi0(config) else config.prm
+        return (
+            f"implicit PRM (PRIME), initialised from {start}, updated online from outcome labels on the "
+            f"policy's own samples, saved at {PRIME_DIR}/"
+        )
+    return "world checker (gold)" if uses_gold(config) else config.prm
+
+
 def uses_gold(config: RlConfig) -> bool:
     """Whether a world's checker pays the training reward (``gold_process``, or ``NAME-oracle`` named
     as the PRM of a reward that reads it)."""
@@ -42,7 +65,8 @@ def uses_gold(config: RlConfig) -> bool:
 def gold_uses(config: RlConfig, gold_steps: int) -> list[GoldUse]:
     """Every way gold reached the trained policy (see the module docstring)."""
     uses = list(inherited_gold_use(config.policy))
-    if config.prm and Path(config.prm).is_dir():
+    pi0_prm = config.credit == "prime" and _starts_as_pi0(config)  # its uses are π0's, listed above
+    if config.prm and Path(config.prm).is_dir() and not pi0_prm:
         uses += [g.model_copy(update={"via": "prm"}) for g in inherited_gold_use(config.prm)]
     if uses_gold(config):
         completions = config.steps * config.batch * config.group_size
@@ -61,7 +85,7 @@ def policy_card(
         "base_policy": config.policy,
         "reward": {
             "kind": config.reward,
-            "prm": "world checker (gold)" if uses_gold(config) else config.prm,
+            "prm": prm_role(config),
             "prm_card": prm_card(config.prm),
             "prm_convention": config.prm_convention,
             "aggregation": config.aggregation if config.reward == "prm_aggregate" else None,
@@ -108,6 +132,15 @@ def _row(point: dict[str, Any] | None, key: str) -> str:
     return "–" if not point or key not in point else f"{point[key]:.3f}"
 
 
+def _prm_line(reward: dict[str, Any]) -> str:
+    """The PRM as the README names it: ``prime``'s implicit PRM in words, with its initialisation's
+    process card; any other PRM as code, with its own."""
+    card = reward["prm_card"]
+    if reward["credit"] == "prime":
+        return reward["prm"] + (f" (its initialisation's process card: `{card}`)" if card else "")
+    return f"`{reward['prm']}`" + (f" (process card: `{card}`)" if card else "")
+
+
 def render(card: dict[str, Any]) -> str:
     """The card as Markdown (the policy folder's README)."""
     r, b, m = card["reward"], card["budget"], card["monitors"]
@@ -115,8 +148,7 @@ def render(card: dict[str, Any]) -> str:
         f"# Policy trained with GRPO: reward `{r['kind']}`",
         "",
         f"- base policy (π0): `{card['base_policy']}`",
-        f"- reward: `{r['kind']}`; PRM: `{r['prm']}`"
-        + (f" (process card: `{r['prm_card']}`)" if r["prm_card"] else ""),
+        f"- reward: `{r['kind']}`; PRM: {_prm_line(r)}",
         f"- process weight {r['process_weight']}, credit {r['credit']}, aggregation {r['aggregation']}, "
         f"unfinished completions earn {r['unfinished_reward']}",
         f"- budget: {b['steps_taken']} of {b['optimiser_steps']} optimiser steps, "

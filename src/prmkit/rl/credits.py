@@ -128,7 +128,7 @@ def _signature(fn: Form) -> dict[str, inspect.Parameter]:
 
 def form_defaults(name: str) -> dict[str, Any]:
     """The keywords of the form ``name`` and their defaults: what a run that sets none of them computes
-    (:class:`~prmkit.rl.monitors.PaidForm` reads a form's parameters here where a run leaves them out)."""
+    (:class:`~prmkit.rl.paid.PaidForm` reads a form's parameters here where a run leaves them out)."""
     return {
         k: p.default
         for k, p in _signature(CREDITS.get(name).fn).items()

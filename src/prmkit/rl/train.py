@@ -25,7 +25,8 @@ from typing import Any
 
 from prmkit.rl.card import POLICY_CARD, policy_card, uses_gold, write_policy_card
 from prmkit.rl.config import RlConfig
-from prmkit.rl.monitors import OUTCOME_FORMS, Monitor, MonitorCallback, PaidForm
+from prmkit.rl.monitors import Monitor, MonitorCallback
+from prmkit.rl.paid import OUTCOME_FORMS, PaidForm
 from prmkit.rl.prime import PRIME_DIR
 from prmkit.rl.rewards import ProcessReward, outcome_reward, scorer_for, trl_reward
 from prmkit.rl.rollout import WorldGold, fast_rollout, load_prompts
@@ -207,12 +208,12 @@ def _grpo_args(config: RlConfig, output_dir: Path) -> Any:
 
 def paid_form(config: RlConfig) -> PaidForm | None:
     """What ``config``'s reward pays a completion, for the monitors (``mixed``: its process weight); None
-    under a credit form whose pay :class:`~prmkit.rl.monitors.PaidForm` cannot state (the monitors then
+    under a credit form whose pay :class:`~prmkit.rl.paid.PaidForm` cannot state (the monitors then
     watch the PRM's ``min`` alone): a plugin's form.
 
     ``pav`` pays what the ``progress`` reward pays under ``sum``; ``prof`` and ``first_error`` pay the
     outcome (the PRM filters or spreads it); ``sum``, ``min``, ``pure``, ``anchor``, ``papo`` and ``prime``
-    are stated by :class:`~prmkit.rl.monitors.PaidForm` itself (``credit_params``: their keywords)."""
+    are stated by :class:`~prmkit.rl.paid.PaidForm` itself (``credit_params``: their keywords)."""
     weight = config.process_weight if config.reward == "mixed" else 1.0
     reward, credit = config.reward, config.credit
     if config.dense() and credit not in ("sum", "min", "pure", *OUTCOME_FORMS):

@@ -34,7 +34,7 @@ from trl import GRPOTrainer
 from prmkit.rl.advantages import mixed_advantages, spread, standardized, step_advantages, to_tensor
 from prmkit.rl.credits import CREDITS, Rollouts, check_params, credit_advantages
 from prmkit.rl.emitters import step_token_ends
-from prmkit.rl.monitors import PaidForm
+from prmkit.rl.paid import PaidForm
 from prmkit.rl.prime import (
     PRIME_DIR,
     implicit_token_rewards,
@@ -99,7 +99,7 @@ class DenseGRPOTrainer(GRPOTrainer):
     capped at the worst finished one of its group (:func:`~prmkit.rl.advantages.cap_unpaid`; PURE's code,
     ``pure``, has no such cap). Logged beside TRL's metrics, over the
     whole batch of every process: ``process/paid`` (the mean of what a completion is paid before group
-    normalisation from its step rewards, :meth:`~prmkit.rl.monitors.PaidForm.process`: their sum under
+    normalisation from its step rewards, :meth:`~prmkit.rl.paid.PaidForm.process`: their sum under
     ``sum``, their min-form sum under ``min``, PURE's pay on the PRM's 0-1 scale under ``pure``; the
     process part of the monitors' ``paid_reward``),
     ``process/step_reward`` (mean paid step reward), ``process/steps_per_completion``,
