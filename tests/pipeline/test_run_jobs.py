@@ -188,3 +188,19 @@ def test_a_world_recipe_with_two_jobs_gives_the_numbers_and_report_of_one(tmp_pa
     assert f"prmkit run {recipe} --set=evaluate.bootstrap=12" in (tmp_path / "two" / "report.md").read_text()
     index = stage_index(tmp_path / "two")
     assert set(index) == {p.name.rsplit("-", 1)[0] for p in (tmp_path / "two" / "stages").iterdir()}
+
+
+def test_jobs_start_the_heaviest_chain_first_so_pretraining_runs_beside_the_labellers() -> None:
+    """The demo's plan lists the labellers before pretraining; with two jobs pretraining, on which every
+    model waits, must start as soon as the problems are done, not after four labelling stages."""
+    from prmkit.pipeline.runner import critical_paths
+    from prmkit.pipeline.stages import plan
+
+    recipe = load_recipe(Path(__file__).parents[2] / "recipes" / "world.yaml")
+    stages = {st.name: st for st in plan(recipe)}
+    longest = critical_paths(stages)
+    # pretrain (10) -> a PRM (10) -> its evaluation (1) -> its card (1)
+    assert longest["pretrain"] == 22 and longest["prm-gold"] == 12 and longest["card-orm"] == 1
+    assert longest["problems"] == 23 and longest["mc"] == longest["judge"] + 1 == 14
+    ready = sorted((n for n in stages if stages[n].deps == ["problems"]), key=lambda n: -longest[n])
+    assert ready[0] == "pretrain" and set(ready[1:]) == {"mc", "binary_search"}
