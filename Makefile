@@ -73,8 +73,10 @@ system-deps:
 	  fi; \
 	fi
 
+# --jobs 2: independent stages side by side (pretraining beside the labellers, two models at once); the
+# same numbers as one at a time (tests/pipeline/test_run_jobs.py), in about three quarters of the time
 demo: $(STAMP)
-	$(BIN)/prmkit run recipes/world.yaml
+	$(BIN)/prmkit run recipes/world.yaml --jobs 2
 
 # -n auto: one pytest worker per core, a test file's tests on one worker (module fixtures shared).
 test: $(STAMP) system-deps verl-env vocab trl-prm-env openrlhf-client
