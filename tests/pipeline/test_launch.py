@@ -1,7 +1,11 @@
 """Issue 34: ``prmkit run`` under ``accelerate launch --num_processes 2``: the stages that are not training
 (problems, labelling, evaluation) run once, on the main process, the training stage on both, and the
 run's numbers equal a one-process run's with the same effective batch (2 x 4 against 4 with 2
-accumulation steps). Rank 1 writes nothing but its own RNG states (``tests/training/dist_run.py``)."""
+accumulation steps). Rank 1 writes nothing but its own RNG states (``tests/training/dist_run.py``).
+
+The one-process run is ``prmkit run`` as a user runs it without a launcher, here in the test's own
+process: a launch of one process would add ~10 s of interpreter start-ups and change nothing the test
+compares (its world size is 1 either way, which the test checks)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,9 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
+from prmkit.pipeline import run
 from tests.training.launching import inputs, launch, strays, writes
 
 from .test_run import numbers
@@ -32,11 +38,10 @@ evaluate: {{problems: 4, per_problem: 4, heldout_problems: 2, bootstrap: 20, bea
 """
 
 
-def _run(processes: int, out: Path, base: Path, accumulate: int) -> None:
+def _recipe(out: Path, base: Path, accumulate: int) -> Path:
     recipe = out.with_suffix(".yaml")
     recipe.write_text(RECIPE.format(out=out, base=base, accumulate=accumulate))
-    done = launch(processes, out, ["run", str(recipe)])
-    assert done.returncode == 0, done.stderr[-4000:]
+    return recipe
 
 
 def _lines(folder: Path) -> dict[str, int]:
@@ -63,8 +68,13 @@ def _close(a, b) -> bool:
 def test_a_recipe_under_two_processes_labels_once_and_equals_the_one_process_run(tmp_path):
     _, base = inputs()  # the launched-training tests' backbone, built once per test run
     two, one = tmp_path / "two", tmp_path / "one"
-    _run(2, two, base, accumulate=1)
-    _run(1, one, base, accumulate=2)
+    done = launch(2, two, ["run", str(_recipe(two, base, accumulate=1))])
+    assert done.returncode == 0, done.stderr[-4000:]
+    threads = torch.get_num_threads()
+    try:
+        run(_recipe(one, base, accumulate=2))  # one process, no launcher
+    finally:
+        torch.set_num_threads(threads)  # the recipe's 1 thread is not left to this process's next tests
 
     assert strays(two) == [], "rank 1 wrote into the run's folder"
     done = [w[1] for w in writes(two, 0) if w[1].endswith("DONE.json") and w[0] == "os.rename"]

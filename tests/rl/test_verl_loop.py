@@ -84,6 +84,8 @@ BY_PATH = [
 ]
 """The manager as docs/rl.md loads it: this file by path."""
 _RUNS = itertools.count()
+STEP_ESTIMATORS = tuple(f"prmkit_{c}" for c in va.STEP_CREDITS)
+OUTCOME_ESTIMATORS = tuple(f"prmkit_{c}" for c in va.OUTCOME_CREDITS)
 
 
 def expected_problem(sample: dict) -> str:
@@ -106,18 +108,18 @@ def served(tmp_path_factory):
         yield {"tokenizer": tok, "tokenizer_dir": str(root / "policy"), "url": url, "root": root}
 
 
-def run_verl(
+def verl_request(
     served,
     overrides: list[str],
     *,
     samples: list[dict] = SAMPLES,
     unfinished: float = UNFINISHED,
     ray: bool = False,
-    env: dict | None = None,
     estimators: tuple[str, ...] = (),
 ) -> dict:
-    out = served["root"] / f"out-{next(_RUNS)}.json"
-    request = {
+    """What tests/rl/verl_loop_run.py reads: a batch of ``samples`` paid by ``served``'s server, verl's
+    config composed with ``overrides``, advantages by ``estimators``; its result goes to ``out``."""
+    return {
         "tokenizer": served["tokenizer_dir"],
         "overrides": [
             f"actor_rollout_ref.model.path={served['tokenizer_dir']}",
@@ -131,20 +133,72 @@ def run_verl(
         "response_length": RESPONSE_LEN,
         "ray": ray,
         "estimators": list(estimators),
-        "out": str(out),
+        "out": str(served["root"] / f"out-{next(_RUNS)}.json"),
     }
+
+
+def run_requests(requests: list[dict], env: dict | None = None) -> list[dict]:
+    """Each request run by tests/rl/verl_loop_run.py in one interpreter of the verl environment, in
+    turn; their results (``{"failed": traceback}`` for one that raised, where there are several)."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PRMKIT_"))}
     proc = subprocess.run(
         [str(VERL_PYTHON), str(SCRIPT)],
-        input=json.dumps(request),
+        input=json.dumps(requests[0] if len(requests) == 1 else {"requests": requests}),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=300 * len(requests),
         env={**clean, "TOKENIZERS_PARALLELISM": "false", **(env or {})},
-        cwd=served["root"],
+        cwd=Path(requests[0]["out"]).parent,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(out.read_text())
+    return [json.loads(Path(r["out"]).read_text()) for r in requests]
+
+
+def run_verl(served, overrides: list[str], *, env: dict | None = None, **request) -> dict:
+    """One request (:func:`verl_request`) in an interpreter of its own, with ``env`` added."""
+    (result,) = run_requests([verl_request(served, overrides, **request)], env)
+    return result
+
+
+CUSTOM_SCALAR = [
+    "reward.custom_reward_function.path={client}",
+    "reward.custom_reward_function.name=compute_score",
+    "+reward.custom_reward_function.reward_kwargs.url={url}",
+    "+reward.custom_reward_function.reward_kwargs.unfinished_reward={unfinished}",
+]
+
+
+@pytest.fixture(scope="module")
+def shared_runs(served, oracle) -> dict[str, dict]:
+    """The runs of the tests below that need no process of their own (no Ray, no environment variable
+    read at ``import verl``), one after the other in one verl interpreter: verl's imports take ~8 s each
+    time, the runs under a second. Each test checks its own run's result (:func:`shared_result`)."""
+    custom = [o.format(client=CLIENT, url=served["url"], unfinished=UNFINISHED) for o in CUSTOM_SCALAR]
+    graded = [{**s, "ground_truth": GROUND_TRUTH[s["uid"]]} for s in oracle["samples"]]
+    on_world = {"samples": oracle["samples"], "unfinished": 0.0}
+    requests = {
+        "custom_scalar": verl_request(served, custom),
+        "documented_default": verl_request(
+            oracle, [*BY_PATH, "algorithm.adv_estimator=grpo"], estimators=("grpo",), **on_world
+        ),
+        "step_rewards": verl_request(oracle, [*BY_PATH, MIN], estimators=STEP_ESTIMATORS, **on_world),
+        "outcomes": verl_request(
+            oracle,
+            [*BY_PATH, f"algorithm.adv_estimator={OUTCOME_ESTIMATORS[0]}"],
+            samples=graded,
+            unfinished=0.0,
+            estimators=OUTCOME_ESTIMATORS,
+        ),
+    }
+    return dict(zip(requests, run_requests(list(requests.values())), strict=True))
+
+
+def shared_result(shared_runs: dict[str, dict], name: str) -> dict:
+    """Run ``name``'s result; its traceback, where it raised, fails the test that reads it."""
+    result = shared_runs[name]
+    if "failed" in result:
+        pytest.fail(f"verl_loop_run.py raised on {name}:\n{result['failed']}")
+    return result
 
 
 def expected_rm_scores(served, result: dict) -> torch.Tensor:
@@ -220,16 +274,10 @@ def test_reward_loop_by_import_path_on_ray(served) -> None:
     torch.testing.assert_close(got, expected_advantages(served, result, ["g"] * 3, "min", UNFINISHED))
 
 
-def test_custom_reward_function_scalar(served) -> None:
+def test_custom_reward_function_scalar(served, shared_runs) -> None:
     """``reward.custom_reward_function`` = the client's async ``compute_score``, run by verl's naive
     manager: the aggregate at the last token; no ``extra_info.question`` means an empty problem, flagged."""
-    overrides = [
-        f"reward.custom_reward_function.path={CLIENT}",
-        "reward.custom_reward_function.name=compute_score",
-        f"+reward.custom_reward_function.reward_kwargs.url={served['url']}",
-        f"+reward.custom_reward_function.reward_kwargs.unfinished_reward={UNFINISHED}",
-    ]
-    result = run_verl(served, overrides)
+    result = shared_result(shared_runs, "custom_scalar")
     assert result["manager"].endswith("NaiveRewardManager")
     extra = result["reward_extra_info"]
     assert extra["prm_empty_problem"] == [1.0, 0.0, 0.0]  # MATH row: verl gives the function no prompt
@@ -331,17 +379,11 @@ def last_values(result: dict, key: str) -> list[float]:
     return [rows[i, sum(m[PROMPT_LEN:]) - 1].item() for i, m in enumerate(result["attention_mask"])]
 
 
-def test_documented_default_pays_no_padding(oracle) -> None:
+def test_documented_default_pays_no_padding(shared_runs) -> None:
     """The documented command with verl's ``grpo``: every path pays the ``min``, so the padded answer
     earns what the short one does and the wrong one after repeated correct steps earns 0 (the sum paid
     3.0, 7.0 and 4.0, and gave the wrong answer the larger advantage)."""
-    result = run_verl(
-        oracle,
-        [*BY_PATH, "algorithm.adv_estimator=grpo"],
-        samples=oracle["samples"],
-        unfinished=0.0,
-        estimators=("grpo",),
-    )
+    result = shared_result(shared_runs, "documented_default")
     assert result["reward_extra_info"]["prm_num_steps"][:3] == [3.0, 7.0, 5.0]
     for key in ("rm_scores", "streamed_rm_scores", "streamed_v1_rm_scores"):
         assert last_values(result, key) == [1.0, 1.0, 0.0, 0.0, 0.0, 1.0], key
@@ -368,13 +410,13 @@ def served_steps(
 WORLD_GROUPS, WORLD_KEYS = [[0, 1, 2, 3], [4, 5]], ["mia", "ann"]
 
 
-def test_step_rewards_train_through_verls_estimator(oracle) -> None:
+def test_step_rewards_train_through_verls_estimator(oracle, shared_runs) -> None:
     """Step rewards from ``prmkit serve`` (``run_single`` + ``assemble_rm_scores``) become, through verl's
     ``compute_advantage`` and the registered estimators, exactly the credit forms that read step rewards
     alone (``prmkit_min``, ``prmkit_sum``: ``process_advantages``; ``prmkit_pure``, ``prmkit_pav``);
     the zero rewards of wrong steps reach the estimator as -0.0."""
-    names = tuple(f"prmkit_{c}" for c in va.STEP_CREDITS)
-    result = run_verl(oracle, [*BY_PATH, MIN], samples=oracle["samples"], unfinished=0.0, estimators=names)
+    names = STEP_ESTIMATORS
+    result = shared_result(shared_runs, "step_rewards")
     rm = torch.tensor(result["rm_scores"])
     ends = rm.ne(0) | torch.tensor(result["signbits"]["colocated"])
     assert ends.sum(-1).tolist() == [3, 7, 5, 3, 1, 5]  # the unfinished one: one step of 0.0
@@ -410,18 +452,15 @@ def test_step_rewards_train_through_verls_estimator(oracle) -> None:
 GROUND_TRUTH = {"mia": "2", "ann": "30"}
 
 
-def test_outcomes_reach_verls_estimator(oracle) -> None:
+def test_outcomes_reach_verls_estimator(oracle, shared_runs) -> None:
     """Outcome forms (issue 60): ``run_single`` grades each answer against ``reward_model.ground_truth``
     and writes the verdict into the outcome channel; through verl's ``compute_advantage`` every
     ``prmkit_<form>`` that reads outcomes gives ``credit_advantages`` on the same step rewards and
     outcomes. verl's v1 colocated path hands the manager ``raw_prompt`` only: the reference answer then
     comes from the data files, and the channel carries the same verdicts."""
     samples = [{**s, "ground_truth": GROUND_TRUTH[s["uid"]]} for s in oracle["samples"]]
-    names = tuple(f"prmkit_{c}" for c in va.OUTCOME_CREDITS)
-    result = run_verl(
-        oracle, [*BY_PATH, f"algorithm.adv_estimator={names[0]}"],
-        samples=samples, unfinished=0.0, estimators=names,
-    )  # fmt: skip
+    names = OUTCOME_ESTIMATORS
+    result = shared_result(shared_runs, "outcomes")
     outcomes = [1.0, 1.0, 0.0, 0.0, 0.0, 1.0]  # right, right (padded), wrong, wrong, unfinished, right
     for key in ("rm_scores", "v1_colocated_rm_scores", "streamed_rm_scores", "streamed_v1_rm_scores"):
         values = torch.tensor(result[key])

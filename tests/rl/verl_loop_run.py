@@ -28,12 +28,17 @@ Input (JSON on stdin): ``{"tokenizer", "overrides": [...], "samples": [{"message
 verl's v1 ``_compute_reward_colocate`` run as is, see :func:`v1_colocated`), "v1_colocated_fields", "signbits", "advantages", "prompt_ids",
 "response_ids", "attention_mask", "reward_extra_info", "registered", "estimators_registered", "manager",
 "versions"}``, or ``{"error"}`` where building verl's reward worker raised and ``expect_error`` is set.
+
+Several requests, ``{"requests": [...]}``, run one after the other in one interpreter (verl's imports
+take seconds each time): each writes its own ``out``, ``{"failed": traceback}`` where it raised, and the
+next one still runs.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import traceback
 from types import SimpleNamespace
 from typing import Any
 
@@ -159,7 +164,21 @@ def reward_model(sample: dict) -> dict:
 
 
 def main() -> None:
-    request = json.load(sys.stdin)
+    """One request, or each of ``{"requests": [...]}`` in turn (see the module docstring)."""
+    given = json.load(sys.stdin)
+    if "requests" not in given:
+        run(given)
+        return
+    for request in given["requests"]:
+        try:
+            run(request)
+        except Exception:
+            with open(request["out"], "w") as f:
+                json.dump({"failed": traceback.format_exc()}, f)
+
+
+def run(request: dict) -> None:
+    """The request's batch through verl's reward loop (and advantages); its result written at ``out``."""
     import numpy as np
     import torch
     import transformers

@@ -1,6 +1,7 @@
 """What the tests of launched runs share: a dropout-free tiny backbone (with the traces it was made for,
 built once per test run: :func:`inputs`), ``accelerate launch`` of prmkit's command line through
-``dist_run.py``, and the writes each rank recorded."""
+``dist_run.py``, the writes each rank recorded, and one uninterrupted launch of two processes that two
+test files compare with (built once per test run: :func:`two_processes_whole`)."""
 
 from __future__ import annotations
 
@@ -64,6 +65,28 @@ def train_args(out: Path, data: Path, base: Path, batch: int, accumulate: int, s
     return ["train", "prm", str(data), "-o", str(out), "--base-model", str(base), "--batch-size", str(batch),
             "--grad-accum", str(accumulate), "--max-steps", str(steps), "--eval-every", "5", "--threads", "1",
             "--max-length", "256"]  # fmt: skip
+
+
+WHOLE_STEPS = 20
+"""Steps of :func:`two_processes_whole`: two passes over :func:`inputs`' training traces (13 steps a pass
+at 2 x 4 traces a step), so a run killed at checkpoint 10 resumes mid-pass and crosses into the next."""
+
+
+def two_processes_whole() -> Path:
+    """The output folder of one uninterrupted launch of two processes (batch 4 each, no accumulation,
+    :data:`WHOLE_STEPS` steps, dev scored every 5), each rank's writes recorded beside it (:func:`writes`):
+    built once per test run and read by both tests/training/test_distributed.py (one writer, equal to one
+    process) and tests/training/test_distributed_resume.py (a killed launch resumes to it). A launch costs
+    ~15 s of interpreter start-ups for under a second of training; none writes into it."""
+    data, base = inputs()
+
+    def build(folder: Path) -> None:
+        out = folder / "two"
+        done = launch(2, out, train_args(out, data, base, batch=4, accumulate=1, steps=WHOLE_STEPS))
+        assert done.returncode == 0, done.stderr[-4000:]
+        assert done.stdout.count("output_dir:") == 1  # the result is printed once
+
+    return once("training/two-processes-whole", build) / "two"
 
 
 def _command(processes: int, watched: Path, args: list[str]) -> tuple[list[str], dict[str, str]]:

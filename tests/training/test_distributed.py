@@ -6,7 +6,8 @@ with the same effective batch (2 x 4 against 4 with 2 accumulation steps) within
 ranks' shares of a step are the batches that one process accumulates, and their averaged gradients that
 process's accumulated ones. The backbone has no dropout, since each rank draws its own masks. Killed and
 launched again: tests/training/test_distributed_resume.py (a file of its own, so ``--dist loadfile`` can
-run the two files' launches on two workers)."""
+run the two files' launches on two workers); the uninterrupted two-process launch is one for both files
+(``launching.two_processes_whole``: a launch is ~15 s of start-ups for under a second of training)."""
 
 from __future__ import annotations
 
@@ -20,22 +21,26 @@ from safetensors.torch import load_file
 from prmkit.scoring import load_scorer
 
 from .conftest import world_traces
-from .launching import PER_RANK_FILES, inputs, launch, strays, train_args, writes
+from .launching import (
+    PER_RANK_FILES,
+    WHOLE_STEPS,
+    inputs,
+    launch,
+    strays,
+    train_args,
+    two_processes_whole,
+    writes,
+)
 
 pytestmark = pytest.mark.slow
 
 
-def _train(processes: int, out: Path, data: Path, base: Path, batch: int, accumulate: int) -> None:
-    done = launch(processes, out, train_args(out, data, base, batch, accumulate))
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert done.stdout.count("output_dir:") == 1  # the result is printed once
-
-
 def test_two_processes_train_one_writes_and_equal_one_process_with_the_same_effective_batch(tmp_path):
     data, base = inputs()
-    two, one = tmp_path / "two", tmp_path / "one"
-    _train(2, two, data, base, batch=4, accumulate=1)
-    _train(1, one, data, base, batch=4, accumulate=2)
+    two, one = two_processes_whole(), tmp_path / "one"  # two: 2 x 4 traces a step, printed its result once
+    done = launch(1, one, train_args(one, data, base, batch=4, accumulate=2, steps=WHOLE_STEPS))
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.count("output_dir:") == 1  # the result is printed once
 
     assert {"model.safetensors", "process_card.json", "training_log.jsonl"} <= {w[1] for w in writes(two, 0)}
     assert ["shutil.rmtree", "checkpoints"] in writes(two, 0)
@@ -59,8 +64,9 @@ def test_two_processes_train_one_writes_and_equal_one_process_with_the_same_effe
 
     evals, reference = ([r for r in logged(out) if "eval_first_error_f1" in r] for out in (two, one))
     assert len(logged(two)) == len(logged(one))  # one rank logged each entry
-    # dev scored in shards across the ranks (at 0, 5, 10 and once more after the best model is loaded)
-    assert [r["step"] for r in evals] == [r["step"] for r in reference] == [0, 5, 10, 10]
+    # dev scored in shards across the ranks (every 5 steps from 0, and once more after the best model is loaded)
+    scored_at = [*range(0, WHOLE_STEPS + 1, 5), WHOLE_STEPS]
+    assert [r["step"] for r in evals] == [r["step"] for r in reference] == scored_at
     assert [r["eval_first_error_f1"] for r in evals] == pytest.approx(
         [r["eval_first_error_f1"] for r in reference], abs=1e-6
     )

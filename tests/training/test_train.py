@@ -164,7 +164,8 @@ def test_cli_train_prm(tmp_path, small_world):
 @pytest.mark.slow
 def test_learnability_zero_shot_scores_the_lm_at_its_dev_threshold(tmp_path):
     """``--runs zero-shot``: the pretrained LM judged as a verifier, test and held-out at the dev threshold
-    (the experiment script lives in experiments/, outside the library)."""
+    (the experiment script lives in experiments/, outside the library). The LM pretrains for 1.2 CPU
+    seconds: the test reads how it is scored, not what it learnt."""
     import importlib.util
 
     path = Path(__file__).resolve().parents[2] / "experiments" / "learnability.py"
@@ -174,7 +175,7 @@ def test_learnability_zero_shot_scores_the_lm_at_its_dev_threshold(tmp_path):
     spec.loader.exec_module(module)
     main = module.main
 
-    args = ["--out", str(tmp_path), "--problems", "60", "--per-problem", "2", "--pretrain-minutes", "0.1",
+    args = ["--out", str(tmp_path), "--problems", "60", "--per-problem", "2", "--pretrain-minutes", "0.02",
             "--runs", "zero-shot", "--eval-traces", "40", "--threads", "1"]  # fmt: skip
     zs = main(args)["zero-shot"]
     assert AutoModelForCausalLM.from_pretrained(tmp_path / "lm").config.no_rope_layers == [1, 0]
