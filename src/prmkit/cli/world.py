@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import typer
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from prmkit.cli.common import progress
 from prmkit.cli.config import add_command
@@ -30,6 +30,14 @@ SEED = "Same seed, same output on any machine."
 SPLIT = "train, test (same lengths, disjoint from train) or heldout (longer)."
 
 
+class _Described(Config):
+    """Base of the configs made here: each field carries its help as ``description``, so pydantic is told
+    not to look for attribute docstrings, which for a class made by ``create_model`` means compiling the
+    source of every calling frame (most of ``prmkit --help``'s start-up before this)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=False)
+
+
 def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel], type[BaseModel]]:
     """The typed configs of ``prmkit <w> generate | sample | stats | check``: the same fields for every
     world, with that world's generator and policy configs nested (their fields become the flags)."""
@@ -37,7 +45,7 @@ def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]
     knobs = Field(default_factory=w.config)
     errors = Field(default_factory=w.policy_config)
     generate = create_model(
-        f"{name}GenerateConfig", __base__=Config, __doc__=f"Generate seeded {w.name} problems.",
+        f"{name}GenerateConfig", __base__=_Described, __doc__=f"Generate seeded {w.name} problems.",
         n=(int, Field(1000, description="How many problems.")),
         output=(Path, Field(description="Problems file (JSONL).")),
         seed=(int, Field(0, description=SEED)),
@@ -45,7 +53,7 @@ def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]
         world=(w.config, knobs),
     )  # fmt: skip
     sample = create_model(
-        f"{name}SampleConfig", __base__=Config, __doc__=f"Sample traces from the {w.name} simulated policy.",
+        f"{name}SampleConfig", __base__=_Described, __doc__=f"Sample traces from the {w.name} simulated policy.",
         problems=(Path, Field(description=f"Problems file (JSONL) from `prmkit {w.name} generate`.")),
         output=(Path, Field(description="Traces file (.jsonl or .parquet).")),
         per_problem=(int, Field(16, description="Traces per problem.")),
@@ -53,7 +61,7 @@ def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]
         policy=(w.policy_config, errors),
     )  # fmt: skip
     stats = create_model(
-        f"{name}StatsConfig", __base__=Config,
+        f"{name}StatsConfig", __base__=_Described,
         __doc__=f"Print the {w.name} statistics: accuracy, steps, first-error kinds and classes, lucky answers.",
         n=(int, Field(2000, description="How many problems.")),
         per_problem=(int, Field(8, description="Traces sampled per problem for the statistics.")),
@@ -64,7 +72,7 @@ def configs(w: World) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]
         as_json=(bool, Field(False, description="Print the statistics as JSON on stdout.")),
     )  # fmt: skip
     check = create_model(
-        f"{name}CheckConfig", __base__=Config, __doc__="Add gold step labels and print a summary of the traces.",
+        f"{name}CheckConfig", __base__=_Described, __doc__="Add gold step labels and print a summary of the traces.",
         traces=(Path, Field(description=f"Traces of {w.name} problems (any policy).")),
         output=(Path, Field(description="Traces with gold labels.")),
     )  # fmt: skip
