@@ -6,7 +6,7 @@ registry, help text :data:`SCORER_HELP`); :func:`score` writes the scores into t
 provenance ``model``; :func:`aggregate` turns step scores into one number by a registered name.
 
 - ``forms.py``       SCORER_FORMS registry and ``load_scorer``: every spec a command takes, read one way
-- ``aggregate.py``   AGGREGATIONS registry: min, prod, last, mean, geomean
+- ``aggregate.py``   AGGREGATIONS registry: min, prod, last, mean, geomean, sum, recover
 - ``conventions.py`` CONVENTIONS registry (prmkit, trl, likelihood here): how a checkpoint is loaded
                      (exactly, or refused), fed and read; ``CONVENTION:PATH`` names one
 - ``families.py``    the released families, read as their cards read them: qwen, math-shepherd, rlhflow,

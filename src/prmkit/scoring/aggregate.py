@@ -7,6 +7,16 @@ reads the final step (a prefix-value PRM's or an ORM's view), ``mean`` and ``geo
 recommends the mean). ``sum`` adds the step scores: what verl's reward loop paid a dense response, and
 a reward a policy raises by writing more steps (kept to measure that hack, never a default). An empty
 trace aggregates to 0.0: no step, no evidence of a good process.
+
+``recover`` is ``min`` that forgives a recovered error: ``min over t of max(s_t, s_{t+1})``, the last
+step counting alone (one step: that step). Why: an agent often errs and then recovers (a retry after a
+failed call, a later look-up that corrects a misread value; docs/agentworld.md's gold checker rates the
+recovery +1), and its trajectory can still be right. A PRM that locates errors well scores the wrong
+step low, so ``min`` ranks a recovered trajectory as low as one that never recovered; ``recover`` lets
+a low step through when the very next step scores higher (the retry or the correction), while two low
+steps in a row (an error the agent builds on) and a low last step still count. It is registered for
+studies, not among the evaluation's default aggregations (adding it there would change every
+evaluation).
 """
 
 from __future__ import annotations
@@ -25,12 +35,18 @@ def _geomean(scores: Sequence[float]) -> float:
     return math.exp(sum(math.log(max(s, 1e-300)) for s in scores) / len(scores))
 
 
+def _recover(scores: Sequence[float]) -> float:
+    # each step is forgiven by the next one's score; the last step has no next one and counts as it is
+    return min([*map(max, scores[:-1], scores[1:]), scores[-1]])
+
+
 AGGREGATIONS.register("min", min)
 AGGREGATIONS.register("prod", math.prod)
 AGGREGATIONS.register("last", lambda s: s[-1])
 AGGREGATIONS.register("mean", lambda s: sum(s) / len(s))
 AGGREGATIONS.register("geomean", _geomean)
 AGGREGATIONS.register("sum", lambda s: float(sum(s)))
+AGGREGATIONS.register("recover", _recover)
 
 
 def aggregate(scores: Sequence[float], how: str = "min") -> float:
