@@ -28,7 +28,8 @@ train:
   prm_sources: [gold]
   orm: null
 evaluate: {{problems: 3, per_problem: 8, heldout_problems: 1, bootstrap: 20, beam_problems: 0, seed: 1234,
-           claims_seed: 7919, policy: {{systematic: 0.5, systematic_rate: 0.6, loophole: 0.2}}}}
+           claims_seed: 7919, policy: {{systematic: 0.5, systematic_rate: 0.6, loophole: 0.2}},
+           plots: false}}
 """
 SETS = {"tuning": ("eval", 1234), "claims": ("claims", 7919)}
 MODELS = {"prm-gold": "prm-gold", "pretrain": "lm (zero-shot)"}

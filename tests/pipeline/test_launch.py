@@ -34,7 +34,7 @@ train:
   prm: {{base_model: {base}, max_steps: 6, eval_every: 3, batch_size: 4, grad_accum: {accumulate},
          threads: 1, max_length: 512}}
   prm_sources: [mc_hard]
-evaluate: {{problems: 4, per_problem: 4, heldout_problems: 2, bootstrap: 20, beam_problems: 0}}
+evaluate: {{problems: 4, per_problem: 4, heldout_problems: 2, bootstrap: 20, beam_problems: 0, plots: false}}
 """
 
 

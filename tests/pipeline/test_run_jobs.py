@@ -157,7 +157,8 @@ train:
   prm: {{max_steps: 2, threads: 1}}
   prm_sources: [gold, mc_hard]
   orm: null
-evaluate: {{problems: 3, per_problem: 2, heldout_problems: 2, bootstrap: 20, beam_problems: 0, zero_shot: false}}
+evaluate: {{problems: 3, per_problem: 2, heldout_problems: 2, bootstrap: 20, beam_problems: 0, zero_shot: false,
+           plots: false}}
 """
 """A world recipe cut to seconds a stage, with stages that can run side by side (labels beside the
 pretraining, the two PRMs, their evaluations)."""

@@ -22,7 +22,8 @@ train:
   prm: {{max_steps: 8, eval_every: 4, threads: 2, head: likelihood}}
   prm_sources: [gold, mc_hard]
   orm: {{max_steps: 6, threads: 2}}
-evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0, zero_shot: false}}
+evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0, zero_shot: false,
+           plots: false}}
 """
 # Every trainer (pretraining, a PRM from gold and one from labels, the ORM) and every measurement of the
 # models they made; the labellers' own determinism under load is the labelling tests' (judge, consensus).

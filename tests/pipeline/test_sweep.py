@@ -21,7 +21,7 @@ train:
   prm_sources: [gold]
   orm: null
 evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0, claims_seed: 99,
-           compare: [['lm (zero-shot)', prm-gold]]}}
+           compare: [['lm (zero-shot)', prm-gold]], plots: false}}
 """
 
 

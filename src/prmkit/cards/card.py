@@ -170,7 +170,8 @@ def _plots(evaluation: dict[str, Any] | None, eval_dir: str) -> dict[str, str]:
     if not evaluation:
         return {}
     files = evaluation["files"]
-    plots = {"first_error": files["first_error_plot"], "bon": files["bon_plot"]}
+    drawn = {"first_error": "first_error_plot", "bon": "bon_plot"}  # absent when evaluate.plots is false
+    plots = {name: files[key] for name, key in drawn.items() if key in files}
     plots |= {f"audit_{k}": v for k, v in files["audit_plots"].items()}
     return {k: f"{eval_dir}/{v}" for k, v in plots.items()}
 

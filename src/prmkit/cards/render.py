@@ -204,15 +204,15 @@ def tested_md(card: ProcessCard) -> str:
             "",
             _fe_table(ev["processbench"]),
         ]
-    lines += [
-        "",
-        "![first-error positions](" + card.plots["first_error"] + ")",
-        "",
-        _bon_md(ev["bon"]),
-        "",
-        "![best-of-N](" + card.plots["bon"] + ")",
-    ]
+    lines += [*_image("first-error positions", card.plots.get("first_error")), "", _bon_md(ev["bon"])]
+    lines += _image("best-of-N", card.plots.get("bon"))
     return "\n".join(lines)
+
+
+def _image(caption: str, path: str | None) -> list[str]:
+    """A Markdown image line after a blank one, or nothing for a plot that was not drawn
+    (``evaluate.plots: false``): a card links no missing image."""
+    return [] if path is None else ["", f"![{caption}]({path})"]
 
 
 def _fe_table(fe: dict[str, Any]) -> str:

@@ -51,8 +51,10 @@ def audit_scores(
     out_dir: str | Path | None = None,
     scorer_name: str | None = None,
     threshold_from: str = "given",
+    draw: bool = True,
 ) -> dict[str, Any]:
-    """Run every audit; with ``out_dir``, write ``audit.json`` and one PNG per audit there.
+    """Run every audit; with ``out_dir``, write ``audit.json`` and (unless ``draw`` is false) one PNG per
+    audit there.
 
     ``threshold`` is the score below which a step counts as wrong (use the one tuned for first-error
     prediction on a dev split, so lucky-answer catches match the model's ProcessBench setting).
@@ -93,7 +95,7 @@ def audit_scores(
         ),
     }
     if out_dir is not None:
-        report["plots"] = write_audit(report, traces, scores, out_dir, source)
+        report["plots"] = write_audit(report, traces, scores, out_dir, source, draw)
     return report
 
 
@@ -103,9 +105,25 @@ def write_audit(
     scores: Sequence[Sequence[float]],
     out_dir: str | Path,
     source: str = "gold",
+    draw: bool = True,
 ) -> dict[str, str]:
-    """Write ``audit.json`` and the plots; returns audit name -> PNG file name (relative to ``out_dir``)."""
+    """Write ``audit.json`` and the plots; returns audit name -> PNG file name (relative to ``out_dir``).
+    ``draw`` false: no PNG, and the JSON names none (``plots: {}``), so nothing links a missing image."""
     out = Path(out_dir)
+    names = _draw_audit(report, traces, scores, out, source) if draw else {}
+    with atomic_write(out / "audit.json") as fh:
+        json.dump({**report, "plots": names}, fh, indent=2)
+    return names
+
+
+def _draw_audit(
+    report: dict[str, Any],
+    traces: Sequence[Trace],
+    scores: Sequence[Sequence[float]],
+    out: Path,
+    source: str,
+) -> dict[str, str]:
+    """One PNG per audit in ``out``; returns audit name -> PNG file name."""
     paths = {
         "gaming": plots.goodhart(report["gaming"]["rows"], out / "audit_gaming.png"),
         "shift": plots.outcome_shift(report["shift"]["rows"], out / "audit_shift.png"),
@@ -126,10 +144,7 @@ def write_audit(
     }
     if report.get("loophole"):
         paths["loophole"] = plots.loophole(report["loophole"], out / "audit_loophole.png")
-    names = {k: p.name for k, p in paths.items()}
-    with atomic_write(out / "audit.json") as fh:
-        json.dump({**report, "plots": names}, fh, indent=2)
-    return names
+    return {k: p.name for k, p in paths.items()}
 
 
 def summary(report: dict[str, Any]) -> dict[str, Any]:

@@ -48,6 +48,8 @@ class WorldEvalSettings(Config):
     """How much fresh world data a scorer is measured on (``prmkit card``, ``evaluate_world``, and a
     recipe's ``evaluate`` section, which adds to these): declared once, here."""
 
+    QUIET = ("plots",)  # added after recipes' evaluation stages were keyed (core.config.Config)
+
     problems: int = Field(48, ge=3, le=100_000)
     """World test problems for best-of-N pools and audits (the first third tunes the first-error
     threshold)."""
@@ -66,6 +68,9 @@ class WorldEvalSettings(Config):
     world: WorldName = DEFAULT_WORLD
     """The embedded world the scorer is measured on: ``arithmetic`` (word problems) or ``agent``
     (tool-using agent tasks); any name registered in ``prmkit.worlds.registry``."""
+    plots: bool = True
+    """Draw the PNG plots (best-of-N, first-error positions, one per audit); false writes every JSON and
+    CSV as before and no PNG, and the report and card link no image (large sweeps, wiring tests)."""
 
 
 class ProcessBenchConfig(Config):

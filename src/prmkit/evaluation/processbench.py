@@ -237,8 +237,9 @@ class FirstErrorResult:
             )
         return notes
 
-    def write(self, out_dir: str | Path) -> Path:
-        """Write ``processbench.json``, ``predictions.jsonl`` and ``first_error_hist.png`` to ``out_dir``."""
+    def write(self, out_dir: str | Path, draw: bool = True) -> Path:
+        """Write ``processbench.json``, ``predictions.jsonl`` and (unless ``draw`` is false)
+        ``first_error_hist.png`` to ``out_dir``."""
         from prmkit.core.files import atomic_write
         from prmkit.evaluation.plots import first_error_hist
 
@@ -247,6 +248,8 @@ class FirstErrorResult:
             json.dump(self.to_dict(), fh, indent=2, allow_nan=False)
         with atomic_write(out / "predictions.jsonl") as fh:
             fh.writelines(json.dumps(p) + "\n" for p in self.predictions)
+        if not draw:
+            return out / "processbench.json"
         first_error_hist(  # traces without a prediction are counted in the table, not plotted
             [p["gold"] for p in self.predictions],
             [p["predicted"] for p in self.predictions if p["predicted"] is not None],

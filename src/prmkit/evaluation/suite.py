@@ -139,8 +139,9 @@ def beam_on_world(
     seed: int,
     policy_config: Any | None = None,
     world: str = DEFAULT_WORLD,
+    draw: bool = True,
 ) -> dict[str, Any]:
-    """The beam-search Goodhart reading on fresh test problems, with its plot."""
+    """The beam-search Goodhart reading on fresh test problems, with its plot (unless ``draw`` is false)."""
     from prmkit.worlds.registry import world as world_named
 
     w = world_named(world)
@@ -149,9 +150,10 @@ def beam_on_world(
         beam_set, w.policy(policy_config), scorer, budgets, aggregation=aggregation, seed=seed,
         gold_label=w.gold_label,
     )  # fmt: skip
-    plots.goodhart(
-        beam["rows"], out / "audit_beam.png", x="pressure", title="Verifier gaming under beam search"
-    )
+    if draw:
+        plots.goodhart(
+            beam["rows"], out / "audit_beam.png", x="pressure", title="Verifier gaming under beam search"
+        )
     return beam
 
 
@@ -223,10 +225,10 @@ def evaluate_world(
 ) -> dict[str, Any]:
     """Measure ``scorer`` on fresh data of the embedded world ``settings.world``, as much of it as
     ``settings`` says (None: the defaults of :class:`WorldEvalSettings`; a recipe's ``evaluate`` section
-    and ``prmkit card``'s config are such settings); writes results and plots to ``out_dir``, returns the
-    summary. ``orm`` adds an ORM as the best-of-N baseline; ``policy_config`` (that world's policy config,
-    a world record's ``policy_config``) sets the simulated policy whose samples are judged (None:
-    the world's default policy).
+    and ``prmkit card``'s config are such settings); writes results and, unless ``settings.plots`` is
+    false, plots to ``out_dir``; returns the summary. ``orm`` adds an ORM as the best-of-N baseline;
+    ``policy_config`` (that world's policy config, a world record's ``policy_config``) sets the simulated
+    policy whose samples are judged (None: the world's default policy).
     """
     from prmkit.core.progress import progress
 
@@ -244,22 +246,22 @@ def evaluate_world(
         test = world_traces(problems, per_problem, seed, "test", policy_config, world)
         heldout = world_traces(heldout_problems, heldout_per_problem, seed, "heldout", policy_config, world)
         done("first-error F1 (scoring every trace)")
-        first_error = _first_errors(cached, test, heldout, out)
+        first_error = _first_errors(cached, test, heldout, out, e.plots)
         done("best-of-N curves")
         prm_scores = cached.score(test)
         title = f"Best-of-N on {world} test ({problems} problems)"
-        bon = _best_of_n(test, prm_scores, orm, out, bootstrap, seed, aggregation, title)
+        bon = _best_of_n(test, prm_scores, orm, out, bootstrap, seed, aggregation, title if e.plots else None)
         done("failure-mode audits")
         threshold = first_error.result.threshold or 0.5
         audits = _failure_audits(
-            scorer, test, prm_scores, aggregation, threshold, min(64, per_problem), seed, out
+            scorer, test, prm_scores, aggregation, threshold, min(64, per_problem), seed, out, e.plots
         )
         if beam_problems:
             done("beam search (verifier gaming)")
             beam = beam_on_world(
-                scorer, out, beam_problems, beam_budgets, aggregation, seed, policy_config, world
+                scorer, out, beam_problems, beam_budgets, aggregation, seed, policy_config, world, e.plots
             )
-            _add_beam(audits, beam)
+            _add_beam(audits, beam, e.plots)
         done("done")
     result = {
         "scorer": scorer.name,
@@ -271,18 +273,21 @@ def evaluate_world(
         "bon": {"params": bon.params, "rows": bon_summary(bon), "orm": orm.name if orm is not None else None},
         "audits": audits.summary,
         "beam_gaming": audits.beam,
-        "files": _summary_files(audits.plots),
+        "files": _summary_files(audits.plots, e.plots),
     }
     with atomic_write(out / SUMMARY_FILE) as fh:
         json.dump(result, fh, indent=2)
     return result
 
 
-def _first_errors(cached: CachedScorer, test: list[Trace], heldout: list[Trace], out: Path) -> _FirstErrors:
-    """First-error F1 (written to ``out``) and its breakdowns by error class and, for agent traces, by
-    AgentProcessBench's metrics at the same threshold; this is the step that scores every trace."""
+def _first_errors(
+    cached: CachedScorer, test: list[Trace], heldout: list[Trace], out: Path, draw: bool
+) -> _FirstErrors:
+    """First-error F1 (written to ``out``, with its histogram when ``draw``) and its breakdowns by error
+    class and, for agent traces, by AgentProcessBench's metrics at the same threshold; this is the step
+    that scores every trace."""
     result, dev_problems = first_error_on_world(cached, test, heldout)
-    result.write(out)
+    result.write(out, draw)
     by_class = first_error_by_class(result, test + heldout)
     agent_steps = agent_step_metrics(cached, test, heldout, dev_problems, result.threshold)
     return _FirstErrors(result, dev_problems, by_class, agent_steps)
@@ -296,17 +301,18 @@ def _best_of_n(
     bootstrap: int,
     seed: int,
     aggregation: str,
-    title: str,
+    title: str | None,
 ) -> Any:
     """Best-of-N curves on the test pools (with the ORM's beside them when there is one), written as
-    CSV, per-problem JSON and a plot."""
+    CSV, per-problem JSON and a plot titled ``title`` (None: no plot)."""
     orm_scores = orm.score(test) if orm is not None else None
     bon = bon_curves(
         test, prm_scores, orm_scores, bootstrap=bootstrap, seed=seed, vote_aggregation=aggregation
     )
     bon.write_csv(out / "bon.csv")
     bon.write_per_problem(out / "bon_per_problem.json")
-    plots.bon_curves(bon.rows, out / "bon.png", title=title)
+    if title is not None:
+        plots.bon_curves(bon.rows, out / "bon.png", title=title)
     return bon
 
 
@@ -319,29 +325,34 @@ def _failure_audits(
     pool: int,
     seed: int,
     out: Path,
+    draw: bool,
 ) -> _Audits:
-    """The failure-mode audits at the first-error threshold; an ORM's one score is spread over every
-    step first, since the audits read step scores."""
+    """The failure-mode audits at the first-error threshold (their plots when ``draw``); an ORM's one
+    score is spread over every step first, since the audits read step scores."""
     step_scores = broadcast_last(prm_scores) if scorer_kind(scorer) == "orm" else prm_scores
     report = audit_scores(
-        test, step_scores, aggregation, threshold, pool, seed=seed, out_dir=out, scorer_name=scorer.name
-    )
+        test, step_scores, aggregation, threshold, pool, seed=seed, out_dir=out, scorer_name=scorer.name,
+        draw=draw,
+    )  # fmt: skip
     return _Audits(summary(report), report["plots"])
 
 
-def _add_beam(audits: _Audits, beam: dict[str, Any]) -> None:
-    """Fold the beam-search reading into the audits: its plot and its gaming gap beside best-of-N's."""
+def _add_beam(audits: _Audits, beam: dict[str, Any], drawn: bool) -> None:
+    """Fold the beam-search reading into the audits: its plot (when ``drawn``) and its gaming gap beside
+    best-of-N's."""
     audits.beam = beam
-    audits.plots["beam"] = "audit_beam.png"
+    if drawn:
+        audits.plots["beam"] = "audit_beam.png"
     audits.summary |= {
         "beam_gap_at_max_budget": beam["rows"][-1]["gap"],
         "beam_gap_growth": beam["gap_growth"],
     }
 
 
-def _summary_files(audit_plots: dict[str, str]) -> dict[str, Any]:
-    """The files evaluate_world wrote, by role, as the summary names them for the card."""
-    return {
+def _summary_files(audit_plots: dict[str, str], drawn: bool) -> dict[str, Any]:
+    """The files evaluate_world wrote, by role, as the summary names them for the card; a plot that was
+    not drawn (``plots: false``) is not named, so no card or report links it."""
+    files = {
         "first_error": "processbench.json",
         "first_error_plot": "first_error_hist.png",
         "bon_csv": "bon.csv",
@@ -349,6 +360,7 @@ def _summary_files(audit_plots: dict[str, str]) -> dict[str, Any]:
         "audit": "audit.json",
         "audit_plots": audit_plots,
     }
+    return files if drawn else {k: v for k, v in files.items() if k not in ("first_error_plot", "bon_plot")}
 
 
 def evaluation_of(

@@ -350,8 +350,8 @@ def _add_best_of_n(head: Section, evals: dict[str, dict[str, Any]], out: Path) -
         title = f"Honest best-of-N accuracy (%) with {main}: a pick that games the task counts as wrong"
         head.tables.append(Table(_bon_rows(summary, "honest"), title + ", [95 % band]"))
         head.text.append(HONEST_LEGEND.format(gaming=gaming))
-    bon_png = Path(evals[main]["outputs"][0]) / summary["files"]["bon_plot"]
-    head.images.append((relpath(bon_png, out), f"Best-of-N curves, {main}"))
+    folder = Path(evals[main]["outputs"][0])
+    _add_plot(head, folder, summary["files"].get("bon_plot"), out, f"Best-of-N curves, {main}")
 
 
 def _labels_section(results: dict[str, dict[str, Any]], out: Path) -> Section | None:
@@ -384,9 +384,15 @@ def _audits_section(evals: dict[str, dict[str, Any]], out: Path) -> Section | No
     for model, r in evals.items():
         plots = r["summary"]["files"].get("audit_plots", {})
         for name, caption in AUDIT_PLOTS.items():
-            if name in plots:
-                sec.images.append((relpath(Path(r["outputs"][0]) / plots[name], out), f"{model}: {caption}"))
+            _add_plot(sec, Path(r["outputs"][0]), plots.get(name), out, f"{model}: {caption}")
     return sec
+
+
+def _add_plot(sec: Section, folder: Path, name: str | None, out: Path, caption: str) -> None:
+    """Link an evaluation's plot ``name`` in ``folder``, unless it was not drawn (``evaluate.plots:
+    false`` names none) or is not there: the report links no missing image."""
+    if name is not None and (folder / name).is_file():
+        sec.images.append((relpath(folder / name, out), caption))
 
 
 def _cards_section(results: dict[str, dict[str, Any]], out: Path) -> Section | None:
