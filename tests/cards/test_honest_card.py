@@ -15,6 +15,7 @@ from prmkit.core.results import percent
 from prmkit.evaluation.config import WorldEvalSettings
 from prmkit.evaluation.suite import evaluate_world
 from prmkit.scoring import load_scorer
+from tests.markdown_tables import table_after
 
 from .test_card import training_card
 
@@ -33,18 +34,6 @@ def _card(tmp_path: Path, world: str) -> tuple[str, dict[str, Any]]:
     return readme, json.loads((tmp_path / "process_card.json").read_text(encoding="utf-8"))
 
 
-def _table_after(text: str, lead: str) -> list[list[str]]:
-    """The cells of the Markdown table that follows the line starting with ``lead`` (header row first)."""
-    lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(lead)) + 2
-    table = []
-    for line in lines[start:]:
-        if not line.startswith("|"):
-            break
-        table.append([c.strip() for c in line.strip("|").split("|")])
-    return [table[0], *table[2:]]  # without the |---| line
-
-
 def test_the_card_of_a_world_with_loopholes_shows_its_honest_accuracy(tmp_path: Path) -> None:
     readme, saved = _card(tmp_path, "agent")
     bon = saved["evaluation"]["bon"]
@@ -52,7 +41,7 @@ def test_the_card_of_a_world_with_loopholes_shows_its_honest_accuracy(tmp_path: 
     assert bon["params"]["gaming_traces"] > 0  # the agent policy sometimes takes the grader's tool
     assert any(r["honest_accuracy"] < r["accuracy"] for r in rows.values())  # so the two tables differ
     assert f"with a step gold marks as a loophole: {bon['params']['gaming_traces']})" in readme
-    header, *body = _table_after(readme, HONEST_HEAD)
+    header, *body = table_after(readme, HONEST_HEAD)
     ns = [int(h.removeprefix("N = ")) for h in header[1:]]
     assert ns == sorted({n for _, n in rows}) and [r[0] for r in body] == list(
         dict.fromkeys(m for m, _ in rows)

@@ -19,6 +19,7 @@ from prmkit.pipeline.report import to_html, to_markdown
 from prmkit.pipeline.summary import BON_METHODS, BON_NAMES, BON_NS, build_report
 from prmkit.pipeline.sweep import sweep_report
 from prmkit.scoring import load_scorer
+from tests.markdown_tables import table_after
 
 HONEST_TITLE = "*Honest best-of-N accuracy (%) with prm-gold: a pick that games the task counts as wrong"
 
@@ -41,18 +42,6 @@ def _recipe(world: str) -> Recipe:
     )
 
 
-def _table_after(md: str, title: str) -> list[list[str]]:
-    """The rows of the report table titled ``title`` (header first, without the |---| line)."""
-    lines = md.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(title)) + 2
-    rows = []
-    for line in lines[start:]:
-        if not line.startswith("|"):
-            break
-        rows.append([c.strip() for c in line.strip("|").split("|")])
-    return [rows[0], *rows[2:]]
-
-
 def test_the_run_report_shows_honest_accuracy_where_the_world_has_loopholes(tmp_path: Path) -> None:
     stage = _stage(tmp_path / "eval-prm-gold", "agent")
     bon = stage["summary"]["bon"]
@@ -60,7 +49,7 @@ def test_the_run_report_shows_honest_accuracy_where_the_world_has_loopholes(tmp_
     assert any(r["honest_accuracy"] < r["accuracy"] for r in bon["rows"])  # so the tables differ
     report = build_report(_recipe("agent"), {"eval-prm-gold": stage}, tmp_path, None)
     md = to_markdown(report)
-    header, *body = _table_after(md, HONEST_TITLE)
+    header, *body = table_after(md, HONEST_TITLE)
     assert header == ["method", *(f"N={n}" for n in BON_NS)]
     rows = {(r["method"], r["n"]): r for r in bon["rows"]}
     measured = [m for m in BON_METHODS if any(m == k for k, _ in rows)]
@@ -84,7 +73,7 @@ def test_a_run_on_a_world_without_loopholes_reports_as_before(tmp_path: Path) ->
     assert "gaming_traces" not in stage["summary"]["bon"]["params"]
     md = to_markdown(build_report(_recipe("arithmetic"), {"eval-prm-gold": stage}, tmp_path, None))
     assert "Honest" not in md and "honest accuracy" not in md.lower()
-    header, *body = _table_after(md, "*Best-of-N accuracy (%) with prm-gold")
+    header, *body = table_after(md, "*Best-of-N accuracy (%) with prm-gold")
     rows = stage["summary"]["bon"]["rows"]
     assert header == ["method", *(f"N={n}" for n in BON_NS)]
     by_name = {b[0]: dict(zip(header, b, strict=True)) for b in body}
@@ -106,7 +95,7 @@ def test_the_sweep_report_shows_the_studys_honest_table_only_where_it_has_one(
     if world == "arithmetic":
         assert "Honest" not in md
         return
-    header, *body = _table_after(md, title)
+    header, *body = table_after(md, title)
     assert [row[0] for row in body] == list(tuning["bon_honest"])
     for (_, *cells), by_n in zip(body, tuning["bon_honest"].values(), strict=True):
         assert header[1:] == list(by_n) and cells == [with_range(e) for e in by_n.values()]
