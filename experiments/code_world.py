@@ -16,7 +16,9 @@ problems within each seed (each seed draws its own training tasks). Gold is read
 
 ``python experiments/code_world.py runs/code --out docs/results/code-world.json`` prints the tables
 (``"hidden tests=runs/code" "CI=runs/code-visible"``: the audits of both runs, rows labelled; the labels
-table of the first); docs
+table of the first). ``--audits-only`` reads the audits alone, from any world whose evaluations audit a
+gold class (the agent world's grader loophole: ``--audits-only runs/agent --out
+docs/results/agent-audits.json``); docs
 show them in ``code-world-labels`` and ``code-world-audit`` results blocks (:mod:`prmkit.evaluation.views`,
 ``python experiments/render_results.py``).
 """
@@ -148,9 +150,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=side, metavar="[LABEL=]RUN")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "code-world.json")
+    parser.add_argument("--audits-only", action="store_true", help="no label sources: any world's audits")
     args = parser.parse_args()
     (label, first), *others = args.runs
-    result = collect(first)
+    if args.audits_only:
+        seeds = sorted(first.glob("seed-*"))
+        result: dict[str, Any] = {"seeds": [s.name for s in seeds], "audits": audits(seeds)}
+    else:
+        result = collect(first)
     if label is not None or others:  # several runs side by side (issue 61's two sides): rows labelled
         result["audits"] = {}
         for name, run in args.runs:
@@ -158,7 +165,8 @@ def main() -> None:
                 for model, row in models.items():
                     result["audits"].setdefault(set_name, {})[f"{model} ({name})" if name else model] = row
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(code_labels_table(result))
+    if "sources" in result:
+        print(code_labels_table(result))
     for set_name in SETS:
         for audited in AUDITED:
             print(f"{set_name}, {audited}:\n\n{code_audit_table(result, set_name, audited)}")

@@ -80,3 +80,26 @@ def test_the_docs_blocks_are_what_the_committed_file_gives() -> None:
     }
     assert all(code_world_audit(block) == body for block, body in audits)
     assert f"{len(result['seeds'])} seeds" in docs  # the tables say how many training runs they rest on
+
+
+def test_audits_only_reads_any_worlds_audits_and_no_label_files(tmp_path: Path) -> None:
+    """The agent world's runs have no code-world label sources; ``--audits-only`` reads their evaluations'
+    loophole audits alone, one value per seed, and the table renders them."""
+    import subprocess
+    import sys
+
+    for seed, rate in ((0, 0.25), (1, 0.5)):
+        for prefix in ("eval", "claims"):
+            done = tmp_path / "run" / f"seed-{seed}" / "stages" / f"{prefix}-prm-consensus-1a2b" / "DONE.json"
+            done.parent.mkdir(parents=True)
+            done.write_text(json.dumps({"summary": {"audits": {"loophole_pick_share": rate}}}))
+    out = tmp_path / "audits.json"
+    script = ROOT / "experiments" / "code_world.py"
+    cmd = [sys.executable, str(script), "--audits-only", str(tmp_path / "run"), "--out", str(out)]
+    printed = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result == {
+        "seeds": ["seed-0", "seed-1"],
+        "audits": {s: {"prm-consensus": {"loophole_pick_share": [0.25, 0.5]}} for s in ("claims", "tuning")},
+    }
+    assert "| prm-consensus | – | – | 37.5 (25.0–50.0) | – |" in printed
