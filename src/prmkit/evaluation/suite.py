@@ -58,11 +58,13 @@ def world_traces(
     split: str,
     policy_config: Any | None = None,
     world: str = DEFAULT_WORLD,
+    world_config: Any | None = None,
 ) -> list[Trace]:
-    """Fresh gold-labelled traces of ``split`` from the embedded world named ``world`` (ids unique per split)."""
+    """Fresh gold-labelled traces of ``split`` from the embedded world named ``world`` (ids unique per
+    split), its problems drawn by the generator ``world_config`` (None: the world's defaults)."""
     from prmkit.worlds.registry import world as world_named
 
-    return world_named(world).traces(problems, per_problem, seed, split, policy_config)
+    return world_named(world).traces(problems, per_problem, seed, split, policy_config, config=world_config)
 
 
 def bon_summary(result: Any, points: Sequence[int] = BON_POINTS) -> list[dict[str, Any]]:
@@ -140,12 +142,14 @@ def beam_on_world(
     policy_config: Any | None = None,
     world: str = DEFAULT_WORLD,
     draw: bool = True,
+    world_config: Any | None = None,
 ) -> dict[str, Any]:
-    """The beam-search Goodhart reading on fresh test problems, with its plot (unless ``draw`` is false)."""
+    """The beam-search Goodhart reading on fresh test problems (drawn by the generator ``world_config``;
+    None: the world's defaults), with its plot (unless ``draw`` is false)."""
     from prmkit.worlds.registry import world as world_named
 
     w = world_named(world)
-    beam_set = w.generate_problems(problems, seed=seed + 1, split="test")
+    beam_set = w.generate_problems(problems, seed=seed + 1, split="test", config=world_config)
     beam = beam_gaming(
         beam_set, w.policy(policy_config), scorer, budgets, aggregation=aggregation, seed=seed,
         gold_label=w.gold_label,
@@ -219,6 +223,7 @@ def evaluate_world(
     *,
     orm: StepScorer | None = None,
     policy_config: Any | None = None,
+    world_config: Any | None = None,
     aggregation: str = "min",
     heldout_per_problem: int = 4,
     beam_budgets: Sequence[int] = (4, 16),
@@ -228,7 +233,8 @@ def evaluate_world(
     and ``prmkit card``'s config are such settings); writes results and, unless ``settings.plots`` is
     false, plots to ``out_dir``; returns the summary. ``orm`` adds an ORM as the best-of-N baseline;
     ``policy_config`` (that world's policy config, a world record's ``policy_config``) sets the simulated
-    policy whose samples are judged (None: the world's default policy).
+    policy whose samples are judged (None: the world's default policy); ``world_config`` (that world's
+    generator config, a recipe's ``evaluate.generator``) the tasks they are drawn on (None: its defaults).
     """
     from prmkit.core.progress import progress
 
@@ -243,8 +249,10 @@ def evaluate_world(
         def done(next_part: str) -> None:
             bar.update(task, advance=1, description=f"evaluate: {next_part}")
 
-        test = world_traces(problems, per_problem, seed, "test", policy_config, world)
-        heldout = world_traces(heldout_problems, heldout_per_problem, seed, "heldout", policy_config, world)
+        test = world_traces(problems, per_problem, seed, "test", policy_config, world, world_config)
+        heldout = world_traces(
+            heldout_problems, heldout_per_problem, seed, "heldout", policy_config, world, world_config
+        )
         done("first-error F1 (scoring every trace)")
         first_error = _first_errors(cached, test, heldout, out, e.plots)
         done("best-of-N curves")
@@ -259,7 +267,16 @@ def evaluate_world(
         if beam_problems:
             done("beam search (verifier gaming)")
             beam = beam_on_world(
-                scorer, out, beam_problems, beam_budgets, aggregation, seed, policy_config, world, e.plots
+                scorer,
+                out,
+                beam_problems,
+                beam_budgets,
+                aggregation,
+                seed,
+                policy_config,
+                world,
+                e.plots,
+                world_config,
             )
             _add_beam(audits, beam, e.plots)
         done("done")

@@ -25,7 +25,9 @@ script that writes the file is loaded:
 - ``visibility`` (``runs=A,B``): first-error F1 of ``prmkit eval monitorability`` runs under each view,
   one ``RUN/monitorability.json`` each under the block's folder (``RUN`` is ``WORLD-...-MONITOR``);
 - ``unseen-misconceptions``: a gold PRM trained without misconceptions against the demo's, first errors
-  flagged and found by class (``experiments/unseen_misconceptions.py --measure``'s file).
+  flagged and found by class (``experiments/unseen_misconceptions.py --measure``'s file);
+- ``code-sweep`` (``set=claims|tuning``): the code world's PRM − ORM at equal information per value of
+  ``weak_tests`` and ``symptom_patch`` and per side (``experiments/code_sweep.py collect``'s file).
 """
 
 from __future__ import annotations
@@ -375,3 +377,50 @@ def equal_information(block: Block) -> str:
     ]
     ns = block.attrs.get("ns", "N=4,N=16").split(",")
     return equal_information_table(sides, block.attrs["set"], block.attrs.get("prm", "prm-mc_hard"), ns)
+
+
+SWEEP_DIFFERENCES = {
+    "F1 test": "{prm} − orm: F1 world-test",
+    "AUROC test": "{prm} − orm: AUROC world-test",
+    "best-of-4": "{prm} best-of-N (min) − ORM best-of-N: N=4",
+    "best-of-16": "{prm} best-of-N (min) − ORM best-of-N: N=16",
+    "honest best-of-4": "{prm} best-of-N (min) − ORM best-of-N (honest): N=4",
+    "honest best-of-16": "{prm} best-of-N (min) − ORM best-of-N (honest): N=16",
+}
+"""The code-world sweep's differences PRM − ORM (``experiments/code_sweep.py``), each by its column and
+the study's paired key it is read from: the cells of :func:`equal_information_table`."""
+
+
+def sweep_paired_key(prm: str, name: str) -> str:
+    """The key in a study's ``paired`` table of the sweep's difference ``name`` of :data:`SWEEP_DIFFERENCES`."""
+    return SWEEP_DIFFERENCES[name].format(prm=prm)
+
+
+def code_sweep_table(result: dict[str, Any], set_name: str) -> str:
+    """One row per knob value and side of ``experiments/code_sweep.py``'s file: the PRM against the ORM
+    of the same side (both see the hidden tests, or both CI), every cell a paired difference (same
+    seeds, same tasks) in points; the seeds column says what the row's intervals are over."""
+    rows = []
+    for point in result["points"]:
+        value = f"{point['value']:g}" + (" (default)" if point["default"] else "")
+        for side, numbers in point["sides"].items():
+            differences = numbers[set_name]["differences"]
+            cells = [estimate_cell(differences.get(name), signed=True) for name in SWEEP_DIFFERENCES]
+            seeds = len(numbers["seeds"])
+            rows.append(
+                [point["knob"], value, side, *cells, f"{seeds}" + ("" if seeds > 1 else " (tasks only)")]
+            )
+    title = (
+        f"{result['prm']} − {result['against']}, each side's own ORM; cell: mean [95 % interval], points; "
+        "intervals over seeds × tasks, over tasks alone for a row of one seed"
+    )
+    columns = ["knob", "value", "side", *SWEEP_DIFFERENCES, "seeds"]
+    return Table(rows, title, columns).markdown() + "\n"
+
+
+@VIEWS.register("code-sweep")
+def code_sweep(block: Block) -> str:
+    """The ``code-sweep`` view: :func:`code_sweep_table` of the block's file for ``set`` (claims or
+    tuning)."""
+    block.expect("set")
+    return code_sweep_table(block.result, block.attrs["set"])

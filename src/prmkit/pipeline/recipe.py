@@ -243,9 +243,16 @@ class EvaluateSection(WorldEvalSettings):
     """Fresh world data every model is measured on (first-error F1, best-of-N, audits, cards): the
     settings of ``prmkit card`` (:class:`~prmkit.evaluation.config.WorldEvalSettings`), and these."""
 
+    QUIET = (*WorldEvalSettings.QUIET, "generator")  # added after recipes' evaluation stages were keyed
+
     policy: SerializeAsAny[BaseModel] = _DEFAULT.policy_config()
     """The simulated policy whose samples are judged (best-of-N pools, first-error traces, beam search):
     the policy config of ``world`` (by default the world of ``problems.source``)."""
+    generator: SerializeAsAny[BaseModel] | None = None
+    """Knobs of the task generator the fresh evaluation problems are drawn by: fields of the config of
+    ``world``'s generator, as ``problems.world`` sets them for the training problems (e.g. the code
+    world's ``weak_tests``, so models are measured on tasks of the kind they were trained on). Null, or
+    the generator's defaults, draws them with its defaults (one stage key for both)."""
     processbench: list[Path] = Field(default_factory=list, max_length=MAX_LIST)
     """ProcessBench files (JSON arrays; regular files of at most :data:`MAX_INPUT_BYTES`, at most
     :data:`MAX_LIST` of them) to evaluate every model on as well, at its world-tuned threshold."""
@@ -347,8 +354,8 @@ class Recipe(Config):
     @model_validator(mode="before")
     @classmethod
     def _evaluation_policy(cls, data: Any) -> Any:
-        """``evaluate.world`` defaults to the world the problems come from, and ``evaluate.policy`` is read
-        as that world's policy config."""
+        """``evaluate.world`` defaults to the world the problems come from, and ``evaluate.policy`` and
+        ``evaluate.generator`` are read as that world's policy and generator configs."""
         if not isinstance(data, dict):
             return data
         problems = data.get("problems") or {}
@@ -364,6 +371,9 @@ class Recipe(Config):
             name = evaluate["world"] if is_world_name(evaluate["world"]) else DEFAULT_WORLD
             config = world(name).policy_config
             evaluate["policy"] = validate_at(config, evaluate.get("policy"), "evaluate", "policy")
+            if evaluate.get("generator") is not None:  # the defaults read as null: the same tasks, one key
+                generator = validate_at(world(name).config, evaluate["generator"], "evaluate", "generator")
+                evaluate["generator"] = None if generator == world(name).config() else generator
             data = {**data, "evaluate": evaluate}
         return data
 

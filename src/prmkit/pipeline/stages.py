@@ -261,7 +261,12 @@ def _evaluate(model_stage: str) -> Run:
         convention = "likelihood" if model_stage == "pretrain" else None
         e = r.evaluate
         evaluation = evaluate_world(
-            load_scorer(model, convention), out / EVAL, e, orm=orm, policy_config=e.policy
+            load_scorer(model, convention),
+            out / EVAL,
+            e,
+            orm=orm,
+            policy_config=e.policy,
+            world_config=e.generator,
         )
         if e.processbench:
             evaluation = processbench_at_threshold(model, e.processbench, evaluation, out / EVAL, convention)
@@ -304,7 +309,9 @@ def _claims(model_stage: str) -> Run:
         scorer = load_scorer(deps[model_stage] / MODEL, "likelihood" if model_stage == "pretrain" else None)
         e = r.evaluate
         claims = e.model_copy(update={"seed": e.claims_seed})
-        return evaluate_world(scorer, out / "claims", claims, orm=orm, policy_config=e.policy)
+        return evaluate_world(
+            scorer, out / "claims", claims, orm=orm, policy_config=e.policy, world_config=e.generator
+        )
 
     return run
 

@@ -15,9 +15,10 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from prmkit.core.config import Config
 from prmkit.core.protocols import Judge, Policy
 from prmkit.core.steps import DEFAULT_ANSWER_PATTERN, StepFormat
+from prmkit.core.yamlconf import validate_at
 from prmkit.policies import load_judge, load_policy
 from prmkit.policies.genprm import SAMPLING as GENPRM_SAMPLING
-from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, teacher_world
+from prmkit.worlds.registry import DEFAULT_WORLD, WORLDS, teacher_world, world
 
 ENDPOINT_CONCURRENCY = 64
 LOCAL_CONCURRENCY = 4
@@ -70,6 +71,14 @@ class PolicyOptions(Config):
     or 5xx (a 4xx other than those is not retried: it will not heal). A 429 or 503 with Retry-After is
     waited out as the server asks and uses up no try, unless the wait would pass (retries + 1) x
     --request-timeout-s: then that request fails at once, saying so."""
+    QUIET = ("policy_config",)  # added after recipes' label stages were keyed (core.config.Config)
+
+    policy_config: dict[str, Any] = Field(default={})  # not a factory: QUIET compares with the default
+    """An embedded world's simulated policy: fields of that world's policy config other than
+    ``temperature`` (e.g. the code world's ``symptom_patch``), so rollouts come from the policy that
+    wrote the traces when a recipe's ``problems.policy`` changes it. Checked against that config when
+    read; a field at its default is dropped (the same policy, one key). Recipes and ``--config`` files
+    only: no flag."""
 
     @field_validator("policy")
     @classmethod
@@ -92,6 +101,24 @@ class PolicyOptions(Config):
         if groups < 1:
             raise ValueError("expected a regex with a group capturing the answer, found none")
         return value
+
+    @model_validator(mode="after")
+    def _world_policy_fields(self) -> PolicyOptions:
+        if not self.policy_config:
+            return self
+        if self.policy not in WORLDS:
+            raise ValueError(f"policy_config is only used by an embedded world's policy, not {self.policy!r}")
+        if "temperature" in self.policy_config:
+            raise ValueError(
+                "policy_config.temperature: set temperature itself (it scales the world's rates)"
+            )
+        config = world(self.policy).policy_config
+        read = validate_at(config, self.policy_config, "policy_config")  # names, types and bounds, now
+        default = config()
+        self.policy_config = {
+            k: getattr(read, k) for k in self.policy_config if getattr(read, k) != getattr(default, k)
+        }
+        return self
 
     @model_validator(mode="after")
     def _fits_backend(self) -> PolicyOptions:
@@ -143,7 +170,7 @@ class PolicyOptions(Config):
                 chat=self.chat,
             )
         if self.policy in WORLDS:  # an embedded world's simulated policy: its errors scale with temperature
-            return load_policy(self.policy, temperature=self.temperature)
+            return load_policy(self.policy, temperature=self.temperature, **self.policy_config)
         return load_policy(self.policy)
 
 
