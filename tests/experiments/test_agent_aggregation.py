@@ -106,3 +106,35 @@ def test_a_pool_that_differs_from_the_stage_is_refused(tiny_run, tmp_path) -> No
     changed = [dict(r, accuracy="0.123") if r["method"] == "prm:last" else r for r in rows]
     with pytest.raises(ValueError, match="differs from the stage's"):
         exp.check_stage(changed, bon)
+
+
+def test_the_view_shows_each_row_at_each_n_by_both_accuracies(tiny_run, tmp_path) -> None:
+    """The ``agent-aggregation`` results view renders the script's file: every cell is the file's estimate,
+    task accuracy then honest accuracy at each N, and ``models`` keeps those models' rows and majority's."""
+    from prmkit.core.results import Block
+    from prmkit.evaluation.views import agent_aggregation, aggregation_table
+    from tests.markdown_tables import table_after
+
+    exp = load_experiment("agent_aggregation")
+    exp.main([str(tiny_run), "--ns", "4,8", "--resamples", "50", "--out", str(tmp_path / "agg.json")])
+    result = json.loads((tmp_path / "agg.json").read_text())
+    attrs = {"set": "claims", "table": "estimates", "models": "prm-gold", "ns": "8"}
+    text = agent_aggregation(Block("agg.json", attrs, tmp_path))
+    header, *rows = table_after(text, "1 seeds × 3 tasks × 8 samples (evaluate seed 7919)")
+    assert header == ["best-of-N", "accuracy N = 8", "honest N = 8"]
+    expected = ["majority vote", *(f"prm-gold {a}" for a in exp.AGGREGATIONS), "prm-gold weighted vote"]
+    assert [r[0] for r in rows] == expected
+    for row in rows:
+        cell = result["claims"]["estimates"][row[0]]["N=8"]
+        assert row[1:] == [
+            f"{100 * cell[k]['mean']:.1f} [{100 * cell[k]['low']:.1f}, {100 * cell[k]['high']:.1f}]"
+            for k in ("accuracy", "honest")
+        ]
+    paired = aggregation_table(result, "tuning", "paired")
+    _, *prows = table_after(paired, "1 seeds")
+    assert len(prows) == len(result["tuning"]["paired"]) and len(prows[0]) == 1 + 2 * 2
+    assert all(c[0] in "+-" for r in prows for c in r[1:])
+    with pytest.raises(ValueError, match="no rows of"):
+        aggregation_table(result, "tuning", "paired", models=["prm-typo"])
+    with pytest.raises(ValueError, match="unknown attributes"):
+        agent_aggregation(Block("agg.json", {**attrs, "row": "x"}, tmp_path))

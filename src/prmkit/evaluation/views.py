@@ -27,7 +27,10 @@ script that writes the file is loaded:
 - ``unseen-misconceptions``: a gold PRM trained without misconceptions against the demo's, first errors
   flagged and found by class (``experiments/unseen_misconceptions.py --measure``'s file);
 - ``code-sweep`` (``set=claims|tuning``): the code world's PRM − ORM at equal information per value of
-  ``weak_tests`` and ``symptom_patch`` and per side (``experiments/code_sweep.py collect``'s file).
+  ``weak_tests`` and ``symptom_patch`` and per side (``experiments/code_sweep.py collect``'s file);
+- ``agent-aggregation`` (``set=claims|tuning``, ``table=estimates|paired``, optional ``models=A,B``,
+  ``ns=4,16``): best-of-N by each aggregation of step scores, the weighted and majority votes, and their
+  paired differences, by task and honest accuracy (``experiments/agent_aggregation.py``'s file).
 """
 
 from __future__ import annotations
@@ -424,3 +427,61 @@ def code_sweep(block: Block) -> str:
     tuning)."""
     block.expect("set")
     return code_sweep_table(block.result, block.attrs["set"])
+
+
+def aggregation_table(
+    result: dict[str, Any],
+    set_name: str,
+    table: str,
+    models: list[str] | None = None,
+    ns: list[str] | None = None,
+) -> str:
+    """``experiments/agent_aggregation.py``'s ``estimates`` (best-of-N by each aggregation and the votes)
+    or ``paired`` (each aggregation − ``min``, each pick − majority vote) of one set: per row and N, task
+    accuracy and honest accuracy (a pick that games the task counts as wrong), mean [95 % interval] in
+    points. ``models`` keeps those models' rows (and majority vote's), ``ns`` some sizes, in their order;
+    the caption gives the draws."""
+    section = result[set_name]
+    by_row = section[table]
+    known = {row.split(" ", 1)[0] for row in by_row}
+    unknown = sorted(set(models or ()) - known)
+    if unknown:
+        raise ValueError(f"{set_name} {table}: no rows of {unknown}; it has rows of {sorted(known)}")
+    names = [r for r in by_row if models is None or r.split(" ", 1)[0] in models or r == "majority vote"]
+    sizes = ns or [n.removeprefix("N=") for n in next(iter(by_row.values()))]
+    signed = table == "paired"
+    body = [
+        [
+            row,
+            *(
+                estimate_cell(by_row[row][f"N={n}"][k], signed=signed)
+                for n in sizes
+                for k in ("accuracy", "honest")
+            ),
+        ]
+        for row in names
+    ]
+    head = "paired difference" if signed else "best-of-N"
+    columns = [head, *(f"{k} N = {n}" for n in sizes for k in ("accuracy", "honest"))]
+    draws = section["draws"]
+    title = (
+        f"{draws['seeds']} seeds × {draws['problems']} tasks × {draws['samples']} samples "
+        f"(evaluate seed {section['evaluate_seed']}); cell: mean [95 % interval], points"
+    )
+    return Table(body, title, columns).markdown() + "\n"
+
+
+@VIEWS.register("agent-aggregation")
+def agent_aggregation(block: Block) -> str:
+    """The ``agent-aggregation`` view: :func:`aggregation_table` of the block's ``set`` and ``table``,
+    optionally some ``models`` and ``ns`` (comma-separated)."""
+    block.expect("set", "table", "models", "ns")
+    models = block.attrs.get("models")
+    ns = block.attrs.get("ns")
+    return aggregation_table(
+        block.result,
+        block.attrs["set"],
+        block.attrs["table"],
+        models.split(",") if models else None,
+        ns.split(",") if ns else None,
+    )
