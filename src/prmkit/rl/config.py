@@ -101,7 +101,7 @@ class RlConfig(Config):
     process_weight: float = Field(0.5, ge=0.0, le=1.0)
     """``mixed`` only: the process part's weight ``w`` in the token advantages."""
     # added after recipes' RL stages were keyed (core.config)
-    QUIET = ("progress_alpha", *CREDIT_FIELDS, *PRIME_FIELDS)
+    QUIET = ("progress_alpha", *CREDIT_FIELDS, *PRIME_FIELDS, "activation_checkpointing")
 
     progress_alpha: float = Field(1.0, ge=0.0, le=100.0)
     """``progress`` reward or ``pav`` credit: the weight ``alpha`` of a step's progress ``A`` beside its
@@ -184,6 +184,11 @@ class RlConfig(Config):
     """Optimiser steps between monitor points (π0 is measured before the first step)."""
     save_every: int = Field(10, ge=1, le=MAX_STEPS)
     """Optimiser steps between TRL checkpoints (what a killed run resumes from)."""
+    activation_checkpointing: bool = False
+    """Recompute the policy's activations in the backward pass instead of keeping them (TRL's
+    ``GRPOConfig`` turns this on by default): less memory for a large policy on a GPU, the same
+    gradients, and a second forward pass in every backward pass (bench/bench_rl_step.py measures its
+    cost). Off suits the worlds' small LMs, whose activations fit anyway."""
 
     @field_validator("credit")
     @classmethod

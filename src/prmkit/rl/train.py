@@ -202,7 +202,8 @@ def _grpo_args(config: RlConfig, output_dir: Path) -> Any:
         max_completion_length=config.max_completion_length, temperature=config.temperature,
         learning_rate=config.lr, lr_scheduler_type="constant", beta=config.kl_beta,
         save_strategy="steps", save_steps=config.save_every, logging_steps=1, report_to="none",
-        disable_tqdm=True, log_completions=False, **_device_args(),
+        disable_tqdm=True, log_completions=False, activation_checkpointing=config.activation_checkpointing,
+        **_device_args(),
     )  # fmt: skip
 
 
