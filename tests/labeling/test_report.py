@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from prmkit.core.model import Label, Problem, Provenance, Step, Trace
-from prmkit.labeling.report import label_report, plot_report
+from prmkit.labeling.report import calibration, label_report, plot_report
 
 
 def _trace(gold: list[int], other: list[int | None], scores: list[float] | None = None) -> Trace:
@@ -52,3 +52,47 @@ def test_plot_is_a_png(tmp_path):
     rep = label_report([_trace([1, -1], [1, -1], [0.9, 0.1])], reference="gold")
     plot_report(rep, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _soft_trace(i: int, gold: list[float], judge: list[float | None]) -> Trace:
+    """A trace whose reference (gold) is soft, so the threshold decides its verdicts."""
+    steps = []
+    for g, j in zip(gold, judge, strict=True):
+        labels = [Label(score=g, provenance=Provenance(method="gold", actor="world"))]
+        if j is not None:
+            labels.append(Label(score=j, provenance=Provenance(method="mc_soft", actor="w")))
+        steps.append(Step(text=f"s{len(steps)}", labels=labels))
+    return Trace(id=f"t{i}", problem=Problem(id="p", text="?", answer="1"), steps=steps)
+
+
+def test_each_trace_read_once_gives_what_the_trace_itself_says_at_any_threshold():
+    """The report reads every trace's labels once per source and shares the reference's; its counts must
+    be those of ``Trace.ratings`` / ``Trace.first_error`` at the report's threshold, while calibration
+    keeps the reference's prefix view at 0.5 (what ``calibration`` alone computes)."""
+    traces = [
+        _soft_trace(0, [0.9, 0.4, 0.2], [0.8, 0.35, 0.1]),  # gold: wrong from step 1 at 0.5, step 2 at 0.3
+        _soft_trace(1, [0.9, 0.8, 0.6], [0.7, 0.25, None]),
+        _soft_trace(2, [0.45, 0.9, 0.1], [0.4, 0.9, 0.05]),
+        _soft_trace(3, [1.0, 1.0], [None, None]),  # not labelled by the source
+    ]
+    for threshold in (0.3, 0.5):
+        got = label_report(traces, reference="gold", sources=["mc_soft"], threshold=threshold)
+        m = got["sources"]["mc_soft"]
+        pairs = [
+            (s, r)
+            for t in traces
+            for s, r in zip(t.ratings("mc_soft", threshold), t.ratings("gold", threshold), strict=True)
+            if s is not None and r is not None
+        ]
+        tp = sum(s == -1 and r == -1 for s, r in pairs)
+        fp = sum(s == -1 and r != -1 for s, r in pairs)
+        fn = sum(s != -1 and r == -1 for s, r in pairs)
+        assert (m["step_error"]["tp"], m["step_error"]["fp"], m["step_error"]["fn"]) == (tp, fp, fn)
+        labelled = [t for t in traces if any(r is not None for r in t.ratings("mc_soft", threshold))]
+        hits = sum(t.first_error("mc_soft", threshold) == t.first_error("gold", threshold) for t in labelled)
+        assert m["first_error"]["traces"] == len(labelled) == 3
+        assert m["first_error"]["accuracy"] == round(hits / len(labelled), 4)
+        assert m["calibration"] == calibration(traces, "mc_soft", "gold")
+    at_03 = label_report(traces, reference="gold", sources=["mc_soft"], threshold=0.3)["sources"]["mc_soft"]
+    at_05 = label_report(traces, reference="gold", sources=["mc_soft"], threshold=0.5)["sources"]["mc_soft"]
+    assert at_03["step_error"] != at_05["step_error"]  # the threshold reaches the counts above

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from prmkit.core.config import Config
 from prmkit.core.files import atomic_write
-from prmkit.core.model import Trace
+from prmkit.core.model import Label, Trace
 from prmkit.formats.inputs import read_traces
 
 
@@ -61,50 +61,97 @@ def calibration(
     traces: Sequence[Trace], source: str, reference: str, bins: int = 10
 ) -> dict[str, Any] | None:
     """Reliability table of ``source``'s soft scores against reference prefix correctness, and its ECE."""
+    return _calibration(traces, [_labels(t, source) for t in traces], _Reference(traces, reference), bins)
+
+
+def _labels(trace: Trace, source: str) -> list[Label | None]:
+    """Each step's label from ``source`` (None where it left the step unlabelled): the one read of a
+    trace's labels that its verdicts, first error and soft scores are all taken from."""
+    return [step.label(source) for step in trace.steps]
+
+
+def _verdicts(labels: Sequence[Label | None], threshold: float) -> list[int | None]:
+    """``Trace.ratings`` from labels already looked up."""
+    return [None if lab is None else lab.verdict(threshold) for lab in labels]
+
+
+def _first_error(verdicts: Sequence[int | None]) -> int:
+    """``Trace.first_error`` from verdicts already read: the first step rated -1, or -1."""
+    return next((i for i, v in enumerate(verdicts) if v == -1), -1)
+
+
+class _Reference:
+    """The reference's verdicts on every trace, read once and shared by every source scored against it:
+    at the report's threshold (step and first-error metrics) and at 0.5 (calibration's prefix view)."""
+
+    def __init__(self, traces: Sequence[Trace], reference: str, threshold: float = 0.5):
+        labels = [_labels(t, reference) for t in traces]
+        self.verdicts = [_verdicts(lab, threshold) for lab in labels]
+        self.at_half = self.verdicts if threshold == 0.5 else [_verdicts(lab, 0.5) for lab in labels]
+
+
+def _calibration(
+    traces: Sequence[Trace], labels: Sequence[Sequence[Label | None]], ref: _Reference, bins: int
+) -> dict[str, Any] | None:
+    """:func:`calibration` from ``source``'s labels already looked up (``labels[i]`` for ``traces[i]``)."""
     pairs = []
-    for t in traces:
-        ref_fe = t.first_error(reference)
-        if all(r is None for r in t.ratings(reference)):
+    for labs, rr in zip(labels, ref.at_half, strict=True):
+        if all(r is None for r in rr):
             continue
-        for i, step in enumerate(t.steps):
-            lab = step.label(source)
+        ref_fe = _first_error(rr)
+        for i, lab in enumerate(labs):
             if lab is not None and lab.score is not None:
                 pairs.append((lab.score, 1.0 if ref_fe == -1 or i < ref_fe else 0.0))
     if not pairs:
         return None
-    table = []
-    for b in range(bins):
-        lo, hi = b / bins, (b + 1) / bins
-        inside = [(s, y) for s, y in pairs if lo <= s < hi or (b == bins - 1 and s == 1.0)]
-        if inside:
-            mean_s = sum(s for s, _ in inside) / len(inside)
-            freq = sum(y for _, y in inside) / len(inside)
-            table.append(
-                {
-                    "bin": [lo, hi],
-                    "mean_score": round(mean_s, 4),
-                    "observed": round(freq, 4),
-                    "count": len(inside),
-                }
-            )
+    inside: list[list[tuple[float, float]]] = [[] for _ in range(bins)]
+    for s, y in pairs:  # each pair in the one bin that holds it (in order: the sums add as before)
+        b = next((b for b in range(bins) if _in_bin(s, b, bins)), None)
+        if b is not None:
+            inside[b].append((s, y))
+    table = [_bin_row(b, bins, rows) for b, rows in enumerate(inside) if rows]
     ece = sum(row["count"] * abs(row["mean_score"] - row["observed"]) for row in table) / len(pairs)
     return {"ece": round(ece, 4), "steps": len(pairs), "bins": table}
+
+
+def _in_bin(s: float, b: int, bins: int) -> bool:
+    """Whether score ``s`` falls in bin ``b`` of ``bins`` (the last bin holds 1.0 as well)."""
+    return b / bins <= s < (b + 1) / bins or (b == bins - 1 and s == 1.0)
+
+
+def _bin_row(b: int, bins: int, inside: Sequence[tuple[float, float]]) -> dict[str, Any]:
+    """One row of the reliability table: the bin, its mean score, the share right, how many steps."""
+    mean_s = sum(s for s, _ in inside) / len(inside)
+    freq = sum(y for _, y in inside) / len(inside)
+    return {
+        "bin": [b / bins, (b + 1) / bins],
+        "mean_score": round(mean_s, 4),
+        "observed": round(freq, 4),
+        "count": len(inside),
+    }
 
 
 def score_source(
     traces: Sequence[Trace], source: str, reference: str, threshold: float = 0.5
 ) -> dict[str, Any]:
     """Every metric of one source against the reference (see the module docstring)."""
+    return _score_source(traces, source, _Reference(traces, reference, threshold), threshold)
+
+
+def _score_source(traces: Sequence[Trace], source: str, ref: _Reference, threshold: float) -> dict[str, Any]:
+    """:func:`score_source` against the reference's verdicts already read (``ref``); each trace's labels
+    from ``source`` are looked up once."""
     tp = fp = fn = 0
     fe_hits = {True: [0, 0], False: [0, 0]}  # ref has error? -> [matches, traces]
     labelled = 0
     spent: list[int] = []
-    for t in traces:
-        rs, rr = t.ratings(source, threshold), t.ratings(reference, threshold)
+    key = _rollout_key(source)
+    labels = [_labels(t, source) for t in traces]
+    for t, labs, rr in zip(traces, labels, ref.verdicts, strict=True):
+        rs = _verdicts(labs, threshold)
         if all(r is None for r in rs):
             continue
         labelled += 1
-        key = _rollout_key(source)
         if key and key in (t.metadata.get("rollouts") or {}):
             spent.append(t.metadata["rollouts"][key])
         if all(r is None for r in rr):
@@ -115,9 +162,9 @@ def score_source(
             tp += s == -1 and r == -1
             fp += s == -1 and r != -1
             fn += s != -1 and r == -1
-        ref_fe = t.first_error(reference, threshold)
+        ref_fe = _first_error(rr)
         cell = fe_hits[ref_fe != -1]
-        cell[0] += t.first_error(source, threshold) == ref_fe
+        cell[0] += _first_error(rs) == ref_fe
         cell[1] += 1
     precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
     acc_err, acc_ok = _ratio(*fe_hits[True]), _ratio(*fe_hits[False])
@@ -140,7 +187,7 @@ def score_source(
             "processbench_f1": _f1(acc_err, acc_ok),
             "traces": compared,
         },
-        "calibration": calibration(traces, source, reference),
+        "calibration": _calibration(traces, labels, ref, 10),
         "rollouts_per_trace": round(sum(spent) / len(spent), 3) if spent else None,
     }
 
@@ -152,7 +199,8 @@ def label_report(
     sources: Sequence[str] | None = None,
     threshold: float = 0.5,
 ) -> dict[str, Any]:
-    """``{"reference": ..., "traces": n, "sources": {source: metrics}}`` for the chosen sources."""
+    """``{"reference": ..., "traces": n, "sources": {source: metrics}}`` for the chosen sources; the
+    reference's labels are read once for all of them."""
     if sources is None or not sources:
         seen: dict[str, None] = {}
         for t in traces:
@@ -160,10 +208,11 @@ def label_report(
                 seen.setdefault(s, None)
         ref_method = reference.partition(":")[0]
         sources = [s for s in seen if not s.startswith(ref_method + ":") and s != reference]
+    ref = _Reference(traces, reference, threshold)
     return {
         "reference": reference,
         "traces": len(traces),
-        "sources": {s: score_source(traces, s, reference, threshold) for s in sources},
+        "sources": {s: _score_source(traces, s, ref, threshold) for s in sources},
     }
 
 
