@@ -124,10 +124,14 @@ def side_numbers(study: dict[str, Any], source: Path) -> dict[str, Any]:
 
 def point_studies(runs: Path) -> dict[tuple[str, float], dict[str, Path]]:
     """(knob, value) -> side -> its study file: the default point (once per knob) and each point both of
-    whose runs are done."""
-    found: dict[tuple[str, float], dict[str, Path]] = {
-        (knob, value): dict(DEFAULT_STUDIES) for knob, value in DEFAULTS.items()
-    }
+    whose runs are done. The default point is ``runs/default`` and ``runs/default-visible`` where both
+    are done (the committed runs' stages reused for the points' seeds, so every row rests on the same
+    seeds: ``prmkit run ... --reuse <committed run> -o runs/default --seeds 0``), else the committed
+    three-seed studies."""
+    default = {"hidden": runs / "default" / "study.json", "CI": runs / "default-visible" / "study.json"}
+    if not all(f.exists() for f in default.values()):  # the committed three-seed studies
+        default = dict(DEFAULT_STUDIES)
+    found = {(knob, value): default for knob, value in DEFAULTS.items()}
     for point, knob_value in POINTS.items():
         files = {"hidden": runs / point / "study.json", "CI": runs / f"{point}-visible" / "study.json"}
         if all(f.exists() for f in files.values()):
