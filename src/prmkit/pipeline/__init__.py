@@ -5,6 +5,7 @@
 - ``stages.py``   the stages, each calling one public prmkit function, passing the files it declares
                   (a model's ``eval-`` stage measures, its ``card-`` stage writes the card from that)
 - ``cache.py``    stage folders keyed by a hash of settings and inputs; DONE markers
+- ``scores.py``   the run's store of the ORM's answers, computed by one evaluation stage, read by the rest
 - ``runner.py``   run the stages in order, skip finished ones, resume after a crash
 - ``parallel.py`` ``--jobs N``: stages whose inputs are done side by side, each in its own process
 - ``sweep.py``    seeds: the whole recipe once per seed, then intervals over seeds and problems

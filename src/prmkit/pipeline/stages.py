@@ -10,7 +10,6 @@ evaluation wrote: the card measures nothing.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -207,44 +206,43 @@ def _orm(r: Recipe, out: Path, deps: dict[str, Path]) -> dict[str, Any]:
     return train_orm(deps["problems"] / TRACES, out / MODEL, cfg)
 
 
+SCORES = "scores"
+"""The run's folder (beside ``stages/``) of the ORM's answers that its evaluations share
+(:mod:`prmkit.pipeline.scores`)."""
+
+
 class _OrmBaseline:
     """The ORM as the evaluation stages read it: each model's best-of-N baseline scores the same pools
     (the tuning set's for every model, then the claims set's), so the ORM scores a pool once per run and
-    the next stage gets the very floats it gave: one call, one answer, the batches never regrouped."""
+    every other stage, in its own process or not, gets the very floats that one call gave (read from the
+    run's :data:`SCORES` folder); the checkpoint is loaded only by a stage that scores."""
 
-    def __init__(self, folder: Path):
-        from prmkit.scoring import load_scorer
-
-        self.scorer = load_scorer(folder)
-        self.name = self.scorer.name
-        self.answers: dict[str, list[list[float]]] = {}
+    def __init__(self, folder: Path, store: Path):
+        self.folder, self.store = folder, store
+        self.name = str(folder)  # the name load_scorer gives a checkpoint's scorer: its path
+        stamp = [f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in sorted(folder.iterdir())]
+        self.parts = (folder.parent.name, *stamp)  # the ORM stage's name-key, and this very checkpoint
 
     def score(self, traces: Sequence[Trace]) -> list[list[float]]:
-        digest = hashlib.sha256()
-        for t in traces:  # what the ORM reads: everything but the labels
-            digest.update(t.model_dump_json(exclude={"steps": {"__all__": {"labels"}}}).encode())
-        key = digest.hexdigest()
-        if key not in self.answers:
-            self.answers[key] = self.scorer.score(traces)
-        return [list(row) for row in self.answers[key]]
+        import torch
+
+        from prmkit.pipeline.scores import pool_key, stored_scores
+
+        # the thread count is in the key: a run resumed with other --jobs never mixes in other sums
+        key = pool_key(*self.parts, f"threads={torch.get_num_threads()}", traces=traces)
+        return stored_scores(self.store, key, traces, self._score)
+
+    def _score(self, traces: Sequence[Trace]) -> list[list[float]]:
+        from prmkit.scoring import load_scorer
+
+        return load_scorer(self.folder).score(traces)
 
 
-_ORMS: dict[tuple[str, ...], _OrmBaseline] = {}
-"""This process's ORMs by checkpoint folder and the size and time of each file in it (a folder trained
-again is another entry); ``prmkit run`` runs a recipe's stages in one process."""
-
-
-def _orm_baseline(deps: dict[str, Path], model_stage: str) -> _OrmBaseline | None:
+def _orm_baseline(r: Recipe, deps: dict[str, Path], model_stage: str) -> _OrmBaseline | None:
     """The run's ORM as the baseline of ``model_stage``'s evaluation, None without one or for the ORM."""
     if "orm" not in deps or model_stage == "orm":
         return None
-    folder = deps["orm"] / MODEL
-    stamp = [f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in sorted(folder.iterdir())]
-    key = (str(folder.resolve()), *stamp)
-    if key not in _ORMS:
-        _ORMS.clear()  # one ORM per run: an earlier run's is not read again
-        _ORMS[key] = _OrmBaseline(folder)
-    return _ORMS[key]
+    return _OrmBaseline(deps["orm"] / MODEL, r.output_dir / SCORES)
 
 
 def _evaluate(model_stage: str) -> Run:
@@ -256,7 +254,7 @@ def _evaluate(model_stage: str) -> Run:
         from prmkit.scoring import load_scorer
 
         model = deps[model_stage] / MODEL
-        orm = _orm_baseline(deps, model_stage)
+        orm = _orm_baseline(r, deps, model_stage)
         # the pretrained LM declares no PRM convention: read it zero-shot, by its own likelihood
         convention = "likelihood" if model_stage == "pretrain" else None
         e = r.evaluate
@@ -305,7 +303,7 @@ def _claims(model_stage: str) -> Run:
         from prmkit.scoring import load_scorer
 
         assert r.evaluate.claims_seed is not None  # the stage exists only when the recipe sets one
-        orm = _orm_baseline(deps, model_stage)
+        orm = _orm_baseline(r, deps, model_stage)
         scorer = load_scorer(deps[model_stage] / MODEL, "likelihood" if model_stage == "pretrain" else None)
         e = r.evaluate
         claims = e.model_copy(update={"seed": e.claims_seed})
