@@ -105,3 +105,35 @@ def test_appender_cuts_a_torn_tail(tmp_path):
         assert log.records() == [{"i": 0}, {"i": 1}]
         log.append({"i": 2})
         assert [r["i"] for r in log.records()] == [0, 1, 2]
+
+
+def test_reading_pauses_the_cycle_collector_and_restores_it(tmp_path, monkeypatch):
+    """Issue 65: the reader pauses Python's cycle collector while records become models (two thirds of
+    reading a labelled file went to collections) and gives it back as it found it, on success, on a file
+    with errors, and left off when a caller had it off; the records read are the same either way."""
+    import gc
+
+    path, data = tmp_path / "t.jsonl", traces()
+    write_traces(path, data)
+    seen: list[bool] = []
+    validate = Trace.model_validate
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return validate(*args, **kwargs)
+
+    monkeypatch.setattr(Trace, "model_validate", spy)
+    assert gc.isenabled()
+    assert read_native_traces(path) == data
+    assert seen == [False, False] and gc.isenabled()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(path.read_text() + '{"id": "t"}\n')
+    with pytest.raises(InputError, match=r"bad.jsonl:3: problem: expected field required"):
+        read_native_traces(bad)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert read_native_traces(path) == data
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

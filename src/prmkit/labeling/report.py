@@ -21,6 +21,7 @@ import yaml
 from pydantic import Field
 
 from prmkit.core.config import Config
+from prmkit.core.dataset import paused_cycle_collection
 from prmkit.core.files import atomic_write
 from prmkit.core.model import Label, Trace
 from prmkit.formats.inputs import read_traces
@@ -208,12 +209,13 @@ def label_report(
                 seen.setdefault(s, None)
         ref_method = reference.partition(":")[0]
         sources = [s for s in seen if not s.startswith(ref_method + ":") and s != reference]
-    ref = _Reference(traces, reference, threshold)
-    return {
-        "reference": reference,
-        "traces": len(traces),
-        "sources": {s: _score_source(traces, s, ref, threshold) for s in sources},
-    }
+    with paused_cycle_collection():  # the traces are millions of objects a collection would walk
+        ref = _Reference(traces, reference, threshold)
+        return {
+            "reference": reference,
+            "traces": len(traces),
+            "sources": {s: _score_source(traces, s, ref, threshold) for s in sources},
+        }
 
 
 def plot_report(report: dict[str, Any], path: str | Path) -> None:
