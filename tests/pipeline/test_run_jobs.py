@@ -176,32 +176,16 @@ def _report(out: Path) -> list[str]:
 
 @pytest.mark.slow
 def test_a_world_recipe_with_two_jobs_gives_the_numbers_and_report_of_one(tmp_path: Path) -> None:
+    """The same numbers and report under ``--jobs 2`` as one job. With an ORM and a claims set, every
+    model's evaluation and claims stage takes the ORM as its best-of-N baseline: under ``--jobs 2`` each
+    runs in a process of its own, and they share one scoring of each pool (issue 65) through the run's
+    ``scores/`` folder, one entry a pool (the tuning set's, the claims set's)."""
     recipe = tmp_path / "jobs.yaml"
-    recipe.write_text(RECIPE.format(out=tmp_path / "one"))
-    for out, jobs in ((tmp_path / "one", "1"), (tmp_path / "two", "2")):
-        command = ["run", str(recipe), "-o", str(out), "--jobs", jobs, "--set", "evaluate.bootstrap=12"]
-        ran = CliRunner().invoke(app, command)
-        assert ran.exit_code == 0, ran.output
-    assert numbers(tmp_path / "two") == numbers(tmp_path / "one")
-    assert _report(tmp_path / "two") == _report(tmp_path / "one")
-    # the --set item is in the resolved recipe beside the output and in the report's command
-    assert json.loads((tmp_path / "two" / "recipe.resolved.json").read_text())["evaluate"]["bootstrap"] == 12
-    assert f"prmkit run {recipe} --set=evaluate.bootstrap=12" in (tmp_path / "two" / "report.md").read_text()
-    index = stage_index(tmp_path / "two")
-    assert set(index) == {p.name.rsplit("-", 1)[0] for p in (tmp_path / "two" / "stages").iterdir()}
-
-
-@pytest.mark.slow
-def test_two_jobs_share_the_orms_scoring_of_each_pool_and_give_the_numbers_of_one(tmp_path: Path) -> None:
-    """Issue 65: every model's evaluation and claims stage takes the ORM as its best-of-N baseline; under
-    ``--jobs 2`` each runs in a process of its own, and they share one scoring of each pool (the tuning
-    set's, the claims set's) through the run's ``scores/`` folder: one entry a pool, the same numbers as
-    one job, where the stages share a process."""
-    recipe = tmp_path / "orm.yaml"
     text = RECIPE.format(out=tmp_path / "one").replace("orm: null", "orm: {max_steps: 2, threads: 1}")
     recipe.write_text(text.replace("zero_shot: false,", "zero_shot: true, claims_seed: 9,"))
     for out, jobs in ((tmp_path / "one", "1"), (tmp_path / "two", "2")):
-        ran = CliRunner().invoke(app, ["run", str(recipe), "-o", str(out), "--jobs", jobs])
+        command = ["run", str(recipe), "-o", str(out), "--jobs", jobs, "--set", "evaluate.bootstrap=12"]
+        ran = CliRunner().invoke(app, command)
         assert ran.exit_code == 0, ran.output
         assert len(list((out / "scores").iterdir())) == 2  # the tuning pool's entry, the claims pool's
     one, two = numbers(tmp_path / "one"), numbers(tmp_path / "two")
@@ -211,6 +195,12 @@ def test_two_jobs_share_the_orms_scoring_of_each_pool_and_give_the_numbers_of_on
         p.relative_to(tmp_path / "two").as_posix() + "/model"
         for p in (tmp_path / "two" / "stages").glob("orm-*")
     )
+    assert _report(tmp_path / "two") == _report(tmp_path / "one")
+    # the --set item is in the resolved recipe beside the output and in the report's command
+    assert json.loads((tmp_path / "two" / "recipe.resolved.json").read_text())["evaluate"]["bootstrap"] == 12
+    assert f"prmkit run {recipe} --set=evaluate.bootstrap=12" in (tmp_path / "two" / "report.md").read_text()
+    index = stage_index(tmp_path / "two")
+    assert set(index) == {p.name.rsplit("-", 1)[0] for p in (tmp_path / "two" / "stages").iterdir()}
 
 
 def test_jobs_start_the_heaviest_chain_first_so_pretraining_runs_beside_the_labellers() -> None:
