@@ -11,7 +11,7 @@ on two sides: both see the hidden tests (recipes/code.yaml) or both see CI (reci
 - ``symptom_patch`` (:class:`~prmkit.worlds.code.config.CodeAgentConfig`): the agent patches the symptom
   so CI passes and the hidden tests fail. It is set for the agent that writes the training trajectories
   (``problems.policy``), the one Monte Carlo's rollouts continue them with
-  (``labels.rollout_policy.policy_config``) and the one whose samples are judged (``evaluate.policy``).
+  (``labels.rollout_policy.policy_knobs``) and the one whose samples are judged (``evaluate.policy``).
 
 ``python experiments/code_sweep.py commands [--seeds 0,1]`` prints both runs of every point (the hidden
 side into ``RUNS/<point>``, the CI side into ``RUNS/<point>-visible``); each is resumable, so the lead
@@ -44,7 +44,7 @@ KNOBS: dict[str, tuple[str, ...]] = {
     "weak_tests": ("problems.world.weak_tests", "evaluate.generator.weak_tests"),
     "symptom_patch": (
         "problems.policy.symptom_patch",
-        "labels.rollout_policy.policy_config.symptom_patch",
+        "labels.rollout_policy.policy_knobs.symptom_patch",
         "evaluate.policy.symptom_patch",
     ),
 }

@@ -1,6 +1,6 @@
 """A recipe sets a world's knobs wherever they act (issue 61's code-world sweep): ``evaluate.generator``
 draws the fresh evaluation tasks with the training tasks' generator settings, and
-``labels.rollout_policy.policy_config`` gives Monte Carlo's rollouts the agent that wrote the traces.
+``labels.rollout_policy.policy_knobs`` gives Monte Carlo's rollouts the agent that wrote the traces.
 Both are quiet keys: at their defaults every stage key stays as it was."""
 
 from __future__ import annotations
@@ -42,27 +42,27 @@ def test_a_generator_at_its_defaults_is_no_generator_and_keeps_the_stage_keys() 
         Recipe.model_validate(CODE | {"evaluate": {"generator": {"weak_test": 1.0}}})
 
 
-def test_rollout_policy_config_builds_the_agent_it_names() -> None:
-    options = PolicyOptions(policy="code", policy_config={"symptom_patch": 0.4, "wrong_plan": 0.12})
-    assert options.policy_config == {"symptom_patch": 0.4}  # a field at its default is dropped
+def test_rollout_policy_knobs_build_the_agent_it_names() -> None:
+    options = PolicyOptions(policy="code", policy_knobs={"symptom_patch": 0.4, "wrong_plan": 0.12})
+    assert options.policy_knobs == {"symptom_patch": 0.4}  # a field at its default is dropped
     assert options.build_policy().config.symptom_patch == 0.4
     assert (
-        "policy_config" not in PolicyOptions(policy="code", policy_config={"symptom_patch": 0.2}).model_dump()
+        "policy_knobs" not in PolicyOptions(policy="code", policy_knobs={"symptom_patch": 0.2}).model_dump()
     )
 
 
 @pytest.mark.parametrize(
     ("given", "said"),
     [
-        ({"policy": "code", "policy_config": {"symptom_pach": 0.4}}, r"policy_config\.symptom_pach"),
-        ({"policy": "code", "policy_config": {"symptom_patch": 2}}, "less than or equal to 1"),
-        ({"policy": "code", "policy_config": {"temperature": 2}}, "set temperature itself"),
+        ({"policy": "code", "policy_knobs": {"symptom_pach": 0.4}}, r"policy_knobs\.symptom_pach"),
+        ({"policy": "code", "policy_knobs": {"symptom_patch": 2}}, "less than or equal to 1"),
+        ({"policy": "code", "policy_knobs": {"temperature": 2}}, "set temperature itself"),
         (
-            {"policy": "hf", "model": "m", "policy_config": {"symptom_patch": 0.4}},
+            {"policy": "hf", "model": "m", "policy_knobs": {"symptom_patch": 0.4}},
             "only used by an embedded world",
         ),
     ],
 )
-def test_a_policy_config_the_backend_cannot_use_is_refused(given: dict, said: str) -> None:
+def test_policy_knobs_the_backend_cannot_use_is_refused(given: dict, said: str) -> None:
     with pytest.raises(ValidationError, match=said):
         PolicyOptions(**given)

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from prmkit.core.model import Label, Trace
 from prmkit.core.protocols import Policy
@@ -57,12 +57,10 @@ Rule = Literal["advantage", "rpe"]
 class ProgressConfig(JobOptions, PolicyOptions, EstimateOptions):
     """``prmkit label progress``: each step's advantage under a prover policy (hard and soft labels)."""
 
+    QUIET = ()  # policy_knobs was progress's own field before PolicyOptions had it: its stage keys hold it
+
     rollouts: int = Field(default=8, ge=1, le=MAX_ROLLOUTS)
     """Rollouts of the prover per step prefix, the problem alone included; at most 1024."""
-    policy_knobs: dict[str, Any] = Field(default_factory=dict)
-    """An embedded world's prover: fields of its policy config (``prmkit NAME sample --help``), e.g.
-    ``{misconceptions: 0}`` for the arithmetic policy without its misconceptions (from --config or a
-    recipe's ``labels.options.progress``)."""
     best_of: int = Field(default=1, ge=1, le=64)
     """The prover is best-of-K of the policy: Q = 1 - (1 - q)^K from the same rollouts."""
     rule: Rule = "advantage"
@@ -71,25 +69,6 @@ class ProgressConfig(JobOptions, PolicyOptions, EstimateOptions):
     """advantage: a step is labelled -1 when its advantage is below -margin."""
     rpe_threshold: float = Field(default=0.8, gt=0.0, le=1.0)
     """rpe: a step is labelled +1 when Q(k) / Q(k-1) reaches this (GenPRM's 0.8)."""
-
-    @model_validator(mode="after")
-    def _knobs_fit_the_prover(self) -> ProgressConfig:
-        if not self.policy_knobs:
-            return self
-        from prmkit.worlds.registry import WORLDS, world
-
-        if self.policy not in WORLDS:
-            raise ValueError(f"policy_knobs are an embedded world's policy fields, not {self.policy!r}'s")
-        world(self.policy).policy_config(**self.policy_knobs)  # unknown or out-of-range knobs fail here
-        return self
-
-    def build_policy(self) -> Policy:
-        """The prover: the options' policy, with the world policy's knobs when given."""
-        if not self.policy_knobs:
-            return super().build_policy()
-        from prmkit.policies import load_policy
-
-        return load_policy(self.policy, **{"temperature": self.temperature, **self.policy_knobs})
 
     def prover(self) -> dict[str, Any]:
         """The prover's settings, as the labels' provenance records them."""

@@ -71,14 +71,15 @@ class PolicyOptions(Config):
     or 5xx (a 4xx other than those is not retried: it will not heal). A 429 or 503 with Retry-After is
     waited out as the server asks and uses up no try, unless the wait would pass (retries + 1) x
     --request-timeout-s: then that request fails at once, saying so."""
-    QUIET = ("policy_config",)  # added after recipes' label stages were keyed (core.config.Config)
+    QUIET = ("policy_knobs",)  # added after recipes' label stages were keyed (core.config.Config)
 
-    policy_config: dict[str, Any] = Field(default={})  # not a factory: QUIET compares with the default
+    policy_knobs: dict[str, Any] = Field(default={})  # not a factory: QUIET compares with the default
     """An embedded world's simulated policy: fields of that world's policy config other than
-    ``temperature`` (e.g. the code world's ``symptom_patch``), so rollouts come from the policy that
-    wrote the traces when a recipe's ``problems.policy`` changes it. Checked against that config when
-    read; a field at its default is dropped (the same policy, one key). Recipes and ``--config`` files
-    only: no flag."""
+    ``temperature`` (``prmkit NAME sample --help``; e.g. the code world's ``symptom_patch``, or
+    ``{misconceptions: 0}`` for the arithmetic policy without its misconceptions), so rollouts come from
+    the policy that wrote the traces when a recipe's ``problems.policy`` changes it, or from a different
+    prover. Checked against that config when read; a field at its default is dropped (the same policy,
+    one key). Recipes and ``--config`` files only: no flag."""
 
     @field_validator("policy")
     @classmethod
@@ -104,19 +105,17 @@ class PolicyOptions(Config):
 
     @model_validator(mode="after")
     def _world_policy_fields(self) -> PolicyOptions:
-        if not self.policy_config:
+        if not self.policy_knobs:
             return self
         if self.policy not in WORLDS:
-            raise ValueError(f"policy_config is only used by an embedded world's policy, not {self.policy!r}")
-        if "temperature" in self.policy_config:
-            raise ValueError(
-                "policy_config.temperature: set temperature itself (it scales the world's rates)"
-            )
+            raise ValueError(f"policy_knobs are only used by an embedded world's policy, not {self.policy!r}")
+        if "temperature" in self.policy_knobs:
+            raise ValueError("policy_knobs.temperature: set temperature itself (it scales the world's rates)")
         config = world(self.policy).policy_config
-        read = validate_at(config, self.policy_config, "policy_config")  # names, types and bounds, now
+        read = validate_at(config, self.policy_knobs, "policy_knobs")  # names, types and bounds, now
         default = config()
-        self.policy_config = {
-            k: getattr(read, k) for k in self.policy_config if getattr(read, k) != getattr(default, k)
+        self.policy_knobs = {
+            k: getattr(read, k) for k in self.policy_knobs if getattr(read, k) != getattr(default, k)
         }
         return self
 
@@ -170,7 +169,7 @@ class PolicyOptions(Config):
                 chat=self.chat,
             )
         if self.policy in WORLDS:  # an embedded world's simulated policy: its errors scale with temperature
-            return load_policy(self.policy, temperature=self.temperature, **self.policy_config)
+            return load_policy(self.policy, temperature=self.temperature, **self.policy_knobs)
         return load_policy(self.policy)
 
 
