@@ -30,10 +30,12 @@ train:
     - {{name: soft-kept, source: mc_soft, traces_of: consensus}}
     - {{name: mc-budget, source: mc_hard, fraction: 0.25}}
   orm: {{epochs: 1}}
-evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0}}
+evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0, plots: false}}
 """
 # No max_minutes: a wall-clock budget would make the numbers depend on the machine's speed. The LM is
-# cut to width 32 (batch 8): these tests check the pipeline's plumbing, not what the models learn.
+# cut to width 32 (batch 8): these tests check the pipeline's plumbing, not what the models learn. No
+# plots: drawing them was half of a run's CPU time, and tests/pipeline/test_no_plots.py runs a recipe
+# with them and without them.
 
 
 TIMING = ("minutes", "seconds", "runtime", "per_second", "finished_at")

@@ -16,13 +16,14 @@ seeds: [0, 1]
 problems: {{n: 16, per_problem: 4}}
 labels: {{methods: [mc], rollouts: 2}}
 train:
-  pretrain: {{max_steps: 20, threads: 1, batch_size: 8, tiny: {{width: 32, heads: 2}}}}
-  prm: {{max_steps: 10, threads: 1, head: likelihood}}
+  pretrain: {{max_steps: 6, threads: 1, batch_size: 8, tiny: {{width: 32, heads: 2}}}}
+  prm: {{max_steps: 4, threads: 1, head: likelihood}}
   prm_sources: [gold]
   orm: null
 evaluate: {{problems: 6, per_problem: 4, heldout_problems: 3, bootstrap: 20, beam_problems: 0, claims_seed: 99,
            compare: [['lm (zero-shot)', prm-gold]], plots: false}}
 """
+# A few steps a model: the test checks the sweep's folders, intervals and report, not what the models learn.
 
 
 def test_interval_is_the_student_t_interval_of_the_mean() -> None:

@@ -9,8 +9,8 @@ both), so a rank's advantages need the other rank's step rewards and unfinished 
   gathered batch, recomputed from its token ids, and the tensors reaching ``_compute_loss`` are those
   rows (TRL shuffles them within a rank);
 - a deterministic ``rollout_func`` (a completion fixed by step, global row and prompt): the two-process
-  launch trains on exactly the one-process launch's completions, and its concatenated advantages equal
-  the one-process ones, at both steps.
+  launch trains on exactly the one-process run's completions (a run without a launcher, in the test's
+  own process), and its concatenated advantages equal the one-process ones, at both steps.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import torch
 from prmkit.rl.advantages import mixed_advantages, outcome_advantages, process_advantages
 from prmkit.rl.emitters import step_token_ends
 from prmkit.rl.rewards import ProcessReward
+from tests.rl import trl_dist_run
 from tests.rl.trl_dist_run import GLOBAL_BATCH, GROUP, PROCESS_WEIGHT, STEPS, UNFINISHED, length_reward
 from tests.serving.conftest import HashScorer, free_port
 
@@ -111,12 +112,32 @@ def _close(a: list[list[float]], b: list[list[float]], atol: float = 1e-5) -> bo
     )
 
 
-def test_two_processes_give_the_one_process_advantages(model_dir: Path, tmp_path: Path) -> None:
+def _alone(model_dir: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """``trl_dist_run.py``'s ``rollout`` training in one process without a launcher, here in the test's own
+    process: a launch of one process adds ~10 s of interpreter start-ups and changes nothing compared
+    (one process either way, the completions fixed by the rollout function); its record."""
+    out.mkdir()
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    threads = torch.get_num_threads()
+    try:
+        trl_dist_run.main(str(model_dir), str(out), "rollout")
+    finally:
+        torch.set_num_threads(threads)
+    return {"rollout": [torch.load(out / "rollout.rank0.pt")]}
+
+
+# TRL 1.16 itself reads the TrainingArguments names transformers deprecates, and warns about rollout_func
+@pytest.mark.filterwarnings(r"ignore:`(is_)?gradient_checkpointing\w*` is deprecated:FutureWarning")
+@pytest.mark.filterwarnings(r"ignore:You are using 'rollout_func'")
+def test_two_processes_give_the_one_process_advantages(
+    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     two = _launch(2, model_dir, tmp_path / "two", "sampled", "rollout")
-    one = _launch(1, model_dir, tmp_path / "one", "rollout")
+    one = _alone(model_dir, tmp_path / "one", monkeypatch)
 
     for mode, records in two.items():
         assert [r["processes"] for r in records] == [2, 2]
@@ -136,6 +157,7 @@ def test_two_processes_give_the_one_process_advantages(model_dir: Path, tmp_path
         assert len(paid[0]) == STEPS and paid[0] == paid[1]
 
     (single,) = one["rollout"]
+    assert single["processes"] == 1
     uncapped = []
     for step in range(STEPS):
         alone, split = _rows(single["generated"][step]), _gathered(two["rollout"], step)

@@ -6,6 +6,10 @@ does, finds prmkit's estimator in its registry and prmkit's manager by name (bot
 ``VERL_USE_EXTERNAL_MODULES``, as the recipe sets it), and the manager accepts the config and places step
 rewards on the colocated path. A combination that would pay the sum of step scores is refused there.
 The training run itself needs GPUs and vllm and is not run here.
+
+The recipe's own ``--check`` runs once as a user runs it; the estimator variants (``ESTIMATOR=...``)
+take the overrides the recipe prints for them and run ``--check``'s module on each in one interpreter
+(``verl_check_run.py``): verl's imports take ~8 s each time, a check well under one.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -31,9 +37,13 @@ pytestmark = [
 ]
 
 
+def _clean() -> dict[str, str]:
+    """This environment's variables less those that would steer the verl environment's python or prmkit."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PRMKIT_"))}
+
+
 def recipe(*args: str, url: str, **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PRMKIT_"))}
-    run_env = {**clean, "PYTHON": str(VERL_PYTHON), "PRM_URL": url, "DATA": "/data/math", **env}
+    run_env = {**_clean(), "PYTHON": str(VERL_PYTHON), "PRM_URL": url, "DATA": "/data/math", **env}
     return subprocess.run(
         ["bash", str(RECIPE), *args], capture_output=True, text=True, timeout=300, env=run_env, cwd=ROOT
     )
@@ -63,20 +73,54 @@ def test_recipe_settings_pass_verls_own_checks() -> None:
     assert got["server"]["status"] == "ok"
 
 
-def test_check_refuses_step_rewards_under_a_summing_estimator() -> None:
-    proc = recipe("--check", url="http://127.0.0.1:9", ESTIMATOR="grpo", PRMKIT_DENSE="true")
-    assert proc.returncode == 1
-    (error,) = report(proc)["errors"]
+def checked(variants: dict[str, dict[str, str]], url: str) -> dict[str, dict]:
+    """``recipe("--check", url=url, **env)`` of each variant's ``env``, as the recipe execs it
+    (``python -m prmkit.rl.verl_check`` of the overrides it prints for that ``env``, the recipe's
+    ``VERL_USE_EXTERNAL_MODULES``, the variables ``env`` adds that the recipe does not read), all in one
+    interpreter of the verl environment: {variant: {"code": exit code, "report": the printed report}}."""
+    checks = []
+    for env in variants.values():
+        printed = recipe("--print-overrides", url=url, **env)
+        assert printed.returncode == 0, printed.stderr
+        kept = {k: v for k, v in env.items() if k.startswith("PRMKIT_")}  # the manager reads these
+        checks.append({"overrides": printed.stdout.split("\n")[:-1], "env": kept})
+    env = {**_clean(), "VERL_USE_EXTERNAL_MODULES": "prmkit.rl.verl_client"}
+    proc = subprocess.run(
+        [str(VERL_PYTHON), str(Path(__file__).with_name("verl_check_run.py"))],
+        input=json.dumps(checks), capture_output=True, text=True, timeout=300, env=env, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = json.loads(proc.stdout.rsplit("=== verl_check_run ===", 1)[1])
+    return dict(zip(variants, results, strict=True))
+
+
+@pytest.fixture(scope="module")
+def variants() -> Iterator[dict[str, dict]]:
+    """The estimator variants the tests below check, in one verl interpreter, a server answering."""
+    with run_server(create_app(HashScorer(), ServerConfig())) as url:
+        yield checked(
+            {
+                "grpo_dense": {"ESTIMATOR": "grpo", "PRMKIT_DENSE": "true"},
+                "old_name": {"ESTIMATOR": "prmkit_process_grpo"},
+                "pure": {"ESTIMATOR": "prmkit_pure"},
+            },
+            url,
+        )
+
+
+def test_check_refuses_step_rewards_under_a_summing_estimator(variants) -> None:
+    refused = variants["grpo_dense"]
+    assert refused["code"] == 1
+    (error,) = refused["report"]["errors"]
     assert "algorithm.adv_estimator=grpo sums a response's token rewards" in error
     assert "algorithm.adv_estimator=prmkit_min" in error and "dense=auto" in error
 
 
-def test_check_names_an_old_estimator_name_and_accepts_pures_code() -> None:
+def test_check_names_an_old_estimator_name_and_accepts_pures_code(variants) -> None:
     """``prmkit_process_grpo`` (before issue 60) still runs, as ``prmkit_sum``, and ``--check`` says the
     new name; ``prmkit_pure`` (PURE's code since issue 60) passes verl's checks with no warning."""
-    with run_server(create_app(HashScorer(), ServerConfig())) as url:
-        old = report(recipe("--check", url=url, ESTIMATOR="prmkit_process_grpo"))
-        pure = report(recipe("--check", url=url, ESTIMATOR="prmkit_pure"))
+    old, pure = variants["old_name"]["report"], variants["pure"]["report"]
+    assert variants["old_name"]["code"] == variants["pure"]["code"] == 0
     assert old["errors"] == [] and old["estimator"] == "compute_prmkit_sum_advantage"
     assert old["warnings"] == [
         "algorithm.adv_estimator=prmkit_process_grpo is an old name of prmkit_sum: use that"

@@ -7,7 +7,9 @@ ranks' shares of a step are the batches that one process accumulates, and their 
 process's accumulated ones. The backbone has no dropout, since each rank draws its own masks. Killed and
 launched again: tests/training/test_distributed_resume.py (a file of its own, so ``--dist loadfile`` can
 run the two files' launches on two workers); the uninterrupted two-process launch is one for both files
-(``launching.two_processes_whole``: a launch is ~15 s of start-ups for under a second of training)."""
+(``launching.two_processes_whole``: a launch is ~15 s of start-ups for under a second of training). The
+one-process run is ``prmkit train prm`` without a launcher, in the test's own process: a launch of one
+process adds ~10 s of interpreter start-ups and changes nothing compared (its world size is 1 either way)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
+from typer.testing import CliRunner
 
+from prmkit.cli import app
 from prmkit.scoring import load_scorer
 
 from .conftest import world_traces
@@ -25,7 +29,6 @@ from .launching import (
     PER_RANK_FILES,
     WHOLE_STEPS,
     inputs,
-    launch,
     strays,
     train_args,
     two_processes_whole,
@@ -38,9 +41,13 @@ pytestmark = pytest.mark.slow
 def test_two_processes_train_one_writes_and_equal_one_process_with_the_same_effective_batch(tmp_path):
     data, base = inputs()
     two, one = two_processes_whole(), tmp_path / "one"  # two: 2 x 4 traces a step, printed its result once
-    done = launch(1, one, train_args(one, data, base, batch=4, accumulate=2, steps=WHOLE_STEPS))
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert done.stdout.count("output_dir:") == 1  # the result is printed once
+    threads = torch.get_num_threads()
+    try:  # one process, no launcher: prmkit's command line as a user runs it, here in the test's process
+        done = CliRunner().invoke(app, train_args(one, data, base, batch=4, accumulate=2, steps=WHOLE_STEPS))
+    finally:
+        torch.set_num_threads(threads)  # the run's 1 thread is not left to this process's next tests
+    assert done.exit_code == 0, done.output[-4000:]
+    assert done.output.count("output_dir:") == 1  # the result is printed once
 
     assert {"model.safetensors", "process_card.json", "training_log.jsonl"} <= {w[1] for w in writes(two, 0)}
     assert ["shutil.rmtree", "checkpoints"] in writes(two, 0)
@@ -49,7 +56,8 @@ def test_two_processes_train_one_writes_and_equal_one_process_with_the_same_effe
 
     card = json.loads((two / "process_card.json").read_text())
     assert (card["training"]["world_size"], card["training"]["effective_batch"]) == (2, 8)
-    assert json.loads((one / "process_card.json").read_text())["training"]["effective_batch"] == 8
+    alone = json.loads((one / "process_card.json").read_text())["training"]
+    assert (alone["world_size"], alone["effective_batch"]) == (1, 8)
     assert not (two / "checkpoints").exists()
 
     a, b = load_file(two / "model.safetensors"), load_file(one / "model.safetensors")
