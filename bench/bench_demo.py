@@ -5,7 +5,9 @@ and writes, per run: each stage's seconds (its ``DONE.json``), their sum, the wa
 and what the run shows on the tuning set — every model's first-error F1 and AUROC on world-test, and the
 gold PRM's best-of-N (minimum step score), weighted vote and majority vote at N = 16 and 64 — so a faster
 setting is judged by what it still shows, not by time alone. Runs are timed by the caller
-(``time prmkit run ...``) on a machine with nothing else running; pass each as LABEL=DIR=WALL_SECONDS.
+(``time prmkit run ...``) on a machine with nothing else running; pass each as LABEL=DIR=WALL_SECONDS,
+or LABEL=DIR=- for a run made beside other jobs, read for what it shows: no wall time is recorded for it
+(``wall_s`` null), and its stages' seconds are as slow as the machine was.
 
     python bench/bench_demo.py "sequential=/tmp/demo-prof=1105" "budgets 800/300, --jobs 2=/tmp/demo-c1=649" \\
         --out bench/results/demo-2026-11-29.json
@@ -62,9 +64,12 @@ def main() -> None:
         label, folder, wall = spec.rsplit("=", 2)
         run = Path(folder)
         seconds = stage_seconds(run)
-        rows.append({"label": label, "wall_s": float(wall), "stage_seconds_sum": round(sum(seconds.values()), 1),
+        timed = None if wall == "-" else float(wall)
+        rows.append({"label": label, "wall_s": timed, "stage_seconds_sum": round(sum(seconds.values()), 1),
                      "stages": seconds, "shows": shows(run)})  # fmt: skip
-        print(f"{label}: wall {float(wall):.0f} s, stages summed {sum(seconds.values()):.0f} s")
+        print(
+            f"{label}: wall {'not timed' if timed is None else f'{timed:.0f} s'}, stages summed {sum(seconds.values()):.0f} s"
+        )
     result = {"what": __doc__.split("\n\n")[0], "cpus": os.cpu_count(), "machine": machine(), **code_version(),
               "runs": rows}  # fmt: skip
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
