@@ -98,7 +98,7 @@ def test_progress_finds_more_recoverable_agent_errors_than_monte_carlo() -> None
 
 
 def test_the_config_checks_the_prover_knobs(tmp_path) -> None:
-    with pytest.raises(ValueError, match="only used by an embedded world.s policy"):
+    with pytest.raises(ValueError, match="only used by an embedded world's policy"):
         ProgressConfig(
             input=tmp_path / "a", output=tmp_path / "b", policy="hf", model="m", policy_knobs={"x": 1}
         )
